@@ -1,0 +1,24 @@
+"""dualad: forward-mode automatic differentiation for NumPy, CuPy and float code.
+
+``Dual`` and ``HyperDual`` numbers run unmodified array code and give JVPs,
+Jacobians and exact second derivatives. The primitive table in
+:mod:`dualad.ops` is shared by every mode (``reverse`` and ``mixed`` too).
+
+Examples
+--------
+>>> import numpy as np
+>>> import dualad
+>>> dualad.derivative(lambda x: np.sin(x) * x)(0.0)
+0.0
+"""
+
+from dualad import ops
+from dualad._arraylike import register_numpy
+from dualad._core import Primitive, bind
+from dualad._dual import Dual
+from dualad._hyperdual import HyperDual
+from dualad._transforms import derivative, hessian, jacfwd, jvp
+
+__all__ = ["Dual", "HyperDual", "Primitive", "bind", "derivative", "hessian",
+           "jacfwd", "jvp", "ops", "register_numpy"]
+__version__ = "0.1.0"

@@ -1,0 +1,115 @@
+"""Resolve the array namespace of a primitive's raw operands.
+
+This is the only module that names a backend. Python floats get a scalar
+namespace built on :mod:`math` (a dual number of two floats should cost
+little more than two floats); arrays get their array-API namespace through
+``array_api_compat``.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+
+import array_api_compat
+import numpy as np
+
+_np_xp = array_api_compat.array_namespace(np.zeros(0))
+SCALAR_TYPES = (float, int, bool)
+
+
+def _numpy_fallback(name: str):
+    ufunc = getattr(np, name)
+
+    def call(*args):
+        return float(ufunc(*args))
+
+    return call
+
+
+def _guarded(fast, name: str):
+    """Use ``math.<fast>`` but follow NumPy's IEEE conventions outside its domain."""
+    slow = _numpy_fallback(name)
+
+    def call(*args):
+        try:
+            return fast(*args)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            with np.errstate(all="ignore"):
+                return slow(*args)
+
+    call.__name__ = name
+    return call
+
+
+def _build_scalar_namespace() -> types.SimpleNamespace:
+    ns = types.SimpleNamespace()
+    direct = {  # names whose math and NumPy semantics agree on all of R
+        "sin": math.sin, "cos": math.cos, "tan": math.tan, "atan": math.atan,
+        "sinh": math.sinh, "tanh": math.tanh, "asinh": math.asinh,
+        "atan2": math.atan2, "isnan": math.isnan, "isfinite": math.isfinite,
+        "isinf": math.isinf,
+    }
+    guarded = {
+        "exp": math.exp, "expm1": math.expm1, "log": math.log, "log2": math.log2,
+        "log10": math.log10, "log1p": math.log1p, "sqrt": math.sqrt,
+        "asin": math.asin, "acos": math.acos, "cosh": math.cosh,
+        "acosh": math.acosh, "atanh": math.atanh, "hypot": math.hypot,
+        "pow": math.pow,
+        "divide": lambda x, y: x / y,
+    }
+    for name, fn in direct.items():
+        setattr(ns, name, fn)
+    numpy_names = {"asin": "arcsin", "acos": "arccos", "acosh": "arccosh",
+                   "atanh": "arctanh", "pow": "power"}
+    for name, fn in guarded.items():
+        setattr(ns, name, _guarded(fn, numpy_names.get(name, name)))
+    for name in ("cbrt", "logaddexp", "sign", "rint"):
+        setattr(ns, name, _numpy_fallback(name))
+    ns.floor = lambda x: float(math.floor(x))
+    ns.ceil = lambda x: float(math.ceil(x))
+    ns.trunc = lambda x: float(math.trunc(x))
+    ns.round = lambda x: float(round(x))
+    ns.logical_and = lambda x, y: bool(x and y)
+    ns.logical_or = lambda x, y: bool(x or y)
+    ns.logical_not = lambda x: not x
+    ns.abs = abs
+    ns.maximum = lambda x, y: x if x >= y or x != x else y
+    ns.minimum = lambda x, y: x if x <= y or x != x else y
+    ns.where = lambda c, x, y: x if c else y
+    ns.is_scalar = True
+    return ns
+
+
+scalar_xp = _build_scalar_namespace()
+
+
+def namespace_of(args) -> object:
+    """The array namespace shared by the raw operands ``args``.
+
+    Python scalars adopt the namespace of the arrays beside them; if there
+    are only scalars, the :mod:`math`-based scalar namespace is returned.
+    Mixing array libraries (say CuPy and NumPy) is an error, since moving
+    data between host and device implicitly would hide a costly copy.
+    """
+    arrays = [a for a in args if not isinstance(a, SCALAR_TYPES) and a is not None]
+    if not arrays:
+        return scalar_xp
+    if all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):
+        return _np_xp
+    try:
+        return array_api_compat.array_namespace(*arrays)
+    except TypeError as err:
+        kinds = sorted({type(a).__module__ + "." + type(a).__name__ for a in arrays})
+        raise TypeError(
+            f"operands come from different array libraries ({', '.join(kinds)}); "
+            "dualad never moves data between backends implicitly: convert them "
+            "to one library first"
+        ) from err
+
+
+def is_float_dtype(xp, dtype) -> bool:
+    """Whether ``dtype`` is a real or complex floating dtype of ``xp``."""
+    if xp is scalar_xp:
+        return dtype is float
+    return xp.isdtype(dtype, ("real floating", "complex floating"))

@@ -1,0 +1,210 @@
+"""``Dual``: primal + tangent at one level, and how it interprets the table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dualad import ops
+from dualad._arraylike import ArrayLike
+from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._core import Primitive, Value, bind, level_of, new_level
+from dualad._shapes import dtype_of, ndim_of, raw, shape_of, zeros
+from dualad._vjp import scale
+
+DUAL_LEVEL = 1  # shared level of directly constructed Duals
+
+
+class Dual(ArrayLike, Value):
+    """A dual number ``primal + tangent * eps`` with ``eps**2 = 0``.
+
+    The tangent has the primal's shape and dtype, or one extra leading axis
+    of ``k`` directions (chunk mode: ``k`` JVPs from one primal pass).
+
+    Parameters
+    ----------
+    primal : array, float or value type
+        Where the function is evaluated.
+    tangent : array or float
+        The direction(s); shape ``primal.shape`` or ``(k,) + primal.shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import Dual
+    >>> y = np.sin(Dual(np.array([0.0, 1.0]), np.array([1.0, 1.0])))
+    >>> np.allclose(y.tangent, np.cos([0.0, 1.0]))
+    True
+    """
+
+    __slots__ = ("primal", "tangent", "_nb")
+    __array_priority__ = 100
+
+    def __init__(self, primal: Any, tangent: Any, *, level: int | None = None):
+        tangent, nb = validate_tangent(primal, tangent, "Dual")
+        if level is None:
+            inner = max(level_of(primal), level_of(tangent))
+            level = DUAL_LEVEL if inner < 0 else new_level()
+        self.primal, self.tangent, self._level, self._nb = primal, tangent, level, nb
+
+    @classmethod
+    def _make(cls, primal, tangent, level, nb):
+        d = object.__new__(cls)
+        d.primal, d.tangent, d._level, d._nb = primal, tangent, level, nb
+        return d
+
+    def __repr__(self) -> str:
+        return f"Dual({self.primal!r}, {self.tangent!r})"
+
+    def _strip(self):
+        return self.primal
+
+    @property
+    def shape(self):
+        return shape_of(self.primal)
+
+    @property
+    def dtype(self):
+        return dtype_of(self.primal)
+
+    def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
+        level, nb = self._level, 0
+        primals, tangents = [], []
+        for a in args:
+            if type(a) is Dual and a._level == level:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+                nb = nb or a._nb
+            else:
+                primals.append(a)
+                tangents.append(None)
+        if nb:  # every tangent of a chunked call carries the batch axis
+            k = next(shape_of(t)[0] for t, a in zip(tangents, args)
+                     if t is not None and a._nb)
+            tangents = [_batch(t, p, k) if t is not None and not a._nb else t
+                        for t, p, a in zip(tangents, primals, args)]
+        ans = bind(prim, *primals, **params)
+        kind = prim.kind
+        if kind == "elementwise":
+            out = elementwise_jvp(prim, primals, tangents, ans, params, nb)
+        elif kind == "linear":
+            out = _linear_jvp(prim, primals, tangents, params, nb)
+        elif kind == "custom":
+            out = _custom_jvp(prim, primals, tangents, ans, params, nb)
+        else:
+            return ans
+        if prim.multiple_results:
+            return tuple(_wrap(a, t, level, nb) for a, t in zip(ans, out))
+        return _wrap(ans, out, level, nb)
+
+
+def _wrap(ans, tangent, level, nb):
+    if tangent is None:
+        return ans
+    return Dual._make(ans, tangent, level, nb)
+
+
+def _batch(t, primal, k):
+    return ops.broadcast_to(t, (k,) + shape_of(primal))
+
+
+def validate_tangent(primal: Any, tangent: Any, name: str) -> tuple[Any, int]:
+    """Check ``tangent`` against ``primal``; return it and its number of batch axes."""
+    check_differentiable(primal, f"{name}: primal")
+    if isinstance(raw(primal), int):
+        raise TypeError(f"{name}: primal must be a float or a floating array, got int; "
+                        "write 1.0 instead of 1")
+    pshape, tshape = shape_of(primal), shape_of(tangent)
+    if tshape == pshape:
+        nb = 0
+    elif tshape[1:] == pshape and len(tshape) == len(pshape) + 1:
+        nb = 1
+    else:
+        raise ValueError(f"{name}: tangent must have the primal's shape {pshape} or "
+                         f"(k,) + {pshape} for k directions, got shape {tshape}")
+    pdt, tdt = dtype_of(raw(primal)), dtype_of(raw(tangent))
+    if pdt is float:
+        if tdt not in (float, int):
+            raise TypeError(f"{name}: the tangent of a float must be a float, got {tdt}")
+        return (float(tangent) if not nb else tangent), nb
+    if pdt != tdt:
+        raise TypeError(f"{name}: tangent dtype {tdt} does not match primal dtype {pdt}")
+    return tangent, nb
+
+
+def check_differentiable(x: Any, name: str) -> None:
+    r = raw(x)
+    if isinstance(r, bool) or (not isinstance(r, SCALAR_TYPES)
+                               and not is_float_dtype(namespace_of([r]), r.dtype)):
+        raise TypeError(f"{name} must be floating point to be differentiated, "
+                        f"got dtype {dtype_of(r)}; convert it with astype(float)")
+
+
+def elementwise_jvp(prim, primals, tangents, ans, params, nb):
+    """Sum of local partial times tangent, broadcast to the output."""
+    if all(t is None for t in tangents):
+        return None
+    out_ndim = ndim_of(ans)
+    out = None
+    for partial, t, x in zip(prim.partials, tangents, primals):
+        if t is None:
+            continue
+        p = partial(ans, *primals, **params)
+        if p is None:
+            continue
+        if nb and ndim_of(x) < out_ndim:  # keep the batch axis in front
+            s = shape_of(t)
+            t = ops.reshape(t, s[:1] + (1,) * (out_ndim - ndim_of(x)) + s[1:])
+        term = scale(p, t)
+        out = term if out is None else out + term
+    if out is None:
+        return None
+    want = shape_of(ans)
+    if nb:
+        want = shape_of(out)[:1] + want
+    if shape_of(out) != want:
+        out = ops.broadcast_to(out, want)
+    dt = dtype_of(raw(ans))
+    if dtype_of(raw(out)) != dt and not isinstance(raw(out), SCALAR_TYPES):
+        out = ops.astype(out, dt)
+    return out
+
+
+def _linear_jvp(prim, primals, tangents, params, nb):
+    lin = prim.linear_args
+    if all(tangents[i] is None for i in lin):
+        return None
+    args = list(primals)
+    for i in lin:
+        t = tangents[i]
+        if t is None:
+            shape = shape_of(primals[i])
+            if nb:
+                k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
+                shape = (k,) + shape
+            t = zeros(primals[i], shape)
+        args[i] = t
+    if nb and prim.batch_params is not None:
+        k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
+        params = prim.batch_params(params, k)
+    return bind(prim, *args, **params)
+
+
+def _custom_jvp(prim, primals, tangents, ans, params, nb):
+    if all(t is None for t in tangents):
+        return None
+    if not nb or prim.batch_params is True:
+        return prim.jvp(primals, tangents, ans, **params)
+    # The rule sees one direction at a time; stack the k results.
+    k = next(shape_of(t)[0] for t in tangents if t is not None)
+    outs = [prim.jvp(primals, [None if t is None else t[i] for t in tangents], ans, **params)
+            for i in range(k)]
+    if prim.multiple_results:
+        return tuple(_stack_or_none([o[j] for o in outs], a)
+                     for j, a in enumerate(ans))
+    return _stack_or_none(outs, ans)
+
+
+def _stack_or_none(ts, like):
+    if all(t is None for t in ts):
+        return None
+    return ops.stack([zeros(like) if t is None else t for t in ts], axis=0)

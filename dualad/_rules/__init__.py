@@ -1,0 +1,1 @@
+"""The primitive table, one module per family; importing it registers every entry."""

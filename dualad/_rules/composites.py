@@ -1,0 +1,121 @@
+"""Functions composed from primitives: they need no entry in the table,
+since every mode differentiates them through the primitives they call."""
+
+from __future__ import annotations
+
+from dualad._rules import elementwise as _ew
+from dualad._rules import linalg as _la
+from dualad._rules import reductions as _red
+from dualad._rules import shape as _shape
+from dualad._shapes import ndim_of, shape_of
+
+__all__ = ["clip", "sigmoid", "softplus", "relu", "logsumexp", "softmax",
+           "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
+           "diagonal", "trace"]
+
+
+def clip(x, a_min=None, a_max=None):
+    """Clip ``x`` to ``[a_min, a_max]``; the derivative is 1 inside, 0 outside."""
+    if a_min is not None:
+        x = _ew.maximum(x, a_min)
+    if a_max is not None:
+        x = _ew.minimum(x, a_max)
+    return x
+
+
+def sigmoid(x):
+    """The logistic function, stable for large ``|x|``.
+
+    Examples
+    --------
+    >>> from dualad import derivative, ops
+    >>> derivative(ops.sigmoid)(0.0)
+    0.25
+    """
+    e = _ew.exp(_ew.negative(_ew.abs(x)))
+    return _ew.where(_ew.greater_equal(x, 0), 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def softplus(x):
+    """``log(1 + exp(x))`` without overflow."""
+    return _ew.maximum(x, 0.0) + _ew.log1p(_ew.exp(_ew.negative(_ew.abs(x))))
+
+
+def relu(x):
+    """``max(x, 0)``; the tape keeps a mask, not ``x``."""
+    return _ew.maximum(x, 0.0)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x)))`` over ``axis``, shifted by the (constant) maximum."""
+    m = _ew.stop_gradient(_red.max(x, axis, keepdims=True))
+    m = _ew.where(_ew.isfinite(m), m, 0.0)
+    out = _ew.log(_red.sum(_ew.exp(x - m), axis, keepdims=True)) + m
+    return out if keepdims else _shape.squeeze(out, axis) if axis is not None else _shape.reshape(out, ())
+
+
+def log_softmax(x, axis=-1):
+    return x - logsumexp(x, axis, keepdims=True)
+
+
+def softmax(x, axis=-1):
+    return _ew.exp(log_softmax(x, axis))
+
+
+def tensordot(x, y, axes=2):
+    """``numpy.tensordot`` as transposes, reshapes and one matmul."""
+    nx, ny = ndim_of(x), ndim_of(y)
+    if isinstance(axes, int):
+        ax, ay = list(range(nx - axes, nx)), list(range(axes))
+    else:
+        ax, ay = ([a] if isinstance(a, int) else list(a) for a in axes)
+    ax, ay = [a % nx for a in ax], [a % ny for a in ay]
+    sx, sy = shape_of(x), shape_of(y)
+    if [sx[a] for a in ax] != [sy[a] for a in ay]:
+        raise ValueError(f"tensordot: contracted axes have shapes {[sx[a] for a in ax]} and {[sy[a] for a in ay]}")
+    fx = [a for a in range(nx) if a not in ax]
+    fy = [a for a in range(ny) if a not in ay]
+    k = 1
+    for a in ax:
+        k *= sx[a]
+    xm = _shape.reshape(_shape.permute_dims(x, tuple(fx + ax)), (-1, k))
+    ym = _shape.reshape(_shape.permute_dims(y, tuple(ay + fy)), (k, -1))
+    return _shape.reshape(_la.matmul(xm, ym), tuple(sx[a] for a in fx) + tuple(sy[a] for a in fy))
+
+
+def dot(x, y):
+    """``numpy.dot``: matmul for 1-d and 2-d, a sum-product over the last and
+    second-to-last axes otherwise, scaling for 0-d."""
+    nx, ny = ndim_of(x), ndim_of(y)
+    if nx == 0 or ny == 0:
+        return x * y
+    if ny == 1 or (nx <= 2 and ny <= 2):
+        return _la.matmul(x, y)
+    return tensordot(x, y, axes=([-1], [-2]))
+
+
+def vdot(x, y):
+    return _red.sum(_shape.ravel(x) * _shape.ravel(y))
+
+
+def inner(x, y):
+    if ndim_of(x) == 0 or ndim_of(y) == 0:
+        return x * y
+    return tensordot(x, y, axes=([-1], [-1]))
+
+
+def outer(x, y):
+    return _shape.reshape(x, (-1, 1)) * _shape.reshape(y, (1, -1))
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """``numpy.diagonal``, as a gather (its VJP scatters into the diagonal)."""
+    import numpy as np
+    x = _shape.moveaxis(x, (axis1, axis2), (-2, -1))
+    n, m = shape_of(x)[-2:]
+    i = np.arange(max(0, -offset), min(n, m - offset))
+    return _shape.getitem(x, (Ellipsis, _shape._index_like(x, i), _shape._index_like(x, i + offset)))
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    return _red.sum(diagonal(x, offset, axis1, axis2), axis=-1)

@@ -1,0 +1,240 @@
+"""Elementwise primitives: an impl and one local partial per argument.
+
+The JVP (sum of partial * tangent) and the VJP (unbroadcast of cotangent *
+partial) are both derived from the partials, so the modes cannot drift.
+A partial of ``1``/``-1`` is an int so that no multiplication happens; a
+boolean partial is a mask (``where(mask, t, 0)``), which is also what the
+tape keeps for ReLU-like primitives instead of their inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial as _partial
+
+from dualad._backend import scalar_xp
+from dualad._core import Primitive, bind
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "power", "negative", "abs",
+    "sign", "square", "sqrt", "cbrt", "reciprocal", "exp", "exp2", "expm1",
+    "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos",
+    "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "hypot", "logaddexp", "maximum", "minimum", "where", "floor",
+    "ceil", "round", "trunc", "less", "less_equal", "greater",
+    "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
+    "logical_not", "isnan", "isfinite", "isinf", "stop_gradient",
+]
+
+
+def _elementwise(name, impl, *partials, save_partials=False, doc=None):
+    def all_partials(ans, *args, **params):
+        return tuple(p(ans, *args, **params) for p in partials)
+
+    prim = Primitive(name, impl, "elementwise", partials=partials,
+                     residual=all_partials if save_partials else None)
+    return _function(prim, doc)
+
+
+def _function(prim, doc=None):
+    fn = _partial(bind, prim)
+    fn.__name__ = fn.__qualname__ = prim.name
+    fn.__doc__ = doc or f"Elementwise ``{prim.name}``, differentiable in every mode."
+    fn.primitive = prim
+    return fn
+
+
+def _one(ans, *args):
+    return 1
+
+
+def _minus_one(ans, *args):
+    return -1
+
+
+def _zero(name, impl):
+    return _function(Primitive(name, impl, "zero"),
+                     f"``{name}``: a float result with zero derivative.")
+
+
+def _nondiff(name, impl):
+    return _function(Primitive(name, impl, "nondiff"),
+                     f"``{name}``: a boolean result, not differentiable.")
+
+
+# -- arithmetic ---------------------------------------------------------------
+add = _elementwise("add", lambda xp, x, y: x + y, _one, _one)
+subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one)
+multiply = _elementwise("multiply", lambda xp, x, y: x * y,
+                        lambda ans, x, y: y, lambda ans, x, y: x)
+# x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
+divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
+                      lambda ans, x, y: reciprocal(y),
+                      lambda ans, x, y: negative(ans) / y)
+negative = _elementwise("negative", lambda xp, x: -x, _minus_one)
+
+
+def _pow_base_partial(ans, x, y):
+    # y * x**(y-1), with 0**0 treated as 1 so that d/dx x**0 = 0 at x = 0.
+    return y * power(x, where(equal(y, 0), 1.0, y - 1))
+
+
+def _pow_exponent_partial(ans, x, y):
+    # d/dy x**y = x**y log x; its limit at x = 0 (for y > 0) is 0.
+    is_zero = equal(x, 0)
+    return where(is_zero, 0.0, ans * log(where(is_zero, 1.0, x)))
+
+
+_pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
+                    _pow_base_partial, _pow_exponent_partial)
+
+
+def _integer_pow_partial(ans, x, *, exponent):
+    if exponent == 0:
+        return None
+    if exponent == 1:
+        return 1
+    if exponent == 2:
+        return 2.0 * x
+    return exponent * _integer_pow(x, exponent=exponent - 1)
+
+
+def _const_pow(xp, x, *, exponent):
+    if exponent == 2:
+        return x * x
+    if xp is scalar_xp:
+        return xp.pow(x, float(exponent))
+    return x ** exponent
+
+
+# A constant exponent (``x ** 3``) needs no log(x) and is exact for negative
+# bases, so it gets its own primitive, as JAX's integer_pow does.
+_integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial)
+
+
+def power(x, y):
+    """``x ** y``; a constant Python-number exponent uses an exact rule.
+
+    Examples
+    --------
+    >>> from dualad import derivative, ops
+    >>> derivative(lambda x: ops.power(x, 3))(-2.0)
+    12.0
+    """
+    if isinstance(y, (int, float)) and not isinstance(y, bool):
+        if y == 0:
+            return _integer_pow(x, exponent=0)
+        return _integer_pow(x, exponent=y)
+    return _pow(x, y)
+
+
+abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x),
+                   doc="``abs``; its derivative at 0 is taken to be 0.")
+sign = _zero("sign", lambda xp, x: xp.sign(x))
+square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: 2.0 * x)
+sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: 0.5 / ans,
+                    doc="``sqrt``; its derivative at 0 is ``inf``.")
+cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
+                    lambda ans, x: reciprocal(3.0 * square(ans)))
+
+
+def _cbrt(xp, x):
+    if hasattr(xp, "cbrt"):
+        return xp.cbrt(x)
+    return xp.sign(x) * xp.abs(x) ** (1.0 / 3.0)
+
+
+reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
+                          lambda ans, x: negative(square(ans)))
+
+# -- exponentials and logarithms ------------------------------------------------
+exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans)
+exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
+                    lambda ans, x: ans * math.log(2.0))
+expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0)
+log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x))
+log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
+                    lambda ans, x: reciprocal(x * math.log(2.0)))
+log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
+                     lambda ans, x: reciprocal(x * math.log(10.0)))
+log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
+                     lambda ans, x: reciprocal(x + 1.0))
+logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
+                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans))
+
+# -- trigonometric and hyperbolic --------------------------------------------------
+sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x))
+cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)))
+tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0)
+arcsin = _elementwise("arcsin", lambda xp, x: xp.asin(x),
+                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))))
+arccos = _elementwise("arccos", lambda xp, x: xp.acos(x),
+                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))))
+arctan = _elementwise("arctan", lambda xp, x: xp.atan(x),
+                      lambda ans, x: reciprocal(square(x) + 1.0))
+arctan2 = _elementwise(
+    "arctan2", lambda xp, y, x: xp.atan2(y, x),
+    lambda ans, y, x: x / (square(x) + square(y)),
+    lambda ans, y, x: negative(y) / (square(x) + square(y)))
+sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x))
+cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x))
+tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans))
+arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
+                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)))
+arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
+                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)))
+arctanh = _elementwise("arctanh", lambda xp, x: xp.atanh(x),
+                       lambda ans, x: reciprocal(1.0 - square(x)))
+
+
+def _hypot_partial(ans, x, y):
+    # x / hypot(x, y), taken as 0 at the origin (a subgradient).
+    return x / where(equal(ans, 0), 1.0, ans)
+
+
+hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
+                     _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x))
+
+# -- piecewise: the partials are masks, which the tape keeps instead of inputs --
+# A tie goes to the first argument, so both partials are 0/1 masks and
+# max(w, 0) has the valid subgradient 1 at w = 0.
+maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
+                       lambda ans, x, y: greater_equal(x, y),
+                       lambda ans, x, y: less(x, y), save_partials=True)
+minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
+                       lambda ans, x, y: less_equal(x, y),
+                       lambda ans, x, y: greater(x, y), save_partials=True)
+where = _elementwise("where", lambda xp, c, x, y: xp.where(c, x, y),
+                     lambda ans, c, x, y: None,
+                     lambda ans, c, x, y: c,
+                     lambda ans, c, x, y: logical_not(c), save_partials=True,
+                     doc="``where(condition, x, y)``; no derivative flows to the condition.")
+
+# -- zero derivative and non-differentiable --------------------------------------
+floor = _zero("floor", lambda xp, x: xp.floor(x))
+ceil = _zero("ceil", lambda xp, x: xp.ceil(x))
+trunc = _zero("trunc", lambda xp, x: xp.trunc(x))
+round = _zero("round", lambda xp, x: xp.round(x))
+stop_gradient = _zero("stop_gradient", lambda xp, x: x)
+stop_gradient.__doc__ = """The value of ``x`` with no derivative in any mode.
+
+It cuts tape edges and Dual tangents alike.
+
+Examples
+--------
+>>> from dualad import derivative, ops
+>>> derivative(lambda x: x * ops.stop_gradient(x))(3.0)
+3.0
+"""
+less = _nondiff("less", lambda xp, x, y: x < y)
+less_equal = _nondiff("less_equal", lambda xp, x, y: x <= y)
+greater = _nondiff("greater", lambda xp, x, y: x > y)
+greater_equal = _nondiff("greater_equal", lambda xp, x, y: x >= y)
+equal = _nondiff("equal", lambda xp, x, y: x == y)
+not_equal = _nondiff("not_equal", lambda xp, x, y: x != y)
+logical_and = _nondiff("logical_and", lambda xp, x, y: xp.logical_and(x, y))
+logical_or = _nondiff("logical_or", lambda xp, x, y: xp.logical_or(x, y))
+logical_not = _nondiff("logical_not", lambda xp, x: xp.logical_not(x))
+isnan = _nondiff("isnan", lambda xp, x: xp.isnan(x))
+isfinite = _nondiff("isfinite", lambda xp, x: xp.isfinite(x))
+isinf = _nondiff("isinf", lambda xp, x: xp.isinf(x))

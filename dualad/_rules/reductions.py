@@ -1,0 +1,137 @@
+"""Reductions: sum and its relatives (linear), prod, max and min (custom
+rules), and the composites mean, var, std.
+
+Axes are normalized to a sorted tuple of negative axes (see ``shape``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from dualad._core import Primitive, bind
+from dualad._rules import elementwise as _ew
+from dualad._rules import shape as _shape
+from dualad._shapes import ndim_of, normalize_axes, shape_of
+
+__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]
+
+
+def _kept_shape(shape, axis):
+    n = len(shape)
+    return tuple(1 if i - n in axis else s for i, s in enumerate(shape))
+
+
+def _expand(g, xshape, axis, keepdims):
+    """Broadcast a reduced cotangent back over the reduced axes."""
+    if not keepdims:
+        g = _shape.reshape(g, _kept_shape(xshape, axis))
+    return _shape.broadcast_to(g, xshape)
+
+
+_sum_p = Primitive(
+    "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
+    "linear", saves="avals",
+    transpose=lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
+
+
+def sum(x, axis=None, keepdims=False):
+    """Sum over ``axis`` (all axes by default)."""
+    axes = normalize_axes(axis, ndim_of(x))
+    return bind(_sum_p, x, axis=axes, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    axes = normalize_axes(axis, ndim_of(x))
+    shape = shape_of(x)
+    count = math.prod(shape[a] for a in axes)
+    return sum(x, axes, keepdims) / float(count) if count else sum(x, axes, keepdims) * math.nan
+
+
+def var(x, axis=None, keepdims=False, ddof=0, correction=None):
+    """Variance; ``correction`` (array API) and ``ddof`` (NumPy) are aliases."""
+    ddof = ddof if correction is None else correction
+    axes = normalize_axes(axis, ndim_of(x))
+    count = math.prod(shape_of(x)[a] for a in axes)
+    d = x - mean(x, axes, keepdims=True)
+    return sum(d * d, axes, keepdims) / float(builtins.max(count - ddof, 0) or math.nan)
+
+
+def std(x, axis=None, keepdims=False, ddof=0, correction=None):
+    """Standard deviation; its derivative where it is 0 is ``nan`` (as sqrt'(0) * 0)."""
+    return _ew.sqrt(var(x, axis, keepdims, ddof, correction))
+
+
+# -- prod: exact with zeros ---------------------------------------------------------
+def _prod_partial(ans, x, axis):
+    """d prod / d x_i: the product of the other entries, exact when some are 0."""
+    is_zero = _ew.equal(x, 0)
+    nonzero = _ew.where(is_zero, 1.0, x)
+    n_zero = sum(_ew.where(is_zero, 1.0, 0.0), axis, keepdims=True)
+    prod_nonzero = prod(nonzero, axis, keepdims=True)
+    others_if_one_zero = _ew.where(_ew.equal(n_zero, 1.0), prod_nonzero, 0.0)
+    return _ew.where(is_zero, others_if_one_zero,
+                     _ew.where(_ew.equal(n_zero, 0.0), prod_nonzero / nonzero, 0.0))
+
+
+def _prod_jvp(primals, tangents, ans, *, axis, keepdims):
+    (x,), (tx,) = primals, tangents
+    return sum(_prod_partial(ans, x, axis) * tx, axis, keepdims)
+
+
+def _prod_vjp(g, ans, x, *, axis, keepdims):
+    return (_expand(g, shape_of(x), axis, keepdims) * _prod_partial(ans, x, axis),)
+
+
+_prod_p = Primitive(
+    "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
+    "custom", jvp=_prod_jvp, vjp=_prod_vjp, batch_params=True, saves="inputs")
+
+
+def prod(x, axis=None, keepdims=False):
+    """Product over ``axis``; its derivative is exact where entries are 0."""
+    axes = normalize_axes(axis, ndim_of(x))
+    return bind(_prod_p, x, axis=axes, keepdims=keepdims)
+
+
+# -- max and min: the derivative is split equally between tied entries ----------
+def _extremum(name, reduce):
+    def impl(xp, x, *, axis, keepdims):
+        return getattr(xp, reduce)(x, axis=axis, keepdims=keepdims)
+
+    def residual(ans, x, *, axis, keepdims):
+        # A 0/1 weight per entry, divided by the number of ties.
+        hit = _ew.equal(x, ans if keepdims else _shape.reshape(ans, _kept_shape(shape_of(x), axis)))
+        w = _ew.where(hit, 1.0, 0.0)
+        if shape_of(w) != shape_of(x):
+            w = _shape.broadcast_to(w, shape_of(x))
+        w = _shape.astype(w, getattr(x, "dtype", float)) if not isinstance(x, float) else w
+        return w / sum(w, axis, keepdims=True), shape_of(x)
+
+    def jvp(primals, tangents, ans, *, axis, keepdims):
+        from dualad._shapes import raw
+        weight, _ = residual(raw(ans), raw(primals[0]), axis=axis, keepdims=keepdims)
+        return sum(weight * tangents[0], axis, keepdims)
+
+    def vjp(g, res, *, axis, keepdims):
+        weight, xshape = res
+        return (_expand(g, xshape, axis, keepdims) * weight,)
+
+    prim = Primitive(name, impl, "custom", jvp=jvp, vjp=vjp, residual=residual,
+                     batch_params=True)
+
+    def fn(x, axis=None, keepdims=False):
+        axes = normalize_axes(axis, ndim_of(x))
+        if any(shape_of(x)[a] == 0 for a in axes):
+            raise ValueError(f"{name} of an empty axis is undefined (shape {shape_of(x)}, axis {axis})")
+        return bind(prim, x, axis=axes, keepdims=keepdims)
+
+    fn.__name__ = name
+    fn.__doc__ = f"``{name}`` over ``axis``; tied entries share the derivative equally."
+    fn.primitive = prim
+    return fn
+
+
+max = _extremum("max", "max")
+min = _extremum("min", "min")
+amax, amin = max, min

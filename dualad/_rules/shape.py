@@ -1,0 +1,409 @@
+"""Shape and indexing primitives (linear: the JVP applies the primitive to
+the tangent and ``transpose`` gives the VJP), and the composites built on them.
+
+Axis parameters are normalized to negative axes before ``bind``, so a chunk
+of tangents with a leading batch axis goes through the same primitive; the
+few whose parameters name every axis (reshape, permute, broadcast, index)
+say how to prefix the batch axis in ``batch_params``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._core import Primitive, bind
+from dualad._rules import reductions as _reductions
+from dualad._shapes import dtype_of, ndim_of, normalize_axes, normalize_axis, raw, shape_of, zeros
+
+__all__ = [
+    "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
+    "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "concatenate",
+    "stack", "split", "flip", "repeat", "tile", "pad", "getitem", "take",
+    "astype", "cumsum", "unbroadcast", "index_add", "matrix_transpose",
+]
+
+
+def _linear(name, impl, transpose, batch_params=None, linear_args=(0,)):
+    return Primitive(name, impl, "linear", transpose=transpose,
+                     batch_params=batch_params, linear_args=linear_args, saves="avals")
+
+
+# -- reshape and friends ------------------------------------------------------
+_reshape_p = _linear(
+    "reshape", lambda xp, x, *, shape: xp.reshape(x, shape),
+    lambda g, x, *, shape: (reshape(g, x[0]),),
+    batch_params=lambda params, k: {"shape": (k,) + params["shape"]})
+
+
+def reshape(x, shape):
+    """Reshape ``x``; one entry of ``shape`` may be -1."""
+    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    old = shape_of(x)
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if shape.count(-1) > 1 or known == 0 or math.prod(old) % known:
+            raise ValueError(f"cannot reshape an array of shape {old} into {shape}")
+        shape = tuple(math.prod(old) // known if s == -1 else s for s in shape)
+    if math.prod(shape) != math.prod(old):
+        raise ValueError(f"cannot reshape an array of shape {old} into {shape}")
+    if shape == old:
+        return x
+    return bind(_reshape_p, x, shape=shape)
+
+
+def ravel(x):
+    return reshape(x, (-1,))
+
+
+_permute_p = _linear(
+    "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
+    lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
+    batch_params=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
+
+
+def permute_dims(x, axes=None):
+    """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    n = ndim_of(x)
+    axes = tuple(range(n))[::-1] if axes is None else tuple(a % n if n else a for a in axes)
+    if sorted(axes) != list(range(n)):
+        raise ValueError(f"axes must be a permutation of range({n}), got {axes}")
+    if axes == tuple(range(n)):
+        return x
+    return bind(_permute_p, x, axes=axes)
+
+
+transpose = permute_dims
+
+
+def matrix_transpose(x):
+    n = ndim_of(x)
+    if n < 2:
+        raise ValueError(f"matrix_transpose needs ndim >= 2, got shape {shape_of(x)}")
+    return swapaxes(x, -1, -2)
+
+
+def swapaxes(x, axis1, axis2):
+    n = ndim_of(x)
+    axes = list(range(n))
+    a, b = axis1 % n, axis2 % n
+    axes[a], axes[b] = axes[b], axes[a]
+    return permute_dims(x, tuple(axes))
+
+
+def moveaxis(x, source, destination):
+    n = ndim_of(x)
+    src = [s % n for s in ((source,) if isinstance(source, int) else source)]
+    dst = [d % n for d in ((destination,) if isinstance(destination, int) else destination)]
+    order = [a for a in range(n) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def squeeze(x, axis=None):
+    shape = shape_of(x)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        axes = tuple(a % len(shape) for a in normalize_axes(axis, len(shape)))
+        if any(shape[a] != 1 for a in axes):
+            raise ValueError(f"cannot squeeze axis {axis} of an array of shape {shape}")
+    return reshape(x, tuple(s for i, s in enumerate(shape) if i not in axes))
+
+
+def expand_dims(x, axis=0):
+    shape = list(shape_of(x))
+    n = len(shape) + (1 if isinstance(axis, int) else len(axis))
+    for a in sorted(a % n for a in ((axis,) if isinstance(axis, int) else axis)):
+        shape.insert(a, 1)
+    return reshape(x, tuple(shape))
+
+
+# -- broadcasting ---------------------------------------------------------------
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes along which an array of ``shape`` was broadcast."""
+    gshape = shape_of(g)
+    if gshape == tuple(shape):
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if axes:
+        g = _reductions.sum(g, axis=axes)
+    return reshape(g, shape)
+
+
+_broadcast_p = _linear(
+    "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
+    lambda g, x, *, shape: (unbroadcast(g, x[0]),),
+    batch_params=lambda params, k: {"shape": (k,) + params["shape"]})
+
+
+def broadcast_to(x, shape):
+    shape = tuple(shape)
+    if shape_of(x) == shape:
+        return x
+    if isinstance(x, SCALAR_TYPES):
+        x = namespace_of([x]).asarray(x)
+    return bind(_broadcast_p, x, shape=shape)
+
+
+def broadcast_arrays(*arrays):
+    shape = _broadcast_shapes(*(shape_of(a) for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def _broadcast_shapes(*shapes):
+    n = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(n):
+        dims = {s[i - n + len(s)] for s in shapes if i - n + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            raise ValueError(f"shapes {shapes} cannot be broadcast together")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+# -- joining and splitting ---------------------------------------------------------
+def _concat_transpose(g, *avals, axis):
+    outs, start = [], 0
+    for shape, _ in avals:
+        size = shape[axis]
+        outs.append(getitem(g, (slice(None),) * (len(shape) + axis) + (slice(start, start + size),)))
+        start += size
+    return tuple(outs)
+
+
+_concat_p = Primitive(
+    "concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis), "linear",
+    transpose=_concat_transpose, linear_args=None, saves="avals")
+
+
+def concatenate(arrays, axis=0):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("concatenate needs at least one array")
+    n = ndim_of(arrays[0])
+    if n == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(_concat_p, *arrays, axis=normalize_axis(axis, n))
+
+
+def stack(arrays, axis=0):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("stack needs at least one array")
+    n = ndim_of(arrays[0]) + 1
+    axis = normalize_axis(axis, n)
+    return concatenate([expand_dims(a, axis % n) for a in arrays], axis=axis)
+
+
+def split(x, indices_or_sections, axis=0):
+    size = shape_of(x)[axis]
+    if isinstance(indices_or_sections, int):
+        if size % indices_or_sections:
+            raise ValueError(f"an axis of size {size} does not split into {indices_or_sections} equal parts")
+        step = size // indices_or_sections
+        bounds = list(range(0, size + 1, step)) if step else [0] * (indices_or_sections + 1)
+    else:
+        bounds = [0, *indices_or_sections, size]
+    lead = (slice(None),) * (axis % ndim_of(x))
+    return [getitem(x, lead + (slice(a, b),)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+_flip_p = _linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
+                  lambda g, x, *, axis: (flip(g, axis),))
+
+
+def flip(x, axis=None):
+    axes = normalize_axes(axis, ndim_of(x))
+    return bind(_flip_p, x, axis=axes) if axes else x
+
+
+def repeat(x, repeats, axis=None):
+    """``numpy.repeat``, as a gather (so its VJP is the gather's scatter-add)."""
+    if axis is None:
+        x, axis = ravel(x), 0
+    n = shape_of(x)[axis]
+    index = np.repeat(np.arange(n), repeats)
+    return take(x, _index_like(x, index), axis=axis)
+
+
+def tile(x, reps):
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = shape_of(x)
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + shape
+    reps = (1,) * (n - len(reps)) + reps
+    x = reshape(x, tuple(d for s in shape for d in (1, s)))
+    x = broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def _pad_impl(xp, x, *, pad_width):
+    shape = tuple(s + a + b for s, (a, b) in zip(x.shape, pad_width))
+    out = xp.zeros(shape, dtype=x.dtype)
+    out[tuple(slice(a, a + s) for s, (a, _) in zip(x.shape, pad_width))] = x
+    return out
+
+
+_pad_p = _linear(
+    "pad", _pad_impl,
+    lambda g, x, *, pad_width: (getitem(g, tuple(slice(a, a + s) for s, (a, _) in zip(x[0], pad_width))),),
+    batch_params=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
+
+
+def pad(x, pad_width, mode="constant", constant_values=0.0):
+    """Constant padding (the only mode with a linear derivative)."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad supports mode='constant' only, got mode={mode!r}")
+    n = ndim_of(x)
+    width = tuple(tuple(int(v) for v in p) for p in np.broadcast_to(np.asarray(pad_width), (n, 2)))
+    out = bind(_pad_p, x, pad_width=width)
+    if constant_values:
+        ones = bind(_pad_p, _ones_like_raw(x), pad_width=width)
+        out = out + (1.0 - ones) * constant_values
+    return out
+
+
+def _ones_like_raw(x):
+    r = raw(x)
+    xp = namespace_of([r])
+    return xp.ones(r.shape, dtype=r.dtype)
+
+
+# -- indexing -----------------------------------------------------------------
+def _is_advanced(i):
+    return not isinstance(i, (int, slice)) and i is not None
+
+
+def _normalize_index(idx, ndim):
+    """``idx`` as a tuple without Ellipsis (so a batch axis can be prefixed)."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    idx = tuple(raw(i) for i in idx)
+    idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
+    used = sum(1 if i is not None and i is not Ellipsis else 0 for i in idx
+               if not (hasattr(i, "dtype") and str(i.dtype) == "bool")) + sum(
+        i.ndim for i in idx if hasattr(i, "dtype") and str(i.dtype) == "bool")
+    if any(i is Ellipsis for i in idx):
+        k = next(j for j, i in enumerate(idx) if i is Ellipsis)
+        idx = idx[:k] + (slice(None),) * (ndim - used) + idx[k + 1:]
+    elif used < ndim:
+        idx = idx + (slice(None),) * (ndim - used)
+    return idx
+
+
+def _index_like(x, index):
+    r = raw(x)
+    if isinstance(r, SCALAR_TYPES):
+        return index
+    return namespace_of([r]).asarray(index)
+
+
+def _getitem_batch(params, k):
+    idx = params["idx"]
+    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
+    if adv and adv != list(range(adv[0], adv[-1] + 1)):
+        return None  # separated advanced indices move their axes to the front
+    return {"idx": (slice(None),) + idx}
+
+
+_getitem_p = _linear(
+    "getitem", lambda xp, x, *, idx: x[idx],
+    lambda g, x, *, idx: (index_add(zeros(g, x[0]), g, idx),),
+    batch_params=_getitem_batch)
+
+
+def getitem(x, idx):
+    """``x[idx]`` for basic and advanced indices; the VJP scatter-adds."""
+    return bind(_getitem_p, x, idx=_normalize_index(idx, ndim_of(x)))
+
+
+def take(x, indices, axis=None):
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = axis % ndim_of(x)
+    return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def _scatter_add(xp, base, values, idx):
+    out = xp.asarray(base, copy=True)
+    if not any(_is_advanced(i) for i in idx):
+        out[idx] = out[idx] + values  # basic indices select each element once
+        return out
+    add = getattr(xp, "add", None)
+    if hasattr(add, "at"):
+        add.at(out, idx, values)
+        return out
+    try:
+        import cupyx
+        cupyx.scatter_add(out, idx, values)
+        return out
+    except ImportError:
+        return _one_hot_scatter_add(xp, out, values, idx)
+
+
+def _one_hot_scatter_add(xp, out, values, idx):
+    """Scatter-add for one integer-array index in a namespace without ``add.at``."""
+    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
+    if len(adv) != 1 or any(i != slice(None) for j, i in enumerate(idx) if j != adv[0]):
+        raise NotImplementedError("this array namespace has no scatter-add; only one "
+                                  "integer-array index with full slices elsewhere is supported")
+    a = adv[0]
+    index = idx[a]
+    n = out.shape[a]
+    index = xp.where(index < 0, index + n, index)
+    onehot = xp.astype(xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(n), (1, -1)), out.dtype)
+    v = xp.moveaxis(values, tuple(range(a, a + index.ndim)), tuple(range(index.ndim)))
+    v = xp.reshape(v, (onehot.shape[0], -1))
+    added = xp.reshape(xp.matrix_transpose(onehot) @ v, (n,) + out.shape[:a] + out.shape[a + 1:])
+    return out + xp.moveaxis(added, 0, a)
+
+
+_index_add_p = Primitive(
+    "index_add", lambda xp, base, values, *, idx: _scatter_add(xp, base, values, idx), "linear",
+    transpose=lambda g, base, values, *, idx: (g, getitem(g, idx)),
+    batch_params=_getitem_batch, linear_args=(0, 1), saves="avals")
+
+
+def index_add(base, values, idx):
+    """``base`` with ``values`` added at ``base[idx]`` (repeated indices accumulate)."""
+    return bind(_index_add_p, base, values, idx=_normalize_index(idx, ndim_of(base)))
+
+
+# -- dtype and prefix sums ------------------------------------------------------------
+_astype_p = _linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
+                    lambda g, x, *, dtype: (astype(g, x[1]),))
+
+
+def astype(x, dtype):
+    """Cast ``x``; a cast to a non-float dtype has no derivative."""
+    r = raw(x)
+    if isinstance(r, SCALAR_TYPES):
+        return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
+    if dtype_of(r) == dtype:
+        return x
+    if not is_float_dtype(namespace_of([r]), dtype):
+        return namespace_of([r]).astype(r, dtype)
+    return bind(_astype_p, x, dtype=dtype)
+
+
+def _cumsum_impl(xp, x, *, axis):
+    f = getattr(xp, "cumulative_sum", None) or xp.cumsum
+    return f(x, axis=axis)
+
+
+_cumsum_p = _linear("cumsum", _cumsum_impl,
+                    lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
+
+
+def cumsum(x, axis=None):
+    if axis is None:
+        x, axis = ravel(x), 0
+    return bind(_cumsum_p, x, axis=normalize_axis(axis, ndim_of(x)))
+

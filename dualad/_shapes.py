@@ -1,0 +1,73 @@
+"""Shape helpers shared by the rules and the value types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dualad._backend import SCALAR_TYPES, namespace_of
+
+
+def shape_of(x: Any) -> tuple:
+    return () if isinstance(x, SCALAR_TYPES) else tuple(x.shape)
+
+
+def ndim_of(x: Any) -> int:
+    return 0 if isinstance(x, SCALAR_TYPES) else x.ndim
+
+
+def dtype_of(x: Any):
+    return type(x) if isinstance(x, SCALAR_TYPES) else x.dtype
+
+
+def raw(x: Any) -> Any:
+    """The innermost raw array (or float) inside nested value types."""
+    while hasattr(x, "_strip"):
+        x = x._strip()
+    return x
+
+
+def zeros(like: Any, shape: tuple | None = None) -> Any:
+    """Raw zeros with the dtype and backend of ``like`` (shape defaults to its own)."""
+    r = raw(like)
+    if isinstance(r, SCALAR_TYPES) and not shape:
+        return 0.0
+    xp = namespace_of([r])
+    dtype = r.dtype if hasattr(r, "dtype") else xp.float64
+    device = getattr(r, "device", None)
+    shape = shape_of(like) if shape is None else shape
+    try:
+        return xp.zeros(shape, dtype=dtype, device=device)
+    except TypeError:  # namespaces without a ``device`` keyword
+        return xp.zeros(shape, dtype=dtype)
+
+
+def normalize_axes(axis: Any, ndim: int, name: str = "axis") -> tuple:
+    """``axis`` (None, int or sequence) as a sorted tuple of negative axes."""
+    if axis is None:
+        return tuple(range(-ndim, 0))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise TypeError(f"{name} must be an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{name}={axis!r} is out of range for an array of ndim {ndim}")
+        out.append(a - ndim if a >= 0 else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}={axis!r} repeats an axis")
+    return tuple(sorted(out))
+
+
+def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
+    return normalize_axes(axis, ndim, name)[0]
+
+
+def is_mask(x: Any) -> bool:
+    """Whether ``x`` is boolean (a partial that selects rather than scales)."""
+    r = raw(x)
+    if isinstance(r, SCALAR_TYPES):
+        return isinstance(r, bool)
+    kind = getattr(r.dtype, "kind", None)
+    if kind is not None:
+        return kind == "b"
+    return namespace_of([r]).isdtype(r.dtype, "bool")

@@ -1,0 +1,166 @@
+"""Forward-mode transforms: ``jvp``, ``derivative``, ``jacfwd``, ``hessian``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from dualad import ops
+from dualad._core import new_level
+from dualad._dual import Dual, validate_tangent
+from dualad._shapes import dtype_of, raw, shape_of, zeros
+from dualad._tree import flatten, leaf_paths
+
+__all__ = ["jvp", "derivative", "jacfwd", "hessian"]
+
+
+def _seed(primal: Any, tangent: Any, level: int, name: str) -> Dual:
+    tangent, nb = validate_tangent(primal, tangent, name)
+    return Dual._make(primal, tangent, level, nb)
+
+
+def _split(out: Any, level: int) -> tuple[Any, Any]:
+    leaves, build = flatten(out)
+    primals, tangents = [], []
+    for leaf in leaves:
+        if isinstance(leaf, Dual) and leaf._level == level:
+            primals.append(leaf.primal)
+            tangents.append(leaf.tangent)
+        else:
+            primals.append(leaf)
+            tangents.append(zeros(leaf) if not isinstance(leaf, (int, float)) else 0.0)
+    return build(primals), build(tangents)
+
+
+def jvp(f: Callable, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    """Evaluate ``f(*primals)`` and its directional derivative along ``tangents``.
+
+    Parameters
+    ----------
+    f : callable
+        A function of arrays, floats, or tuples/lists/dicts of them.
+    primals, tangents : tuple
+        The arguments of ``f`` and one direction for each (same structure,
+        shapes and dtypes; a tangent may add a leading axis of k directions).
+
+    Returns
+    -------
+    (out, out_tangent)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp
+    >>> out, t = jvp(lambda x: (x ** 2).sum(), (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
+    >>> float(out), float(t)
+    (5.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (one entry per argument of f), "
+                        f"got {type(primals).__name__} and {type(tangents).__name__}")
+    p_leaves, build = flatten(tuple(primals))
+    t_leaves, _ = flatten(tuple(tangents))
+    if len(p_leaves) != len(t_leaves):
+        raise ValueError(f"jvp: tangents have {len(t_leaves)} leaves, primals have {len(p_leaves)}")
+    names = [f"primals{p}" for p in leaf_paths(tuple(primals))]
+    level = new_level()
+    seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
+    return _split(f(*build(seeded)), level)
+
+
+def derivative(f: Callable) -> Callable:
+    """``x -> f'(x)`` for a scalar ``x`` (the output may be anything).
+
+    Examples
+    --------
+    >>> from dualad import derivative, ops
+    >>> derivative(ops.sin)(0.0)
+    1.0
+    """
+    def df(x):
+        one = 1.0 if isinstance(x, (int, float)) else ops.astype(raw(x) * 0 + 1, dtype_of(raw(x)))
+        if isinstance(x, int) and not isinstance(x, bool):
+            raise TypeError("derivative: x must be a float, got int; write 1.0 instead of 1")
+        return jvp(f, (x,), (one,))[1]
+    return df
+
+
+def _basis_chunks(x, chunk: int):
+    """Yield (start, stop, directions) with directions of shape (k,) + x.shape."""
+    import numpy as np
+    r = raw(x)
+    n = math.prod(shape_of(x))
+    from dualad._backend import namespace_of
+    xp = namespace_of([r]) if not isinstance(r, float) else None
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        eye = np.zeros((stop - start, n))
+        eye[np.arange(stop - start), np.arange(start, stop)] = 1.0
+        if xp is None:
+            yield start, stop, eye[:, 0].astype(float)
+        else:
+            yield start, stop, xp.reshape(xp.asarray(eye, dtype=r.dtype), (stop - start,) + shape_of(x))
+
+
+def jacfwd(f: Callable, chunk_size: int | None = None) -> Callable:
+    """The Jacobian of ``f`` at an array or float ``x``, by forward mode.
+
+    The input is pushed through ``f`` in chunks of ``chunk_size`` basis
+    directions at once (a batched tangent), so the Jacobian of an n-input
+    function costs ceil(n / chunk_size) passes. The result has shape
+    ``out.shape + x.shape`` for every output leaf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jacfwd
+    >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    def jac(x):
+        n = math.prod(shape_of(x))
+        chunk = n if chunk_size is None else chunk_size
+        if chunk < 1:
+            raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
+        pieces = []
+        out = None
+        for _, _, directions in _basis_chunks(x, max(chunk, 1)):
+            out, t = jvp(f, (x,), (directions,))
+            pieces.append(t)
+        if not pieces:  # an empty input
+            out = f(x)
+            leaves, build = flatten(out)
+            return build([zeros(leaf, shape_of(leaf) + shape_of(x)) for leaf in leaves])
+        xs = shape_of(x)
+        out_leaves, build = flatten(out)
+        t_leaves = [flatten(p)[0] for p in pieces]
+        result = []
+        for j, leaf in enumerate(out_leaves):
+            parts = [tl[j] for tl in t_leaves]
+            parts = [ops.broadcast_to(p, (min(chunk, n - i * chunk),) + shape_of(leaf))
+                     if shape_of(p) != (min(chunk, n - i * chunk),) + shape_of(leaf) else p
+                     for i, p in enumerate(parts)]
+            t = parts[0] if len(parts) == 1 else ops.concatenate(parts, axis=0)
+            t = ops.moveaxis(t, 0, -1) if shape_of(leaf) else t
+            result.append(ops.reshape(t, shape_of(leaf) + xs))
+        return build(result)
+    return jac
+
+
+def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
+    """The exact Hessian of a scalar ``f`` at ``x``, by hyper-dual numbers.
+
+    Two nested forward levels (``a + b e1 + c e2 + d e1 e2``, computed as a
+    Dual of Duals with chunks of basis directions on both levels) give every
+    second derivative exactly, with no step size. Shape: ``x.shape * 2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import hessian, ops
+    >>> hessian(lambda x: ops.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(jacfwd(f, chunk_size), chunk_size)

@@ -1,0 +1,48 @@
+"""Flatten and rebuild nested tuples, lists and dicts of leaves (pytrees)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:
+    """The leaves of ``tree`` in order, and a function that rebuilds it."""
+    leaves: list = []
+    spec = _flatten(tree, leaves)
+    return leaves, lambda new: _build(spec, iter(new))
+
+
+def _flatten(tree, leaves):
+    if isinstance(tree, (tuple, list)):
+        return (type(tree), [_flatten(t, leaves) for t in tree])
+    if isinstance(tree, dict):
+        return (dict, [(k, _flatten(tree[k], leaves)) for k in tree])
+    leaves.append(tree)
+    return None
+
+
+def _build(spec, it):
+    if spec is None:
+        return next(it)
+    kind, children = spec
+    if kind is dict:
+        return {k: _build(c, it) for k, c in children}
+    return kind(_build(c, it) for c in children)
+
+
+def tree_map(fn: Callable, tree: Any, *rest: Any) -> Any:
+    leaves, build = flatten(tree)
+    others = [flatten(r)[0] for r in rest]
+    for i, o in enumerate(others):
+        if len(o) != len(leaves):
+            raise ValueError(f"argument {i + 1} has {len(o)} leaves where {len(leaves)} were expected")
+    return build([fn(*ls) for ls in zip(leaves, *others)])
+
+
+def leaf_paths(tree: Any, prefix: str = "") -> list[str]:
+    """Human-readable names of the leaves, for error messages."""
+    if isinstance(tree, (tuple, list)):
+        return [p for i, t in enumerate(tree) for p in leaf_paths(t, f"{prefix}[{i}]")]
+    if isinstance(tree, dict):
+        return [p for k, t in tree.items() for p in leaf_paths(t, f"{prefix}[{k!r}]")]
+    return [prefix]

@@ -1,0 +1,72 @@
+"""The VJP of a table entry, derived from its rule.
+
+``residuals`` is what a tape keeps at record time; ``vjp`` turns a
+cotangent of the output into cotangents of the inputs. Both are written with
+differentiable operations, so a backward pass run on ``Dual`` or tape values
+is itself differentiated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dualad import ops
+from dualad._core import Primitive
+from dualad._shapes import dtype_of, is_mask, raw, shape_of
+
+
+def aval(x: Any) -> tuple:
+    """Shape and dtype: all a linear primitive's VJP needs of an input."""
+    return shape_of(x), dtype_of(raw(x))
+
+
+def residuals(prim: Primitive, ans: Any, args: tuple, params: dict) -> Any:
+    """What the VJP of ``prim`` needs, computed when the operation is recorded."""
+    if prim.residual is not None:
+        return prim.residual(ans, *args, **params), tuple(aval(a) for a in args)
+    if prim.kind == "linear" or prim.saves == "avals":
+        return tuple(aval(a) for a in args)
+    return ans, args
+
+
+def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
+    """Cotangents of the inputs of ``prim`` (``None`` where not needed or zero)."""
+    kind = prim.kind
+    if kind == "elementwise":
+        if prim.residual is not None:
+            partials, avals = res
+            parts = [p if need else None for p, need in zip(partials, needs)]
+        else:
+            ans, args = res
+            avals = [aval(a) for a in args]
+            parts = [f(ans, *args, **params) if need else None
+                     for f, need in zip(prim.partials, needs)]
+        return tuple(None if p is None else _unbroadcast_scaled(g, p, av[0])
+                     for p, av in zip(parts, avals))
+    if kind == "linear":
+        cots = prim.transpose(g, *res, **params)
+        return tuple(c if need else None for c, need in zip(cots, needs))
+    if kind == "custom":
+        if prim.residual is not None:
+            cots = prim.vjp(g, res[0], **params)
+        else:
+            ans, args = res
+            cots = prim.vjp(g, ans, *args, **params)
+        return tuple(c if need else None for c, need in zip(cots, needs))
+    return (None,) * len(needs)
+
+
+def scale(p: Any, t: Any) -> Any:
+    """``p * t`` for a local partial ``p``: an int 1/-1 costs nothing, a mask selects."""
+    if type(p) is int:
+        return t if p == 1 else -t if p == -1 else p * t
+    if is_mask(p):
+        return ops.where(p, t, 0.0)
+    return p * t
+
+
+def _unbroadcast_scaled(g, p, shape):
+    t = scale(p, g)
+    if shape_of(t) != tuple(shape):
+        t = ops.unbroadcast(t, shape) if len(shape_of(t)) >= len(shape) else ops.broadcast_to(t, shape)
+    return t

@@ -1,0 +1,41 @@
+"""Differentiable array operations that work on every value type.
+
+Each function here accepts NumPy/CuPy arrays, Python floats, ``Dual``,
+``HyperDual`` and ``reverse.Tensor`` values alike: primitives go through
+``bind``, composites are written with primitives. NumPy names and array-API
+names are both provided, so this module also serves as the
+``__array_namespace__`` of the value types.
+
+Examples
+--------
+>>> from dualad import derivative, ops
+>>> derivative(lambda x: ops.sin(x) * ops.exp(x))(0.0)
+1.0
+"""
+
+from __future__ import annotations
+
+from dualad._rules.composites import *  # noqa: F403
+from dualad._rules.composites import __all__ as _composites
+from dualad._rules.elementwise import *  # noqa: F403
+from dualad._rules.elementwise import __all__ as _elementwise
+from dualad._rules.linalg import *  # noqa: F403
+from dualad._rules.linalg import __all__ as _linalg_names
+from dualad._rules.reductions import *  # noqa: F403
+from dualad._rules.reductions import __all__ as _reductions
+from dualad._rules.shape import *  # noqa: F403
+from dualad._rules.shape import __all__ as _shape_names
+from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
+
+# Array-API spellings of the NumPy names above.
+_ALIASES = {
+    "pow": "power", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
+    "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh",
+    "atanh": "arctanh", "concat": "concatenate", "absolute": "abs",
+    "true_divide": "divide", "cumulative_sum": "cumsum",
+}
+for _alias, _name in _ALIASES.items():
+    globals()[_alias] = globals()[_name]
+
+__all__ = sorted({*_composites, *_elementwise, *_linalg_names, *_reductions,
+                  *_shape_names, *_ALIASES, "linalg"})
