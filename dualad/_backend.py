@@ -92,7 +92,7 @@ def namespace_of(args) -> object:
     Mixing array libraries (say CuPy and NumPy) is an error, since moving
     data between host and device implicitly would hide a costly copy.
     """
-    arrays = [a for a in args if not isinstance(a, SCALAR_TYPES) and a is not None]
+    arrays = [a for a in args if not type(a) in SCALAR_TYPES and a is not None]
     if not arrays:
         return scalar_xp
     if all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-from contextlib import contextmanager
 from typing import Any, Callable
 
 from dualad._backend import _np_xp, namespace_of, scalar_xp
 
-__all__ = ["Primitive", "Value", "bind", "new_level", "stop_levels_below"]
+__all__ = ["Primitive", "Value", "bind", "get_cut", "new_level", "set_cut"]
 
 
 class Primitive:
@@ -91,6 +90,10 @@ class Value:
         """This value without its own perturbation (its primal part)."""
         raise NotImplementedError
 
+    def _constant(self, out: Any) -> Any:
+        """How a result computed with this value's derivative cut is returned."""
+        return out
+
 
 # Levels 0-2 are the shared levels of directly constructed Tensor, Dual and
 # HyperDual values; every transform, and every value wrapped around values
@@ -114,24 +117,13 @@ class _ThreadState(threading.local):
 _state = _ThreadState()
 
 
-@contextmanager
-def stop_levels_below(level: int | None = None):
-    """Treat every value of a level below ``level`` as a constant.
-
-    ``level=None`` cuts every level that exists now, so derivatives taken
-    by transforms started inside the block still work (as in ``torch.func``).
-    ``level=0`` re-enables everything.
-    """
-    previous = _state.cut
-    _state.cut = new_level() if level is None else level
-    try:
-        yield
-    finally:
-        _state.cut = previous
-
-
-def stopping_below() -> int:
+def get_cut() -> int:
+    """Values of a level below this are constants in this thread (0: none are)."""
     return _state.cut
+
+
+def set_cut(level: int) -> None:
+    _state.cut = level
 
 
 def strip(x: Any, cut: int) -> Any:
@@ -152,7 +144,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         if top_level >= cut:
             return top._process(prim, args, params)
         if cut:
-            return bind(prim, *[strip(a, cut) for a in args], **params)
+            return top._constant(bind(prim, *[strip(a, cut) for a in args], **params))
     xp = namespace_of(args)
     if xp is scalar_xp and not prim.scalar_ok:
         xp = _np_xp

@@ -133,7 +133,7 @@ def validate_tangent(primal: Any, tangent: Any, name: str) -> tuple[Any, int]:
 
 def check_differentiable(x: Any, name: str) -> None:
     r = raw(x)
-    if isinstance(r, bool) or (not isinstance(r, SCALAR_TYPES)
+    if isinstance(r, bool) or (not type(r) in SCALAR_TYPES
                                and not is_float_dtype(namespace_of([r]), r.dtype)):
         raise TypeError(f"{name} must be floating point to be differentiated, "
                         f"got dtype {dtype_of(r)}; convert it with astype(float)")

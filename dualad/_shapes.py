@@ -8,15 +8,15 @@ from dualad._backend import SCALAR_TYPES, namespace_of
 
 
 def shape_of(x: Any) -> tuple:
-    return () if isinstance(x, SCALAR_TYPES) else tuple(x.shape)
+    return () if type(x) in SCALAR_TYPES else tuple(x.shape)
 
 
 def ndim_of(x: Any) -> int:
-    return 0 if isinstance(x, SCALAR_TYPES) else x.ndim
+    return 0 if type(x) in SCALAR_TYPES else x.ndim
 
 
 def dtype_of(x: Any):
-    return type(x) if isinstance(x, SCALAR_TYPES) else x.dtype
+    return type(x) if type(x) in SCALAR_TYPES else x.dtype
 
 
 def raw(x: Any) -> Any:
@@ -29,7 +29,7 @@ def raw(x: Any) -> Any:
 def zeros(like: Any, shape: tuple | None = None) -> Any:
     """Raw zeros with the dtype and backend of ``like`` (shape defaults to its own)."""
     r = raw(like)
-    if isinstance(r, SCALAR_TYPES) and not shape:
+    if type(r) in SCALAR_TYPES and not shape:
         return 0.0
     xp = namespace_of([r])
     dtype = r.dtype if hasattr(r, "dtype") else xp.float64
@@ -65,7 +65,7 @@ def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
 def is_mask(x: Any) -> bool:
     """Whether ``x`` is boolean (a partial that selects rather than scales)."""
     r = raw(x)
-    if isinstance(r, SCALAR_TYPES):
+    if type(r) in SCALAR_TYPES:
         return isinstance(r, bool)
     kind = getattr(r.dtype, "kind", None)
     if kind is not None:

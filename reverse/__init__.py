@@ -1,0 +1,23 @@
+"""reverse: dynamic-graph reverse-mode AD over the shared primitive table.
+
+A tape records each primitive applied to a ``Tensor`` that requires grad,
+as the program runs; ``backward`` walks it back iteratively. PyTorch-style
+(``Tensor``, ``backward``, ``.grad``, ``no_grad``, ``Function``) and
+JAX-style (``grad``, ``vjp``, ``value_and_grad``, ``jacrev``) APIs.
+
+Examples
+--------
+>>> import numpy as np
+>>> from reverse import grad
+>>> grad(lambda w: np.tanh(w).sum())(np.zeros(2))
+array([1., 1.])
+"""
+
+from reverse._backward import gradients
+from reverse._functional import grad, jacrev, value_and_grad, vjp
+from reverse._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from reverse._tensor import Tensor
+from dualad.ops import stop_gradient
+
+__all__ = ["Tensor", "enable_grad", "grad", "gradients", "is_grad_enabled", "jacrev",
+           "no_grad", "set_grad_enabled", "stop_gradient", "value_and_grad", "vjp"]

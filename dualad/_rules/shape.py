@@ -146,7 +146,7 @@ def broadcast_to(x, shape):
     shape = tuple(shape)
     if shape_of(x) == shape:
         return x
-    if isinstance(x, SCALAR_TYPES):
+    if type(x) in SCALAR_TYPES:
         x = namespace_of([x]).asarray(x)
     return bind(_broadcast_p, x, shape=shape)
 
@@ -300,7 +300,7 @@ def _normalize_index(idx, ndim):
 
 def _index_like(x, index):
     r = raw(x)
-    if isinstance(r, SCALAR_TYPES):
+    if type(r) in SCALAR_TYPES:
         return index
     return namespace_of([r]).asarray(index)
 
@@ -384,7 +384,7 @@ _astype_p = _linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
 def astype(x, dtype):
     """Cast ``x``; a cast to a non-float dtype has no derivative."""
     r = raw(x)
-    if isinstance(r, SCALAR_TYPES):
+    if type(r) in SCALAR_TYPES:
         return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
     if dtype_of(r) == dtype:
         return x

@@ -1,0 +1,234 @@
+"""The backward walk: iterative, in reverse program order, freeing as it goes."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dualad._shapes import raw, shape_of, zeros
+from dualad._vjp import vjp
+from reverse._tape import Node
+from reverse._tensor import Tensor
+
+
+def _ref(t: Tensor):
+    return (t, 0) if t._node is None else (t._node, t._index)
+
+
+def key(ref) -> tuple:
+    """A hashable key for a ref (Tensors define ``==`` elementwise, so no hash)."""
+    return id(ref[0]), ref[1]
+
+
+def _reachable(roots) -> list[Node]:
+    """Nodes reachable from ``roots``, latest first (no recursion)."""
+    seen, stack, nodes = set(), [r for r in roots if isinstance(r, Node)], []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        for p in node.parents:
+            if p is not None and isinstance(p[0], Node) and id(p[0]) not in seen:
+                stack.append(p[0])
+    nodes.sort(key=lambda n: n.seq, reverse=True)
+    return nodes
+
+
+def _check_versions(node: Node) -> None:
+    for counter, saved, index in node.versions:
+        if counter.version != saved:
+            what = f"input {index}" if index >= 0 else f"output {-1 - index}"
+            raise RuntimeError(
+                f"{what} of '{node.prim.name}' was modified in place after it was saved "
+                f"for backward (version {counter.version}, saved at {saved}); compute on a "
+                "copy, or do the in-place update after backward")
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def _run_hooks(hooks, g):
+    for hook in list(hooks or ()):
+        out = hook(g)
+        if out is not None:
+            g = out
+    return g
+
+
+def _as_tensor_args(node: Node, res, level):
+    """Residuals as tape values, so that a backward pass is itself recorded."""
+    ans, args = res
+    outs = ans if node.prim.multiple_results else (ans,)
+    outs = tuple(Tensor._make(a, level, node, j, True) for j, a in enumerate(outs))
+    args = tuple(a if p is None else p[0] if isinstance(p[0], Tensor)
+                 else Tensor._make(a, level, p[0], p[1], True)
+                 for a, p in zip(args, node.parents))
+    return (outs if node.prim.multiple_results else outs[0]), args
+
+
+def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
+                 create_graph: bool, capture: dict | None = None, accumulate: bool = True,
+                 level: int = 0) -> None:
+    """Propagate ``cotangents`` from the tensor refs ``roots`` to the leaves.
+
+    ``capture`` maps ``key(ref)`` of refs (``(node, index)`` or ``(leaf, 0)``) to ``None``; the
+    walk fills in the total cotangent that reaches each. With ``accumulate``,
+    leaves that require grad get it added to ``.grad``.
+    """
+    grads: dict[int, list] = {}
+    leaf_grads: dict[int, list] = {}
+    for (target, index), g in zip(roots, cotangents):
+        if isinstance(target, Node):
+            slot = grads.setdefault(id(target), [None] * target.n_out)
+            slot[index] = _add(slot[index], g)
+        else:
+            entry = leaf_grads.setdefault(id(target), [target, None])
+            entry[1] = _add(entry[1], g)
+    # Without create_graph the pass runs on the inner values, so this level
+    # records nothing (inner levels, say a Dual under hvp, still do); with
+    # it, the residuals are rewrapped as tape values and the pass is recorded.
+    for node in _reachable([r[0] for r in roots]):
+        gs = grads.pop(id(node), None)
+        if gs is None:
+            continue
+        if node.hooks:
+            gs = [_run_hooks(node.hooks.get(j), g) if g is not None else g for j, g in enumerate(gs)]
+        if capture is not None:
+            for j, g in enumerate(gs):
+                if (id(node), j) in capture:
+                    capture[(id(node), j)] = g
+        if all(g is None for g in gs):
+            continue
+        if node.freed:
+            raise RuntimeError(
+                f"trying to backward through the graph a second time (node '{node.prim.name}'): "
+                "its saved values were freed; pass retain_graph=True to the first backward")
+        _check_versions(node)
+        res = node.res
+        if create_graph and _is_value_residual(node):
+            res = _as_tensor_args(node, res, level)
+        if node.prim.multiple_results:
+            some = next(g for g in gs if g is not None)
+            g = tuple(zeros(some, av[0]) if g is None else g for g, av in zip(gs, node.out_avals))
+        else:
+            g = gs[0]
+        needs = tuple(p is not None for p in node.parents)
+        cots = vjp(node.prim, g, res, needs, node.params)
+        if not retain_graph:
+            node.res = None
+            node.freed = True
+        for p, c in zip(node.parents, cots):
+            if p is None or c is None:
+                continue
+            target, index = p
+            if isinstance(target, Node):
+                slot = grads.setdefault(id(target), [None] * target.n_out)
+                slot[index] = _add(slot[index], c)
+            else:
+                entry = leaf_grads.setdefault(id(target), [target, None])
+                entry[1] = _add(entry[1], c)
+    for leaf, g in leaf_grads.values():
+        g = _run_hooks(leaf._hooks, g)
+        if capture is not None and (id(leaf), 0) in capture:
+            capture[(id(leaf), 0)] = g
+        if accumulate and leaf.requires_grad:
+            if create_graph and not isinstance(g, Tensor):
+                g = Tensor._make(g, leaf._level)
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+def _is_value_residual(node: Node) -> bool:
+    prim = node.prim
+    return prim.residual is None and prim.kind != "linear" and prim.saves != "avals"
+
+
+def _default_cotangent(t: Tensor, name: str):
+    if shape_of(t) != ():
+        raise RuntimeError(f"{name}: grad can be implicitly created only for scalar outputs, "
+                           f"got shape {shape_of(t)}; pass the cotangent explicitly")
+    r = raw(t.value)
+    return 1.0 if isinstance(r, float) else zeros(r) + 1
+
+
+def _check_cotangent(t: Tensor, g: Any, name: str):
+    if isinstance(g, Tensor) and not g.requires_grad:
+        g = g.value
+    if shape_of(g) != shape_of(t):
+        raise ValueError(f"{name}: cotangent shape {shape_of(g)} does not match output shape {shape_of(t)}")
+    return g
+
+
+def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_graph: bool | None,
+             create_graph: bool, inputs: Any = None) -> None:
+    """``Tensor.backward`` for one or several outputs."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots, cots = [], []
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"output {i} does not require grad and has no graph to backward through")
+        g = _default_cotangent(t, "backward") if grad_tensors is None or grad_tensors[i] is None \
+            else _check_cotangent(t, grad_tensors[i], "backward")
+        roots.append(_ref(t))
+        cots.append(g)
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        capture = {key(_ref(t)): None for t in inputs}
+        run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
+                     capture=capture, accumulate=False, level=tensors[0]._level)
+        for t in inputs:
+            g = capture[key(_ref(t))]
+            if g is not None:
+                t.grad = g if t.grad is None else t.grad + g
+        return
+    run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
+                 level=tensors[0]._level)
+
+
+def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+              create_graph: bool = False, allow_unused: bool = False) -> tuple:
+    """d(outputs)/d(inputs), like ``torch.autograd.grad``; ``.grad`` is not touched.
+
+    Examples
+    --------
+    >>> from reverse import Tensor, gradients
+    >>> x1, x2 = Tensor(1.0, requires_grad=True), Tensor(2.0, requires_grad=True)
+    >>> gradients([x1 * x2, x1 + x2], [x1, x2], grad_outputs=[1.0, 1.0])
+    (3.0, 2.0)
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is not None:
+        grad_outputs = [grad_outputs] if not isinstance(grad_outputs, (list, tuple)) else list(grad_outputs)
+        if len(grad_outputs) != len(outputs):
+            raise ValueError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"inputs[{i}] does not require grad; call requires_grad_() on it "
+                               "before computing the outputs")
+    roots, cots = [], []
+    for i, t in enumerate(outputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"outputs[{i}] does not require grad (it does not depend on any input)")
+        g = None if grad_outputs is None else grad_outputs[i]
+        g = _default_cotangent(t, f"outputs[{i}]") if g is None else _check_cotangent(t, g, f"grad_outputs[{i}]")
+        roots.append(_ref(t))
+        cots.append(g)
+    capture = {key(_ref(t)): None for t in inputs}
+    run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
+                 capture=capture, accumulate=False, level=outputs[0]._level)
+    result = []
+    for i, t in enumerate(inputs):
+        g = capture[key(_ref(t))]
+        if g is None and not allow_unused:
+            raise RuntimeError(f"inputs[{i}] was not used to compute the outputs; pass allow_unused=True "
+                               "to get None for it")
+        if create_graph and g is not None and not isinstance(g, Tensor):
+            g = Tensor._make(g, t._level)
+        result.append(g)
+    return tuple(result)

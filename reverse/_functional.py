@@ -1,0 +1,177 @@
+"""JAX-style transforms over arrays, floats and pytrees: ``vjp``, ``grad``,
+``value_and_grad``, ``jacrev``. Each call opens its own level, so they nest
+with each other and with ``dualad``'s forward transforms."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from dualad import ops
+from dualad._core import new_level
+from dualad._dual import check_differentiable
+from dualad._shapes import dtype_of, raw, shape_of, zeros
+from dualad._tree import flatten, leaf_paths
+from reverse._backward import run_backward
+from reverse._tensor import Tensor
+
+__all__ = ["vjp", "grad", "value_and_grad", "jacrev"]
+
+
+def _unwrap(out: Any, level: int):
+    """Output leaves as (value, ref or None)."""
+    leaves, build = flatten(out)
+    values, refs = [], []
+    for leaf in leaves:
+        if isinstance(leaf, Tensor) and leaf._level == level:
+            values.append(leaf.value)
+            refs.append(None if not leaf.requires_grad else
+                        (leaf, 0) if leaf._node is None else (leaf._node, leaf._index))
+        else:
+            values.append(leaf)
+            refs.append(None)
+    return build(values), refs
+
+
+def _as_input_cotangent(g, primal):
+    if g is None:
+        return zeros(primal) if not isinstance(primal, float) else 0.0
+    if isinstance(primal, float) and not isinstance(raw(g), float) and shape_of(g) == ():
+        r = raw(g)
+        return float(r) if r is g else g
+    return g
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+    """``f(*primals)`` and a function mapping an output cotangent to input cotangents.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reverse import vjp
+    >>> out, f_vjp = vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
+    >>> f_vjp(np.array([1.0, 10.0]))
+    (array([ 2., 20.]),)
+    """
+    level = new_level()
+    leaves, build = flatten(primals)
+    names = leaf_paths(primals, "primals")
+    for leaf, name in zip(leaves, names):
+        check_differentiable(leaf, name)
+    inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
+              for x in leaves]
+    result = f(*build(inputs))
+    if has_aux:
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise TypeError("has_aux=True: f must return a pair (output, aux)")
+        result, aux = result
+    out, refs = _unwrap(result, level)
+    out_leaves = flatten(out)[0]
+
+    def f_vjp(cotangent):
+        ct_leaves, _ = flatten(cotangent)
+        if len(ct_leaves) != len(out_leaves):
+            raise ValueError(f"cotangent has {len(ct_leaves)} leaves; the output has {len(out_leaves)}")
+        roots, cts = [], []
+        for i, (ref, ct, o) in enumerate(zip(refs, ct_leaves, out_leaves)):
+            if shape_of(ct) != shape_of(o):
+                raise ValueError(f"cotangent leaf {i} has shape {shape_of(ct)}; the output has {shape_of(o)}")
+            if ref is not None:
+                roots.append(ref)
+                cts.append(ct)
+        capture = {(id(t), 0): None for t in inputs}
+        if roots:
+            run_backward(roots, cts, retain_graph=True, create_graph=False,
+                         capture=capture, accumulate=False, level=level)
+        grads = [_as_input_cotangent(capture[(id(t), 0)], x) for t, x in zip(inputs, leaves)]
+        return build(grads)
+
+    if has_aux:
+        return out, f_vjp, _unwrap(aux, level)[0]
+    return out, f_vjp
+
+
+def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """A function returning ``(f(*args), grad)``; ``f`` must return a scalar.
+
+    Examples
+    --------
+    >>> from reverse import value_and_grad
+    >>> value_and_grad(lambda x, y: x * y + x ** 2, argnums=(0, 1))(2.0, 3.0)
+    (10.0, (7.0, 2.0))
+    """
+    def wrapper(*args):
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        for n in nums:
+            if not -len(args) <= n < len(args):
+                raise ValueError(f"argnums={argnums!r} is out of range for {len(args)} arguments")
+
+        def partial_f(*diff_args):
+            full = list(args)
+            for n, a in zip(nums, diff_args):
+                full[n] = a
+            return f(*full)
+
+        res = vjp(partial_f, *[args[n] for n in nums], has_aux=has_aux)
+        out, f_vjp = res[0], res[1]
+        if shape_of(out) != () or not _is_float(out):
+            raise TypeError(f"grad requires f to return a float scalar, got shape {shape_of(out)} "
+                            f"and dtype {dtype_of(raw(out))}; use vjp or jacrev for other outputs")
+        one = 1.0 if isinstance(raw(out), float) else zeros(raw(out)) + 1
+        g = f_vjp(one)
+        g = g[0] if isinstance(argnums, int) else g
+        return ((out, res[2]), g) if has_aux else (out, g)
+    return wrapper
+
+
+def _is_float(x):
+    r = raw(x)
+    if isinstance(r, (int, bool)):
+        return False
+    return isinstance(r, float) or getattr(r.dtype, "kind", "f") in "fc"
+
+
+def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """The gradient of a scalar function, by one reverse pass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reverse import grad
+    >>> grad(lambda x: (x ** 2).sum())(np.array([2.0, 3.0]))
+    array([4., 6.])
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def wrapper(*args):
+        (out, g) = vg(*args)
+        return (g, out[1]) if has_aux else g
+    return wrapper
+
+
+def jacrev(f: Callable) -> Callable:
+    """The Jacobian of ``f`` at an array ``x``: one reverse pass per output entry.
+
+    Shape ``out.shape + x.shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reverse import jacrev
+    >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    def jac(x):
+        out, f_vjp = vjp(f, x)
+        shape = shape_of(out)
+        n = math.prod(shape)
+        rows = []
+        for i in range(n):
+            basis = zeros(out, (n,))
+            basis = ops.index_add(basis, 1.0 + zeros(out, ()), (i,)) if n else basis
+            rows.append(f_vjp(ops.reshape(basis, shape))[0])
+        if not rows:
+            return zeros(out, shape + shape_of(x))
+        return ops.reshape(ops.stack(rows), shape + shape_of(x))
+    return jac

@@ -1,0 +1,59 @@
+"""Tape records: one ``Node`` per primitive applied to values that require grad.
+
+A node holds the primitive, its parameters, edges to the nodes (or leaf
+Tensors) that produced its inputs, and the residuals its VJP needs; not a
+closure. Nodes are numbered in program order, which is all the backward
+walk needs to visit them in a valid order without recursion.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from dualad._core import Primitive
+
+_sequence = itertools.count()
+
+
+class Node:
+    """The record of one primitive application."""
+
+    __slots__ = ("prim", "params", "parents", "res", "seq", "n_out", "out_avals",
+                 "versions", "hooks", "freed", "__weakref__")
+
+    def __init__(self, prim: Primitive, params: dict, parents: tuple, res: Any,
+                 n_out: int, out_avals: tuple, versions: tuple):
+        self.prim = prim
+        self.params = params
+        self.parents = parents  # per input: None, or (Node | leaf Tensor, output index)
+        self.res = res
+        self.seq = next(_sequence)
+        self.n_out = n_out
+        self.out_avals = out_avals  # (shape, dtype) per output, for zero cotangents
+        self.versions = versions  # ((version box, version when saved, input index), ...)
+        self.hooks: dict[int, list] | None = None
+        self.freed = False
+
+    def __repr__(self) -> str:
+        return f"<Node {self.prim.name} #{self.seq}>"
+
+
+class VersionCounter:
+    """Shared by a Tensor and its detached views; bumped by in-place updates."""
+
+    __slots__ = ("version",)
+
+    def __init__(self):
+        self.version = 0
+
+
+class HookHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, fn: Any):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)

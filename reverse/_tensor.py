@@ -1,0 +1,279 @@
+"""``Tensor``: a value plus, when it requires grad, the tape node that made it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dualad import ops
+from dualad._arraylike import ArrayLike
+from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._core import Primitive, Value, bind, get_cut, level_of, new_level
+from dualad._shapes import dtype_of, raw, shape_of
+from dualad._vjp import aval, residuals
+from reverse._tape import HookHandle, Node, VersionCounter
+
+TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
+
+
+class Tensor(ArrayLike, Value):
+    """An array (NumPy, CuPy, float, or ``dualad.Dual``) whose operations are recorded.
+
+    Parameters
+    ----------
+    value : array, float, list or Dual
+        The data. Lists are converted with ``numpy.asarray``.
+    requires_grad : bool
+        Record operations on this tensor so that ``backward`` can reach it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reverse import Tensor
+    >>> x = Tensor(np.array([2.0, 3.0]), requires_grad=True)
+    >>> (x ** 2).sum().backward()
+    >>> x.grad
+    array([4., 6.])
+    """
+
+    __slots__ = ("value", "grad", "requires_grad", "_node", "_index", "_version",
+                 "_hooks", "_retains_grad", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value: Any, requires_grad: bool = False, *, level: int | None = None):
+        if isinstance(value, Tensor) and level is None:
+            value = value.value
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and requires_grad:
+            value = float(value)
+        self.value = value
+        self.grad = None
+        self.requires_grad = False
+        self._node = None
+        self._index = 0
+        self._version = VersionCounter()
+        self._hooks = None
+        self._retains_grad = False
+        if level is None:
+            level = TENSOR_LEVEL if level_of(value) < 0 else new_level()
+        self._level = level
+        if requires_grad:
+            self.requires_grad_()
+
+    @classmethod
+    def _make(cls, value, level, node=None, index=0, requires_grad=False):
+        t = object.__new__(cls)
+        t.value, t.grad, t.requires_grad = value, None, requires_grad
+        t._node, t._index, t._version = node, index, VersionCounter()
+        t._hooks, t._retains_grad, t._level = None, False, level
+        return t
+
+    def __repr__(self) -> str:
+        extra = ", requires_grad=True" if self.requires_grad else ""
+        return f"Tensor({self.value!r}{extra})"
+
+    # -- array attributes -------------------------------------------------------
+    @property
+    def shape(self):
+        return shape_of(self.value)
+
+    @property
+    def dtype(self):
+        return dtype_of(raw(self.value))
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors made by the user rather than by a recorded operation."""
+        return self._node is None
+
+    @property
+    def grad_fn(self) -> Node | None:
+        return self._node
+
+    # -- autograd API -------------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Mark a leaf tensor as needing gradients (in place)."""
+        if not self.is_leaf:
+            raise RuntimeError("requires_grad_() works on leaf tensors only; use detach() "
+                               "to make a new leaf from a computed tensor")
+        if requires_grad:
+            r = raw(self.value)
+            if not isinstance(r, float) and (
+                    type(r) in SCALAR_TYPES or not is_float_dtype(namespace_of([r]), r.dtype)):
+                raise TypeError(f"only floating-point tensors can require gradients, got dtype "
+                                f"{dtype_of(r)}; convert with astype(float) first")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph (and from any Dual tangent at this level)."""
+        t = Tensor._make(self.value, self._level)
+        t._version = self._version  # in-place changes to either are seen by both
+        return t
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        if self.is_leaf or self._retains_grad:
+            return
+        self._retains_grad = True
+        import weakref
+        ref = weakref.ref(self)
+
+        def store(g):
+            t = ref()
+            if t is not None:
+                t.grad = g if t.grad is None else t.grad + g
+        self._register(store, front=False)
+
+    def register_hook(self, fn) -> HookHandle:
+        """Call ``fn(grad)`` when this tensor's gradient is computed; a non-None
+        return value replaces the gradient."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that does not require grad")
+        return self._register(fn)
+
+    def _register(self, fn, front=True):
+        if self.is_leaf:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            node = self._node
+            if node.hooks is None:
+                node.hooks = {}
+            hooks = node.hooks.setdefault(self._index, [])
+        hooks.append(fn)
+        return HookHandle(hooks, fn)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into ``.grad`` of the leaves that require grad.
+
+        ``gradient`` is the cotangent (required for non-scalar tensors);
+        ``retain_graph`` keeps the saved values for another backward;
+        ``create_graph`` records the backward pass, for higher derivatives.
+        """
+        from reverse._backward import backward
+        backward([self], None if gradient is None else [gradient], retain_graph,
+                 create_graph, inputs)
+
+    def item(self) -> float:
+        """The value of a 0-d or size-1 tensor as a Python number (detached)."""
+        r = raw(self.value)
+        return r if type(r) in SCALAR_TYPES else r.item()
+
+    def numpy(self):
+        """The value as an array; refuses when it would drop a gradient."""
+        if self.requires_grad:
+            self._refuse("numpy()")
+        return raw(self.value)
+
+    def _value_hint(self) -> str:
+        return ".detach().value (or .value)"
+
+    def __array__(self, dtype=None, copy=None):
+        if self.requires_grad:
+            self._refuse("np.asarray()")
+        return np.asarray(raw(self.value), dtype=dtype)
+
+    def __float__(self):
+        if self.requires_grad:
+            self._refuse("float()")
+        return float(raw(self.value))
+
+    def __bool__(self):
+        if self.requires_grad:
+            self._refuse("bool()")
+        return bool(raw(self.value))
+
+    # -- in-place updates -----------------------------------------------------------
+    def _inplace(self, result_fn, raw_fn):
+        if self.requires_grad and self.is_leaf and get_cut() <= self._level:
+            raise RuntimeError("a leaf tensor that requires grad is used in an in-place "
+                               "operation; do it under reverse.no_grad() or on a detach()ed copy")
+        new = result_fn()
+        if isinstance(new, Tensor) and new.requires_grad:
+            # Recorded: rebind to the new node. The old array is untouched, so
+            # nodes that saved it stay valid; this tensor gets a new version.
+            self.value, self._node, self._index = new.value, new._node, new._index
+            self.requires_grad, self._version = True, VersionCounter()
+            return self
+        raw_fn()  # a true in-place update, seen by nodes that saved this array
+        self._version.version += 1
+        return self
+
+    def _inplace_op(self, fn, other):
+        def raw_update():
+            value = raw(other.value if isinstance(other, Tensor) else other)
+            if type(self.value) in SCALAR_TYPES:
+                self.value = fn(self.value, value)
+            else:
+                self.value[...] = fn(self.value, value)
+        return self._inplace(lambda: fn(self, other), raw_update)
+
+    def __iadd__(self, other): return self._inplace_op(ops.add, other)
+    def __isub__(self, other): return self._inplace_op(ops.subtract, other)
+    def __imul__(self, other): return self._inplace_op(ops.multiply, other)
+    def __itruediv__(self, other): return self._inplace_op(ops.divide, other)
+
+    def __setitem__(self, idx, v):
+        def functional():
+            current = ops.getitem(self, idx)
+            return ops.index_add(self, ops.broadcast_to(v, current.shape) - current, idx)
+
+        def raw_update():
+            self.value[idx] = raw(v.value if isinstance(v, Tensor) else v)
+        self._inplace(functional, raw_update)
+
+    # -- interpretation of the table ---------------------------------------------------
+    def _strip(self):
+        return self.value
+
+    def _constant(self, out):
+        if isinstance(out, tuple):
+            return tuple(Tensor._make(o, self._level) for o in out)
+        return Tensor._make(out, self._level) if _is_float_value(out) else out
+
+    def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
+        level = self._level
+        values, parents, versions = [], [], []
+        recording = False
+        for i, a in enumerate(args):
+            if type(a) is Tensor and a._level == level:
+                values.append(a.value)
+                if a.requires_grad:
+                    recording = True
+                    parents.append((a, 0) if a._node is None else (a._node, a._index))
+                    versions.append((a._version, a._version.version, i))
+                else:
+                    parents.append(None)
+            else:
+                values.append(a)
+                parents.append(None)
+        ans = bind(prim, *values, **params)
+        kind = prim.kind
+        if kind == "nondiff":
+            return ans
+        multiple = prim.multiple_results
+        if not recording or kind == "zero":
+            if multiple:
+                return tuple(Tensor._make(a, level) for a in ans)
+            return Tensor._make(ans, level)
+        res = residuals(prim, ans, tuple(values), params)
+        outs = ans if multiple else (ans,)
+        node = Node(prim, params, tuple(parents), res, len(outs),
+                    tuple(aval(a) for a in outs), tuple(versions))
+        tensors = tuple(Tensor._make(a, level, node, j, _is_float_value(a))
+                        for j, a in enumerate(outs))
+        if kind != "linear" and prim.residual is None and prim.saves != "inputs":
+            node.versions += tuple((t._version, 0, -1 - j) for j, t in enumerate(tensors))
+        return tensors if multiple else tensors[0]
+
+
+def _is_float_value(x) -> bool:
+    r = raw(x)
+    if type(r) in SCALAR_TYPES:
+        return isinstance(r, float)
+    return is_float_dtype(namespace_of([r]), r.dtype)
