@@ -46,3 +46,9 @@ def leaf_paths(tree: Any, prefix: str = "") -> list[str]:
     if isinstance(tree, dict):
         return [p for k, t in tree.items() for p in leaf_paths(t, f"{prefix}[{k!r}]")]
     return [prefix]
+
+
+def structure(tree: Any) -> Any:
+    """The container layout of ``tree`` with its leaves replaced by ``*``."""
+    leaves, build = flatten(tree)
+    return build(["*"] * len(leaves))

@@ -1,0 +1,16 @@
+"""mixed: forward-over-reverse Hessian-vector products and the Newton
+optimizers that use them, on NumPy or CuPy arrays.
+
+Examples
+--------
+>>> import numpy as np
+>>> from mixed import hvp
+>>> hvp(lambda x: (x ** 4).sum(), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+array([12., 48.])
+"""
+
+from mixed._hvp import grad_and_hvp, hessian, hessp, hvp, jac
+from mixed._newton import OptimizeResult, newton_cg, trust_region
+
+__all__ = ["OptimizeResult", "grad_and_hvp", "hessian", "hessp", "hvp", "jac",
+           "newton_cg", "trust_region"]

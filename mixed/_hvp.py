@@ -1,0 +1,168 @@
+"""Hessian-vector products by forward-over-reverse (or reverse-over-reverse).
+
+Forward-over-reverse wraps ``x`` as ``Dual(x, v)`` and runs the ordinary
+reverse-mode gradient on it: every value on the tape is a Dual, so the
+backward pass in Dual arithmetic returns grad f (primal part) and H v
+(tangent part). It only composes ``dualad`` and ``reverse``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import reverse
+from dualad import ops
+from dualad._core import new_level
+from dualad._dual import Dual, validate_tangent
+from dualad._shapes import shape_of, zeros
+from dualad._tree import flatten, leaf_paths, structure
+
+__all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
+
+MODES = ("forward-over-reverse", "reverse-over-reverse")
+
+
+def _check_scalar(f: Callable) -> Callable:
+    def checked(*args):
+        out = f(*args)
+        if shape_of(out) != ():
+            raise TypeError(f"f must return a scalar for an HVP, got shape {shape_of(out)}")
+        return out
+    return checked
+
+
+def _split(tree: Any, level: int, like: Any) -> tuple[Any, Any]:
+    leaves, build = flatten(tree)
+    like_leaves = flatten(like)[0]
+    primals, tangents = [], []
+    for leaf, x in zip(leaves, like_leaves):
+        if isinstance(leaf, Dual) and leaf._level == level:
+            primals.append(leaf.primal)
+            tangents.append(leaf.tangent)
+        else:
+            primals.append(leaf)
+            tangents.append(zeros(x) if type(x) is not float else 0.0)
+    return build(primals), build(tangents)
+
+
+def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> tuple[Any, Any]:
+    """The gradient of scalar ``f`` at ``x`` and the Hessian-vector product H v, in one pass.
+
+    Parameters
+    ----------
+    f : callable
+        Scalar function of an array, a float or a tuple/list/dict of arrays.
+    x : array, float or pytree
+        Where the derivatives are taken.
+    v : same structure, shapes and dtypes as ``x``
+        The direction (a leading axis of ``k`` directions gives ``k`` products).
+    mode : {"forward-over-reverse", "reverse-over-reverse"}
+        Forward-over-reverse (default) pushes a Dual through the tape;
+        reverse-over-reverse differentiates ``<grad f(x), v>`` with the tape
+        (slower, see benchmarks/README.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mixed import grad_and_hvp
+    >>> g, hv = grad_and_hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    >>> g, hv
+    (array([ 3., 12.]), array([6., 0.]))
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    x_leaves, build = flatten(x)
+    v_leaves, _ = flatten(v)
+    if structure(x) != structure(v):
+        raise ValueError(f"v must have the structure of x, {structure(x)}, got {structure(v)}")
+    names = leaf_paths(x, "v")
+    f = _check_scalar(f)
+    if mode == "reverse-over-reverse":
+        for xl, vl, name in zip(x_leaves, v_leaves, names):
+            _, nb = validate_tangent(xl, vl, name)
+            if nb:
+                raise ValueError(f"{name}: reverse-over-reverse takes one direction at a time")
+        g_fn = reverse.grad(f)
+
+        def directional(y):
+            return sum(ops.vdot(gl, vl) for gl, vl in zip(flatten(g_fn(y))[0], v_leaves))
+        g, gd = reverse.grad(lambda y: _with_grad(g_fn, directional, y), has_aux=True)(x)
+        return gd, g
+    level = new_level()
+    seeded = []
+    for xl, vl, name in zip(x_leaves, v_leaves, names):
+        vl, nb = validate_tangent(xl, vl, name)
+        seeded.append(Dual._make(xl, vl, level, nb))
+    g = reverse.grad(f)(build(seeded))
+    return _split(g, level, x)
+
+
+def _with_grad(g_fn, directional, y):
+    return directional(y), g_fn(y)
+
+
+def hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> Any:
+    """The Hessian-vector product H v of scalar ``f`` at ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mixed import hvp
+    >>> hvp(lambda x: (x[0] * x[1]) ** 2, np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    array([8., 8.])
+    """
+    return grad_and_hvp(f, x, v, mode=mode)[1]
+
+
+def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
+    """The dense Hessian of scalar ``f`` at an array ``x``, from batched HVPs.
+
+    ``chunk_size`` directions go through the tape at once (default: all n),
+    so the cost is ceil(n / chunk_size) HVP passes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mixed import hessian
+    >>> hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 3.0]))
+    array([[6., 2.],
+           [2., 0.]])
+    """
+    from dualad._transforms import _basis_chunks
+
+    def hess(x):
+        n = math.prod(shape_of(x))
+        chunk = n if chunk_size is None else chunk_size
+        if chunk < 1:
+            raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
+        if n == 0:
+            return zeros(x, shape_of(x) * 2)
+        rows = [grad_and_hvp(f, x, directions)[1] for _, _, directions in _basis_chunks(x, chunk)]
+        h = rows[0] if len(rows) == 1 else ops.concatenate(rows, axis=0)
+        return ops.reshape(h, shape_of(x) * 2)
+    return hess
+
+
+def hessp(f: Callable) -> Callable:
+    """``(x, p) -> H(x) p`` for ``scipy.optimize.minimize(..., hessp=hessp(f))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.optimize import minimize
+    >>> from mixed import hessp, jac
+    >>> f = lambda x: ((x - 1.0) ** 2).sum() + (x[0] * x[1]) ** 2
+    >>> r = minimize(f, np.zeros(2), jac=jac(f), hessp=hessp(f), method="trust-krylov")
+    >>> bool(r.success)
+    True
+    """
+    def hp(x, p):
+        return hvp(f, x, p)
+    return hp
+
+
+def jac(f: Callable) -> Callable:
+    """The gradient of scalar ``f`` as a callable (``scipy.optimize.minimize(jac=...)``)."""
+    return reverse.grad(_check_scalar(f))
+
