@@ -92,10 +92,18 @@ def namespace_of(args) -> object:
     Mixing array libraries (say CuPy and NumPy) is an error, since moving
     data between host and device implicitly would hide a costly copy.
     """
-    arrays = [a for a in args if not type(a) in SCALAR_TYPES and a is not None]
+    numpy_only = True
+    arrays = []
+    for a in args:
+        t = type(a)
+        if t in SCALAR_TYPES or a is None:
+            continue
+        arrays.append(a)
+        if t is not np.ndarray and not isinstance(a, np.generic):
+            numpy_only = False
     if not arrays:
         return scalar_xp
-    if all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):
+    if numpy_only:
         return _np_xp
     try:
         return array_api_compat.array_namespace(*arrays)

@@ -67,21 +67,25 @@ class Dual(ArrayLike, Value):
         return dtype_of(self.primal)
 
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
-        level, nb = self._level, 0
-        primals, tangents = [], []
-        for a in args:
-            if type(a) is Dual and a._level == level:
-                primals.append(a.primal)
-                tangents.append(a.tangent)
-                nb = nb or a._nb
-            else:
-                primals.append(a)
-                tangents.append(None)
-        if nb:  # every tangent of a chunked call carries the batch axis
-            k = next(shape_of(t)[0] for t, a in zip(tangents, args)
-                     if t is not None and a._nb)
-            tangents = [_batch(t, p, k) if t is not None and not a._nb else t
-                        for t, p, a in zip(tangents, primals, args)]
+        level = self._level
+        if len(args) == 1:  # the common unary case, without the loops below
+            primals, tangents, nb = (self.primal,), (self.tangent,), self._nb
+        else:
+            nb = 0
+            primals, tangents = [], []
+            for a in args:
+                if type(a) is Dual and a._level == level:
+                    primals.append(a.primal)
+                    tangents.append(a.tangent)
+                    nb |= a._nb
+                else:
+                    primals.append(a)
+                    tangents.append(None)
+            if nb:  # every tangent of a chunked call carries the batch axis
+                k = next(shape_of(t)[0] for t, a in zip(tangents, args)
+                         if t is not None and a._nb)
+                tangents = [_batch(t, p, k) if t is not None and not a._nb else t
+                            for t, p, a in zip(tangents, primals, args)]
         ans = bind(prim, *primals, **params)
         kind = prim.kind
         if kind == "elementwise":
@@ -94,7 +98,14 @@ class Dual(ArrayLike, Value):
             return ans
         if prim.multiple_results:
             return tuple(_wrap(a, t, level, nb) for a, t in zip(ans, out))
-        return _wrap(ans, out, level, nb)
+        if out is None:
+            return ans
+        d = _new(Dual)
+        d.primal, d.tangent, d._level, d._nb = ans, out, level, nb
+        return d
+
+
+_new = object.__new__
 
 
 def _wrap(ans, tangent, level, nb):
@@ -141,36 +152,34 @@ def check_differentiable(x: Any, name: str) -> None:
 
 def elementwise_jvp(prim, primals, tangents, ans, params, nb):
     """Sum of local partial times tangent, broadcast to the output."""
-    if all(t is None for t in tangents):
-        return None
-    out_ndim = ndim_of(ans)
     out = None
+    unary = len(primals) == 1
     for partial, t, x in zip(prim.partials, tangents, primals):
         if t is None:
             continue
         p = partial(ans, *primals, **params)
         if p is None:
             continue
-        if nb and ndim_of(x) < out_ndim:  # keep the batch axis in front
+        if nb and not unary and ndim_of(x) < ndim_of(ans):  # keep the batch axis in front
             s = shape_of(t)
-            t = ops.reshape(t, s[:1] + (1,) * (out_ndim - ndim_of(x)) + s[1:])
+            t = ops.reshape(t, s[:1] + (1,) * (ndim_of(ans) - ndim_of(x)) + s[1:])
         term = scale(p, t)
         out = term if out is None else out + term
-    if out is None:
-        return None
+    if out is None or unary:  # a unary partial has the shape and dtype of its input
+        return out
     want = shape_of(ans)
     if nb:
         want = shape_of(out)[:1] + want
     if shape_of(out) != want:
         out = ops.broadcast_to(out, want)
-    dt = dtype_of(raw(ans))
-    if dtype_of(raw(out)) != dt and not isinstance(raw(out), SCALAR_TYPES):
-        out = ops.astype(out, dt)
+    r_out, r_ans = raw(out), raw(ans)
+    if type(r_out) not in SCALAR_TYPES and r_out.dtype != dtype_of(r_ans):
+        out = ops.astype(out, r_ans.dtype)
     return out
 
 
 def _linear_jvp(prim, primals, tangents, params, nb):
-    lin = prim.linear_args
+    lin = range(len(primals)) if prim.linear_args is None else prim.linear_args
     if all(tangents[i] is None for i in lin):
         return None
     args = list(primals)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from dualad._arraylike import ArrayLike
+from dualad._backend import scalar_xp
 from dualad._core import Primitive, Value, bind, level_of, new_level
 from dualad._dual import Dual, validate_tangent
 from dualad._shapes import dtype_of, shape_of, zeros
@@ -134,6 +135,19 @@ class HyperDual(ArrayLike, Value):
         inv = _scalar_reciprocal((self.real, self.eps1, self.eps2, self.eps1eps2), self._level)
         return inv * other
 
+    def __pow__(self, other):
+        if type(self.real) is not float or type(other) not in (int, float) or other == 0:
+            return ArrayLike.__pow__(self, other)
+        if other == 2:
+            return self * self
+        a = self.real
+        n = other
+        f = scalar_xp.pow(a, float(n))
+        d1 = n * scalar_xp.pow(a, float(n - 1))
+        d2 = n * (n - 1) * scalar_xp.pow(a, float(n - 2)) if n != 1 else 0.0
+        return HyperDual._make(f, d1 * self.eps1, d1 * self.eps2,
+                               d1 * self.eps1eps2 + d2 * self.eps1 * self.eps2, self._level)
+
     # -- every primitive ----------------------------------------------------------
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level
@@ -159,19 +173,18 @@ def _scalar_reciprocal(parts, level):
 def _scalar_unary(prim, h, params):
     """f(a + b e1 + c e2 + d e1e2) = f + f' b e1 + f' c e2 + (f' d + f'' b c) e1e2."""
     a = h.real
+    f = prim.impl(scalar_xp, a, **params)
+    partial = prim.partials[0]
+    d1 = partial(f, a, **params)
+    if d1 is None:
+        return f
     lvl = new_level()
-    x = Dual._make(a, 1.0, lvl, 0)
-    fx = bind(prim, x, **params)  # (f, f')
-    if type(fx) is not Dual:
-        return bind(prim, a, **params)
-    p = prim.partials[0](fx, x, **params)  # (f', f'')
-    if p is None:
-        return fx.primal
-    if type(p) is Dual:
-        d1, d2 = p.primal, p.tangent
-    else:
-        d1, d2 = float(p), 0.0
-    return HyperDual._make(fx.primal, d1 * h.eps1, d1 * h.eps2,
+    # The partial evaluated on a dual number gives f' and f'' together.
+    p = partial(Dual._make(f, d1 if type(d1) is not int else float(d1), lvl, 0),
+                Dual._make(a, 1.0, lvl, 0), **params)
+    d2 = p.tangent if type(p) is Dual else 0.0
+    d1 = float(d1)
+    return HyperDual._make(f, d1 * h.eps1, d1 * h.eps2,
                            d1 * h.eps1eps2 + d2 * h.eps1 * h.eps2, h._level)
 
 

@@ -63,11 +63,16 @@ def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
 
 
 def is_mask(x: Any) -> bool:
-    """Whether ``x`` is boolean (a partial that selects rather than scales)."""
-    r = raw(x)
-    if type(r) in SCALAR_TYPES:
-        return isinstance(r, bool)
-    kind = getattr(r.dtype, "kind", None)
+    """Whether ``x`` is boolean (a partial that selects rather than scales).
+
+    Masks come from comparisons, which return raw arrays in every mode.
+    """
+    t = type(x)
+    if t is bool:
+        return True
+    if t in SCALAR_TYPES or hasattr(x, "_strip"):
+        return False
+    kind = getattr(x.dtype, "kind", None)
     if kind is not None:
         return kind == "b"
-    return namespace_of([r]).isdtype(r.dtype, "bool")
+    return namespace_of([x]).isdtype(x.dtype, "bool")

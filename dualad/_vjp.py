@@ -36,13 +36,14 @@ def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
         if prim.residual is not None:
             partials, avals = res
             parts = [p if need else None for p, need in zip(partials, needs)]
+            shapes = [av[0] for av in avals]
         else:
             ans, args = res
-            avals = [aval(a) for a in args]
+            shapes = [shape_of(a) for a in args]
             parts = [f(ans, *args, **params) if need else None
                      for f, need in zip(prim.partials, needs)]
-        return tuple(None if p is None else _unbroadcast_scaled(g, p, av[0])
-                     for p, av in zip(parts, avals))
+        return tuple(None if p is None else _unbroadcast_scaled(g, p, shape)
+                     for p, shape in zip(parts, shapes))
     if kind == "linear":
         cots = prim.transpose(g, *res, **params)
         return tuple(c if need else None for c, need in zip(cots, needs))

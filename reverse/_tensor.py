@@ -256,24 +256,30 @@ class Tensor(ArrayLike, Value):
         kind = prim.kind
         if kind == "nondiff":
             return ans
-        multiple = prim.multiple_results
+        if not prim.multiple_results:
+            if not recording or kind == "zero":
+                return Tensor._make(ans, level)
+            node = Node(prim, params, tuple(parents), residuals(prim, ans, values, params), 1,
+                        None, versions)
+            out = Tensor._make(ans, level, node, 0, _is_float_value(ans))
+            if kind != "linear" and prim.residual is None and prim.saves != "inputs":
+                versions.append((out._version, 0, -1))
+            return out
         if not recording or kind == "zero":
-            if multiple:
-                return tuple(Tensor._make(a, level) for a in ans)
-            return Tensor._make(ans, level)
-        res = residuals(prim, ans, tuple(values), params)
-        outs = ans if multiple else (ans,)
-        node = Node(prim, params, tuple(parents), res, len(outs),
-                    tuple(aval(a) for a in outs), tuple(versions))
-        tensors = tuple(Tensor._make(a, level, node, j, _is_float_value(a))
-                        for j, a in enumerate(outs))
-        if kind != "linear" and prim.residual is None and prim.saves != "inputs":
-            node.versions += tuple((t._version, 0, -1 - j) for j, t in enumerate(tensors))
-        return tensors if multiple else tensors[0]
+            return tuple(Tensor._make(a, level) for a in ans)
+        node = Node(prim, params, tuple(parents), residuals(prim, ans, values, params), len(ans),
+                    tuple(aval(a) for a in ans), versions)
+        outs = tuple(Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(ans))
+        if prim.residual is None and prim.saves != "inputs":
+            versions.extend((t._version, 0, -1 - j) for j, t in enumerate(outs))
+        return outs
 
 
 def _is_float_value(x) -> bool:
     r = raw(x)
     if type(r) in SCALAR_TYPES:
-        return isinstance(r, float)
+        return type(r) is float
+    kind = getattr(r.dtype, "kind", None)
+    if kind is not None:
+        return kind in "fc"
     return is_float_dtype(namespace_of([r]), r.dtype)
