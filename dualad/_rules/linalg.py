@@ -1,13 +1,138 @@
-"""Linear algebra primitives: matmul (with NumPy's 1-d rules) and the
-``linalg`` family, each with its JVP and VJP side by side."""
+"""Linear algebra primitives: matmul (with NumPy's 1-d rules), ``einsum`` and
+the ``linalg`` family (solve, inv, det, slogdet, cholesky, qr, eigh, svd,
+norm), each with its JVP and VJP side by side.
+
+Every rule is written with the differentiable operations of the table, so a
+rule applied to ``Dual``, ``HyperDual`` or tape values is itself
+differentiated; only the ``impl`` functions touch the array namespace
+``xp``. The JVP rules are written for matrices broadcast from the right, so
+a chunk of ``k`` tangents (a leading axis) passes through them unchanged
+(``batch_params=True``).
+
+Conventions at points where the derivative does not exist or is not unique
+(each is stated again in the function's docstring):
+
+- ``det`` is a polynomial, so its derivative (the cofactor matrix) exists
+  everywhere; at an exactly singular matrix it is computed from an SVD.
+- ``slogdet``: the derivative of ``logabsdet`` at a singular matrix is ``nan``
+  (``logabsdet`` is ``-inf`` there); ``sign`` has no derivative.
+- ``cholesky`` and ``eigh`` read one triangle of their input; their
+  derivatives are those of ``f((A + A^T) / 2)``, i.e. they assume symmetric
+  inputs and symmetrize the perturbations.
+- ``eigh`` and ``svd``: eigenvectors and singular vectors are not
+  differentiable where eigenvalues (singular values) coincide; there their
+  derivatives are ``inf``/``nan``, never a silently wrong number. The
+  derivatives of the eigenvalues (singular values) alone stay finite.
+- ``norm``: the 2-norm (and Frobenius norm) has the subgradient 0 at 0.
+"""
 
 from __future__ import annotations
 
-from dualad._core import Primitive, bind
-from dualad._rules import shape as _shape
-from dualad._shapes import ndim_of, shape_of
+import math
+import string
+from collections import Counter
+from operator import itemgetter
 
-__all__ = ["matmul"]
+from dualad._backend import namespace_of
+from dualad._core import Primitive, bind
+from dualad._rules import elementwise as _ew
+from dualad._rules import reductions as _red
+from dualad._rules import shape as _shape
+from dualad._shapes import dtype_of, ndim_of, normalize_axes, raw, shape_of
+
+__all__ = ["matmul", "einsum"]
+
+# Rules call functions rather than operators: ``raw_array * value`` would ask
+# the raw array's own ``__mul__`` first, and strict array-API arrays refuse
+# foreign operands instead of returning NotImplemented.
+_add, _sub, _mul, _div, _neg = _ew.add, _ew.subtract, _ew.multiply, _ew.divide, _ew.negative
+_T = _shape.matrix_transpose
+
+
+def _result_type(name, fields, doc):
+    """A tuple with named fields, like ``numpy.linalg``'s results.
+
+    Unlike a ``namedtuple`` it is built from one iterable, as ``tuple`` is,
+    so code that rebuilds containers generically (``type(t)(items)``, as the
+    transforms do with outputs) keeps the type and its field names.
+    """
+    def __new__(cls, iterable):
+        values = tuple(iterable)
+        if len(values) != len(fields):
+            raise TypeError(f"{name} needs {len(fields)} values {fields}, got {len(values)}")
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        return f"{name}(" + ", ".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
+
+    namespace = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__doc__": doc,
+                 "__getnewargs__": lambda self: (tuple(self),), "__module__": __name__}
+    for i, f in enumerate(fields):
+        namespace[f] = property(itemgetter(i), doc=f"Alias for field number {i}")
+    return type(name, (tuple,), namespace)
+
+
+SlogdetResult = _result_type("SlogdetResult", ("sign", "logabsdet"), "The result of :func:`slogdet`.")
+QRResult = _result_type("QRResult", ("Q", "R"), "The result of :func:`qr`.")
+EighResult = _result_type("EighResult", ("eigenvalues", "eigenvectors"), "The result of :func:`eigh`.")
+SVDResult = _result_type("SVDResult", ("U", "S", "Vh"), "The result of :func:`svd`.")
+
+
+# -- helpers: constants in the operand's backend and dtype, and matrix pieces --
+def _constant(like, make):
+    """``make(xp, dtype)`` in the namespace and floating dtype of ``like``."""
+    r = raw(like)
+    xp = namespace_of([r])
+    return make(xp, r.dtype)
+
+
+def _eye(like, n):
+    return _constant(like, lambda xp, dt: xp.eye(n, dtype=dt))
+
+
+def _eye_mask(like, n):
+    return _constant(like, lambda xp, dt: xp.eye(n, dtype=dt) == 1)
+
+
+def _tril_mask(like, n, k=0):
+    """A 0/1 float matrix that is 1 on and below the k-th diagonal."""
+    return _constant(like, lambda xp, dt: xp.tril(xp.ones((n, n), dtype=dt), k=k))
+
+
+def _any(mask):
+    """Whether any entry of a raw boolean array is true (control flow, not math)."""
+    if isinstance(mask, bool):
+        return mask
+    return bool(namespace_of([mask]).any(mask))
+
+
+def _sym(x):
+    return _mul(_add(x, _T(x)), 0.5)
+
+
+def _diag_part(x):
+    """The diagonals of a stack of square matrices, shape ``(..., n)``."""
+    return _red.sum(_mul(x, _eye(x, shape_of(x)[-1])), axis=-1)
+
+
+def _diag_embed(v):
+    """Diagonal matrices from a stack of vectors."""
+    return _mul(_shape.expand_dims(v, -1), _eye(v, shape_of(v)[-1]))
+
+
+def _row(v):
+    """``(..., n) -> (..., 1, n)``: scales the columns of a matrix."""
+    return _shape.expand_dims(v, -2)
+
+
+def _col(v):
+    """``(..., n) -> (..., n, 1)``: scales the rows of a matrix."""
+    return _shape.expand_dims(v, -1)
+
+
+def _mat(v):
+    """``(...) -> (..., 1, 1)``: a scalar per matrix."""
+    return _shape.expand_dims(v, (-2, -1))
 
 
 def _lift(t, ndim):
@@ -18,6 +143,29 @@ def _lift(t, ndim):
     return _shape.reshape(t, s[:1] + (1,) * (ndim - len(s) + 1) + s[1:])
 
 
+def _batched(primals, tangents):
+    return any(t is not None and ndim_of(t) > ndim_of(p) for p, t in zip(primals, tangents))
+
+
+def _check_matrix(a, name, arg="a", square=True):
+    s = shape_of(a)
+    if len(s) < 2:
+        raise ValueError(f"{name}: {arg} must be a matrix or a stack of matrices "
+                         f"(ndim >= 2), got shape {s} (ndim {len(s)})")
+    if square and s[-1] != s[-2]:
+        raise ValueError(f"{name}: {arg} must be square in its last two axes, "
+                         f"got shape {s} ({s[-2]} x {s[-1]})")
+
+
+def _broadcast_batch(name, *shapes):
+    try:
+        return _shape._broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{name}: the batch shapes {', '.join(map(str, shapes))} "
+                         "do not broadcast together") from None
+
+
+# -- matmul -------------------------------------------------------------------------
 def _matmul_jvp(primals, tangents, ans, **_):
     x, y = primals
     tx, ty = tangents
@@ -38,20 +186,20 @@ def _matmul_jvp(primals, tangents, ans, **_):
                 term = matmul(x, _lift(ty, nx) if nx > ny else ty)
         else:
             term = matmul(x, ty)
-        out = term if out is None else out + term
+        out = term if out is None else _add(out, term)
     return out
 
 
 def _matmul_vjp(g, ans, x, y):
     nx, ny = ndim_of(x), ndim_of(y)
     if nx == 1 and ny == 1:
-        return g * y, g * x
+        return _mul(g, y), _mul(g, x)
     if nx == 1:
         gx = _shape.unbroadcast(matmul(y, _shape.expand_dims(g, -1))[..., 0], shape_of(x))
-        gy = _shape.unbroadcast(_shape.expand_dims(x, -1) * _shape.expand_dims(g, -2), shape_of(y))
+        gy = _shape.unbroadcast(_mul(_shape.expand_dims(x, -1), _shape.expand_dims(g, -2)), shape_of(y))
         return gx, gy
     if ny == 1:
-        gx = _shape.unbroadcast(_shape.expand_dims(g, -1) * y, shape_of(x))
+        gx = _shape.unbroadcast(_mul(_shape.expand_dims(g, -1), y), shape_of(x))
         gy = _shape.unbroadcast(matmul(_shape.expand_dims(g, -2), x)[..., 0, :], shape_of(y))
         return gx, gy
     gx = _shape.unbroadcast(matmul(g, _shape.matrix_transpose(y)), shape_of(x))
@@ -68,4 +216,921 @@ def matmul(x, y):
     if ndim_of(x) == 0 or ndim_of(y) == 0:
         raise ValueError(f"matmul needs operands of ndim >= 1, got shapes {shape_of(x)} and {shape_of(y)}")
     return bind(_matmul_p, x, y)
+
+
+# -- solve ----------------------------------------------------------------------------
+def _solve_impl(xp, a, b, *, vector):
+    if vector:
+        b = xp.expand_dims(b, axis=-1)
+    batch = _shape._broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    a = xp.broadcast_to(a, batch + tuple(a.shape[-2:]))
+    b = xp.broadcast_to(b, batch + tuple(b.shape[-2:]))
+    x = xp.linalg.solve(a, b)
+    return x[..., 0] if vector else x
+
+
+def _solve_m(a, b):
+    """``solve`` with a matrix right-hand side and no validation (for rules)."""
+    return bind(_solve_p, a, b, vector=False)
+
+
+def _drop_last(x):
+    return _shape.reshape(x, shape_of(x)[:-1])
+
+
+def _solve_jvp(primals, tangents, ans, *, vector):
+    # x = A^-1 b  =>  dx = A^-1 (db - dA x)
+    a, b = primals
+    ta, tb = tangents
+    x = _col(ans) if vector else ans
+    batched = _batched(primals, tangents)
+    rhs = None
+    if tb is not None:
+        rhs = _col(tb) if vector else tb
+        if batched:
+            rhs = _lift(rhs, ndim_of(x))
+    if ta is not None:
+        term = _neg(matmul(_lift(ta, ndim_of(x)) if batched else ta, x))
+        rhs = term if rhs is None else _add(rhs, term)
+    dx = _solve_m(a, rhs)
+    return _drop_last(dx) if vector else dx
+
+
+def _solve_vjp(g, ans, a, b, *, vector):
+    # gb = A^-T g, gA = -gb x^T, each summed over the axes it was broadcast along.
+    gm = _col(g) if vector else g
+    x = _col(ans) if vector else ans
+    gb = _solve_m(_T(a), gm)
+    ga = _shape.unbroadcast(_neg(matmul(gb, _T(x))), shape_of(a))
+    gb = _shape.unbroadcast(_drop_last(gb) if vector else gb, shape_of(b))
+    return ga, gb
+
+
+_solve_p = Primitive("solve", _solve_impl, "custom", jvp=_solve_jvp, vjp=_solve_vjp,
+                     batch_params=True)
+
+
+def solve(a, b):
+    """Solve ``a @ x = b`` for ``x``, as ``numpy.linalg.solve``.
+
+    Parameters
+    ----------
+    a : (..., n, n) array or value type
+        Square, nonsingular coefficient matrices.
+    b : (n,) or (..., n, k) array or value type
+        A 1-d ``b`` is one vector (solved against every matrix of ``a``);
+        otherwise ``b`` holds ``k`` columns and its batch axes broadcast
+        against those of ``a``.
+
+    Returns
+    -------
+    x : (..., n) or (..., n, k)
+
+    Notes
+    -----
+    JVP: ``dx = solve(a, db - da @ x)``; VJP: ``gb = solve(a.T, g)``,
+    ``ga = -gb @ x.T``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[2.0, 0.0], [0.0, 4.0]])
+    >>> b = np.array([2.0, 4.0])
+    >>> x, dx = jvp(lambda b: ops.linalg.solve(a, b), (b,), (np.array([1.0, 0.0]),))
+    >>> x.tolist(), dx.tolist()
+    ([1.0, 1.0], [0.5, 0.0])
+    """
+    _check_matrix(a, "solve")
+    sa, sb = shape_of(a), shape_of(b)
+    n = sa[-1]
+    if len(sb) == 0:
+        raise ValueError("solve: b must be a vector (n,) or matrices (..., n, k), got a 0-d b")
+    vector = len(sb) == 1
+    rows = sb[0] if vector else sb[-2]
+    if rows != n:
+        what = "b.shape[0]" if vector else "b.shape[-2]"
+        raise ValueError(f"solve: {what} must equal a's size n = {n} (a has shape {sa}), "
+                         f"got b of shape {sb}")
+    if not vector:
+        _broadcast_batch("solve", sa[:-2], sb[:-2])
+    return bind(_solve_p, a, b, vector=vector)
+
+
+# -- inv ---------------------------------------------------------------------------------
+def _inv_jvp(primals, tangents, ans):
+    (ta,) = tangents
+    return _neg(matmul(ans, matmul(ta, ans)))
+
+
+def _inv_vjp(g, ans, a):
+    ans_t = _T(ans)
+    return (_neg(matmul(ans_t, matmul(g, ans_t))),)
+
+
+_inv_p = Primitive("inv", lambda xp, a: xp.linalg.inv(a), "custom", jvp=_inv_jvp,
+                   vjp=_inv_vjp, batch_params=True, saves="output")
+
+
+def inv(a):
+    """The inverse of each square matrix of ``a``, as ``numpy.linalg.inv``.
+
+    JVP: ``-inv(a) @ da @ inv(a)``; VJP: ``-inv(a).T @ g @ inv(a).T``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import derivative, ops
+    >>> float(derivative(lambda s: ops.linalg.inv(s * np.eye(2))[0, 0])(2.0))
+    -0.25
+    """
+    _check_matrix(a, "inv")
+    return bind(_inv_p, a)
+
+
+# -- det and slogdet ---------------------------------------------------------------------
+def _cofactor(a, d):
+    """``adj(a).T``, the derivative of ``det`` at ``a``; exact at singular ``a`` too.
+
+    Where ``a`` is nonsingular it is ``det(a) * inv(a).T``. Where ``det(a)``
+    is exactly 0 the inverse does not exist, so the adjugate comes from an
+    SVD instead: ``adj(a).T = sign * U diag(p) Vh`` with ``p_i`` the product of
+    the other singular values and ``sign = det(U) det(Vh)`` (a locally
+    constant +-1).
+    """
+    n = shape_of(a)[-1]
+    singular = raw(d) == 0
+    if not _any(singular):
+        return _mul(_mat(d), _T(inv(a)))
+    mask = _mat(singular)
+    u, s, vh = bind(_svd_p, a)
+    sign = _mul(det(raw(u)), det(raw(vh)))
+    others = _red.prod(_ew.where(_eye_mask(s, n), 1.0, _row(s)), axis=-1)
+    from_svd = _mul(_mat(sign), matmul(_mul(u, _row(others)), vh))
+    from_inv = _mul(_mat(d), _T(inv(_ew.where(mask, _eye(a, n), a))))
+    return _ew.where(mask, from_svd, from_inv)
+
+
+def _det_jvp(primals, tangents, ans):
+    (a,), (ta,) = primals, tangents
+    return _red.sum(_mul(_cofactor(a, ans), ta), axis=(-2, -1))
+
+
+def _det_vjp(g, ans, a):
+    return (_mul(_mat(g), _cofactor(a, ans)),)
+
+
+_det_p = Primitive("det", lambda xp, a: xp.linalg.det(a), "custom", jvp=_det_jvp,
+                   vjp=_det_vjp, batch_params=True)
+
+
+def det(a):
+    """The determinant of each square matrix of ``a``, as ``numpy.linalg.det``.
+
+    The derivative is the cofactor matrix ``adj(a).T``, which exists
+    everywhere (``det`` is a polynomial): at an exactly singular matrix it
+    is computed from an SVD rather than from ``inv``. Its own derivative
+    there (a second derivative of ``det``) needs distinct singular values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jacfwd, ops
+    >>> jacfwd(ops.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))  # singular
+    array([[ 4., -2.],
+           [-2.,  1.]])
+    """
+    _check_matrix(a, "det")
+    return bind(_det_p, a)
+
+
+def _inv_t_or_nan(a, logabsdet):
+    """``inv(a).T``, with ``nan`` for the matrices that are singular."""
+    singular = raw(logabsdet) == -math.inf
+    if not _any(singular):
+        return _T(inv(a))
+    mask = _mat(singular)
+    safe = _ew.where(mask, _eye(a, shape_of(a)[-1]), a)
+    return _ew.where(mask, math.nan, _T(inv(safe)))
+
+
+def _slogdet_impl(xp, a):
+    sign, logabsdet = xp.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def _slogdet_jvp(primals, tangents, ans):
+    (a,), (ta,) = primals, tangents
+    return None, _red.sum(_mul(_inv_t_or_nan(a, ans[1]), ta), axis=(-2, -1))
+
+
+def _slogdet_vjp(g, ans, a):
+    g_logabsdet = g[1]
+    if g_logabsdet is None:
+        return (None,)
+    return (_mul(_mat(g_logabsdet), _inv_t_or_nan(a, ans[1])),)
+
+
+_slogdet_p = Primitive("slogdet", _slogdet_impl, "custom", jvp=_slogdet_jvp,
+                       vjp=_slogdet_vjp, batch_params=True, multiple_results=True)
+
+
+def slogdet(a):
+    """Sign and log of the absolute value of the determinant, as ``numpy.linalg.slogdet``.
+
+    Returns a named tuple ``(sign, logabsdet)``. ``sign`` has no derivative
+    (it is locally constant); the derivative of ``logabsdet`` is
+    ``inv(a).T``, and ``nan`` at a singular matrix, where ``logabsdet`` is
+    ``-inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jacfwd, ops
+    >>> jacfwd(lambda a: ops.linalg.slogdet(a).logabsdet)(np.array([[-2.0, 0.0], [0.0, 4.0]]))
+    array([[-0.5 ,  0.  ],
+           [ 0.  ,  0.25]])
+    """
+    _check_matrix(a, "slogdet")
+    return SlogdetResult(bind(_slogdet_p, a))
+
+
+# -- cholesky ------------------------------------------------------------------------------
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved."""
+    n = shape_of(x)[-1]
+    return _mul(x, _sub(_tril_mask(x, n), _mul(_eye(x, n), 0.5)))
+
+
+def _cholesky_jvp(primals, tangents, ans):
+    # A = L L^T  =>  dL = L phi(L^-1 dA L^-T), with dA symmetrized.
+    (ta,), low = tangents, ans
+    y = _solve_m(low, _sym(ta))
+    return matmul(low, _phi(_T(_solve_m(low, _T(y)))))
+
+
+def _cholesky_vjp(g, ans, a):
+    # The transpose of the JVP: gA = sym(L^-T phi(L^T g) L^-1).
+    low_t = _T(ans)
+    m = _solve_m(low_t, _phi(matmul(low_t, g)))
+    return (_sym(_T(_solve_m(low_t, _T(m)))),)
+
+
+_cholesky_p = Primitive("cholesky", lambda xp, a: xp.linalg.cholesky(a), "custom",
+                        jvp=_cholesky_jvp, vjp=_cholesky_vjp, batch_params=True,
+                        saves="output")
+
+
+def cholesky(a, /, *, upper=False):
+    """The Cholesky factor of symmetric positive definite matrices, as ``numpy.linalg.cholesky``.
+
+    Returns the lower triangular ``L`` with ``a = L @ L.T`` (``upper=True``:
+    its transpose). Only one triangle of ``a`` is read, so the derivative is
+    that of ``cholesky((a + a.T) / 2)``: it assumes ``a`` symmetric and
+    symmetrizes the perturbation (the same convention as JAX).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import derivative, ops
+    >>> float(derivative(lambda s: ops.linalg.cholesky(s * np.eye(2))[1, 1])(4.0))
+    0.25
+    """
+    _check_matrix(a, "cholesky")
+    low = bind(_cholesky_p, a)
+    return _T(low) if upper else low
+
+
+# -- qr ---------------------------------------------------------------------------------------
+def _qr_impl(xp, a):
+    q, r = xp.linalg.qr(a)
+    return q, r
+
+
+def _qr_jvp(primals, tangents, ans):
+    # See J. Townsend, "Differentiating the QR decomposition" (2018); m >= n.
+    (ta,), (q, r) = tangents, ans
+    n = shape_of(r)[-1]
+    x = _T(_solve_m(_T(r), _T(ta)))  # dA R^-1
+    c = matmul(_T(q), x)
+    low = _mul(c, _tril_mask(c, n, -1))
+    omega = _sub(low, _T(low))  # antisymmetric: Q^T dQ
+    dq = _add(matmul(q, _sub(omega, c)), x)
+    dr = matmul(_sub(c, omega), r)
+    return dq, dr
+
+
+def _qr_vjp(g, ans, a):
+    # The transpose of the JVP: with M = Q^T gQ - gR R^T,
+    # gA = (Q (tril(M - M^T, -1) - M) + gQ) R^-T.
+    (gq, gr), (q, r) = g, ans
+    if gq is None and gr is None:
+        return (None,)
+    n = shape_of(r)[-1]
+    m = None
+    if gq is not None:
+        m = matmul(_T(q), gq)
+    if gr is not None:
+        term = _neg(matmul(gr, _T(r)))
+        m = term if m is None else _add(m, term)
+    inner = _sub(_mul(_sub(m, _T(m)), _tril_mask(m, n, -1)), m)
+    big = matmul(q, inner)
+    if gq is not None:
+        big = _add(big, gq)
+    return (_T(_solve_m(r, _T(big))),)
+
+
+_qr_p = Primitive("qr", _qr_impl, "custom", jvp=_qr_jvp, vjp=_qr_vjp, batch_params=True,
+                  multiple_results=True, saves="output")
+
+
+def qr(a, mode="reduced"):
+    """The reduced QR decomposition, as ``numpy.linalg.qr``.
+
+    Parameters
+    ----------
+    a : (..., m, n) array or value type, with ``m >= n`` and full column rank.
+    mode : {"reduced", "r", "complete"}
+        ``"reduced"`` returns ``(Q, R)`` with ``Q`` of shape (..., m, n);
+        ``"r"`` returns ``R`` alone; ``"complete"`` is accepted for square
+        matrices only (where it equals ``"reduced"``): a complete ``Q`` of a
+        tall matrix has no unique derivative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[3.0, 0.0], [4.0, 5.0], [0.0, 0.0]])
+    >>> (q, r), (dq, dr) = jvp(lambda a: ops.linalg.qr(a), (a,), (np.ones_like(a),))
+    >>> bool(np.allclose(dq @ r + q @ dr, np.ones_like(a)))
+    True
+    """
+    _check_matrix(a, "qr", square=False)
+    m, n = shape_of(a)[-2:]
+    if mode not in ("reduced", "r", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced', 'r' or 'complete', got {mode!r}")
+    if mode == "complete" and m != n:
+        raise ValueError(f"qr: mode='complete' of a non-square matrix (shape {shape_of(a)}) "
+                         "has no unique derivative; use mode='reduced'")
+    if m < n:
+        raise ValueError(f"qr: a must have at least as many rows as columns (m >= n) to be "
+                         f"differentiated, got shape {shape_of(a)} (m = {m}, n = {n})")
+    q, r = bind(_qr_p, a)
+    return r if mode == "r" else QRResult((q, r))
+
+
+# -- eigh ------------------------------------------------------------------------------------
+def _eigh_impl(xp, a):
+    w, v = xp.linalg.eigh(a)
+    return w, v
+
+
+def _gap_inverse(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (inf for ties)."""
+    n = shape_of(w)[-1]
+    on_diag = _eye_mask(w, n)
+    diff = _sub(_row(w), _col(w))
+    return _ew.where(on_diag, 0.0, _ew.reciprocal(_ew.where(on_diag, 1.0, diff)))
+
+
+def _eigh_jvp(primals, tangents, ans):
+    # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T sym(dA) V.
+    (ta,), (w, v) = tangents, ans
+    s = matmul(_T(v), matmul(_sym(ta), v))
+    return _diag_part(s), matmul(v, _mul(_gap_inverse(w), s))
+
+
+def _eigh_vjp(g, ans, a):
+    (gw, gv), (w, v) = g, ans
+    inner = None if gw is None else _diag_embed(gw)
+    if gv is not None:  # skipped when only w is used, so ties cost nothing then
+        term = _mul(_gap_inverse(w), matmul(_T(v), gv))
+        inner = term if inner is None else _add(inner, term)
+    if inner is None:
+        return (None,)
+    return (_sym(matmul(v, matmul(inner, _T(v)))),)
+
+
+_eigh_p = Primitive("eigh", _eigh_impl, "custom", jvp=_eigh_jvp, vjp=_eigh_vjp,
+                    batch_params=True, multiple_results=True, saves="output")
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as ``numpy.linalg.eigh``.
+
+    Returns a named tuple ``(eigenvalues, eigenvectors)``.
+
+    The input is assumed symmetric and so are the perturbations: only the
+    ``UPLO`` triangle is read, and the derivative is that of
+    ``eigh((a + a.T) / 2)``. Eigenvectors are defined up to sign; functions
+    of them that do not depend on the sign (``V diag(f(w)) V.T``) have
+    well-defined derivatives. Where two eigenvalues coincide the
+    eigenvectors are not differentiable and their derivative is inf/nan;
+    the eigenvalues' derivative stays finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.diag([1.0, 3.0])
+    >>> (w, v), (dw, dv) = jvp(ops.linalg.eigh, (a,), (np.array([[1.0, 0.0], [0.0, 2.0]]),))
+    >>> dw.tolist()
+    [1.0, 2.0]
+    """
+    _check_matrix(a, "eigh")
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    if UPLO == "U":  # the array API reads the lower triangle; that of a.T is a's upper
+        a = _T(a)
+    return EighResult(bind(_eigh_p, a))
+
+
+# -- svd ----------------------------------------------------------------------------------------
+def _svd_impl(xp, a):
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    return u, s, vh
+
+
+def _svd_jvp(primals, tangents, ans):
+    # dS = U^T dA V; ds = diag(dS); F_ij = 1 / (s_j^2 - s_i^2);
+    # dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V / s          (m > n)
+    # dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U / s        (n > m)
+    (a,), (ta,), (u, s, vh) = primals, tangents, ans
+    m, n = shape_of(a)[-2:]
+    v = _T(vh)
+    ds_mat = matmul(_T(u), matmul(ta, v))
+    f = _gap_inverse(_ew.square(s))
+    dss = _mul(ds_mat, _row(s))
+    sds = _mul(_col(s), ds_mat)
+    du = matmul(u, _mul(f, _add(dss, _T(dss))))
+    dv = matmul(v, _mul(f, _add(sds, _T(sds))))
+    if m > n:
+        dav = matmul(ta, v)
+        du = _add(du, _div(_sub(dav, matmul(u, matmul(_T(u), dav))), _row(s)))
+    if n > m:
+        dau = matmul(_T(ta), u)
+        dv = _add(dv, _div(_sub(dau, matmul(v, matmul(vh, dau))), _row(s)))
+    return du, _diag_part(ds_mat), _T(dv)
+
+
+def _svd_vjp(g, ans, a):
+    # The transpose of the JVP: gA = U Z V^T + (I - U U^T) gU S^-1 V^T
+    # + U S^-1 gV^T (I - V V^T), Z = diag(gS) + (J + J^T) S + S (K + K^T),
+    # J = F * (U^T gU), K = F * (V^T gV), gV = gVh^T.
+    (gu, gs, gvh), (u, s, vh) = g, ans
+    m, n = shape_of(u)[-2], shape_of(vh)[-1]
+    v = _T(vh)
+    terms = []
+    z = None if gs is None else _diag_embed(gs)
+    f = None
+    if gu is not None or gvh is not None:
+        f = _gap_inverse(_ew.square(s))
+    if gu is not None:
+        j = _mul(f, matmul(_T(u), gu))
+        t = _mul(_add(j, _T(j)), _row(s))
+        z = t if z is None else _add(z, t)
+        if m > n:
+            comp = _div(_sub(gu, matmul(u, matmul(_T(u), gu))), _row(s))
+            terms.append(matmul(comp, vh))
+    if gvh is not None:
+        gv = _T(gvh)
+        k = _mul(f, matmul(vh, gv))
+        t = _mul(_col(s), _add(k, _T(k)))
+        z = t if z is None else _add(z, t)
+        if n > m:
+            comp = _div(_T(_sub(gv, matmul(v, matmul(vh, gv)))), _col(s))
+            terms.append(matmul(u, comp))
+    if z is not None:
+        terms.insert(0, matmul(u, matmul(z, vh)))
+    if not terms:
+        return (None,)
+    out = terms[0]
+    for t in terms[1:]:
+        out = _add(out, t)
+    return (out,)
+
+
+_svd_p = Primitive("svd", _svd_impl, "custom", jvp=_svd_jvp, vjp=_svd_vjp,
+                   batch_params=True, multiple_results=True, saves="output")
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The singular value decomposition ``a = U @ diag(S) @ Vh``, as ``numpy.linalg.svd``.
+
+    Returns a named tuple ``(U, S, Vh)`` with ``k = min(m, n)`` columns of
+    ``U`` and rows of ``Vh`` and ``S`` descending; ``compute_uv=False``
+    returns ``S`` alone. ``full_matrices=True`` (NumPy's default) is accepted
+    for square matrices only, where it equals ``False``: the extra columns of
+    a complete ``U`` have no unique derivative. ``hermitian`` is accepted
+    and ignored (the general algorithm gives an equally valid SVD).
+
+    Singular vectors are defined up to sign and are not differentiable where
+    singular values coincide, or (for non-square ``a``) where one is 0:
+    there their derivative is inf/nan. The derivative of ``S`` alone is
+    always finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jacfwd, ops
+    >>> jacfwd(lambda a: ops.linalg.svd(a, full_matrices=False).S[0])(np.diag([3.0, 1.0]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    _check_matrix(a, "svd", square=False)
+    m, n = shape_of(a)[-2:]
+    if full_matrices and m != n:
+        raise ValueError(f"svd: full_matrices=True for a non-square matrix (shape {shape_of(a)}) "
+                         "has no unique derivative; pass full_matrices=False")
+    u, s, vh = bind(_svd_p, a)
+    return SVDResult((u, s, vh)) if compute_uv else s
+
+
+# -- norm ---------------------------------------------------------------------------------------
+def _norm2_impl(xp, x, *, axis, keepdims):
+    vector_norm = getattr(getattr(xp, "linalg", None), "vector_norm", None)
+    if vector_norm is not None:
+        return vector_norm(x, axis=axis, keepdims=keepdims)
+    return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
+
+
+def _kept_shape(shape, axis):
+    n = len(shape)
+    return tuple(1 if i - n in axis else s for i, s in enumerate(shape))
+
+
+def _safe_divide(num, den):
+    """``num / den``, and 0 where ``den`` is 0 (the subgradient of a norm at 0)."""
+    zero = _ew.equal(den, 0)
+    return _ew.where(zero, 0.0, _div(num, _ew.where(zero, 1.0, den)))
+
+
+def _norm2_jvp(primals, tangents, ans, *, axis, keepdims):
+    (x,), (tx,) = primals, tangents
+    return _safe_divide(_red.sum(_mul(x, tx), axis, keepdims), ans)
+
+
+def _norm2_vjp(g, ans, x, *, axis, keepdims):
+    if not keepdims:
+        kept = _kept_shape(shape_of(x), axis)
+        g, ans = _shape.reshape(g, kept), _shape.reshape(ans, kept)
+    return (_mul(_safe_divide(g, ans), x),)
+
+
+_norm2_p = Primitive("norm2", _norm2_impl, "custom", jvp=_norm2_jvp, vjp=_norm2_vjp,
+                     batch_params=True)
+
+
+def _norm2(x, axis, keepdims):
+    """The Euclidean norm over ``axis`` (a tuple of negative axes); derivative 0 at 0."""
+    if ndim_of(x) == 0:
+        return _ew.abs(x)
+    return bind(_norm2_p, x, axis=axis, keepdims=keepdims)
+
+
+def _restore(out, shape, axis, keepdims):
+    return _shape.reshape(out, _kept_shape(shape, axis)) if keepdims else out
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if isinstance(ord, str):
+        raise ValueError(f"norm: ord={ord!r} is a matrix norm; for a vector norm ord must be a "
+                         "number (None, inf, -inf, 0, 1, 2, ...)")
+    if ord is None or ord == 2:
+        return _norm2(x, axis, keepdims)
+    ax = _ew.abs(x)
+    if ord == math.inf:
+        return _red.max(ax, axis, keepdims)
+    if ord == -math.inf:
+        return _red.min(ax, axis, keepdims)
+    if ord == 0:  # a count: zero derivative
+        r = raw(x)
+        nonzero = _shape.astype(_ew.not_equal(r, 0), dtype_of(r))
+        return _red.sum(nonzero, axis, keepdims)
+    if ord == 1:
+        return _red.sum(ax, axis, keepdims)
+    total = _red.sum(_ew.power(ax, float(ord)), axis, keepdims)
+    zero = _ew.equal(total, 0)  # the subgradient 0 at 0, as for the 2-norm
+    return _ew.where(zero, 0.0, _ew.power(_ew.where(zero, 1.0, total), 1.0 / ord))
+
+
+_MATRIX_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    row, col = axes
+    if ord not in _MATRIX_ORDS:
+        raise ValueError(f"norm: ord={ord!r} is not a matrix norm; expected one of "
+                         "None, 'fro', 'nuc', 1, -1, 2, -2, inf, -inf")
+    shape = shape_of(x)
+    both = tuple(sorted((row, col)))
+    if ord is None or ord == "fro":
+        return _norm2(x, both, keepdims)
+    if ord in ("nuc", 2, -2):
+        s = svd(_shape.moveaxis(x, (row, col), (-2, -1)), full_matrices=False, compute_uv=False)
+        reduce = {"nuc": _red.sum, 2: _red.max, -2: _red.min}[ord]
+        return _restore(reduce(s, axis=-1), shape, both, keepdims)
+    ax = _ew.abs(x)
+    reduce = _red.max if ord > 0 else _red.min
+    summed, over = (row, col) if abs(ord) == 1 else (col, row)  # 1: column sums; inf: row sums
+    out = reduce(_red.sum(ax, summed, keepdims=True), over, keepdims=True)
+    return out if keepdims else _shape.reshape(out, tuple(
+        s for i, s in enumerate(shape) if i - len(shape) not in both))
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector and matrix norms, as ``numpy.linalg.norm``.
+
+    Parameters
+    ----------
+    x : array or value type
+    ord : {None, 'fro', 'nuc', inf, -inf, 0, 1, -1, 2, -2, other numbers}
+        As in NumPy: with an int ``axis`` (or a 1-d ``x``) a vector norm,
+        with a 2-tuple ``axis`` (or a 2-d ``x``) a matrix norm.
+    axis : None, int or 2-tuple of ints
+        ``None`` with ``ord=None`` is the 2-norm of ``x`` flattened (any
+        ndim); ``None`` with another ``ord`` needs a 1-d or 2-d ``x``.
+    keepdims : bool
+
+    Notes
+    -----
+    The 2-norm and the Frobenius norm are one primitive whose derivative
+    at 0 is 0 (a subgradient) instead of ``nan``; the other norms are
+    composites (``max``/``min`` split ties equally, ``abs`` has derivative 0
+    at 0, ``p``-norms are 0-safe like the 2-norm; ``ord=0`` counts and has
+    zero derivative; ``'nuc'``, 2 and -2 go through ``svd``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jacfwd, ops
+    >>> jacfwd(ops.linalg.norm)(np.array([3.0, 4.0]))
+    array([0.6, 0.8])
+    >>> jacfwd(ops.linalg.norm)(np.zeros(2))
+    array([0., 0.])
+    """
+    n = ndim_of(x)
+    shape = shape_of(x)
+    if axis is None:
+        if ord is None:
+            out = _norm2(x, tuple(range(-n, 0)), keepdims)
+            return out
+        if n == 1:
+            return _vector_norm(x, ord, (-1,), keepdims)
+        if n == 2:
+            return _matrix_norm(x, ord, (-2, -1), keepdims)
+        raise ValueError(f"norm: with ord={ord!r} and axis=None, x must be 1-d or 2-d, "
+                         f"got shape {shape}; pass axis")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(axes) not in (1, 2):
+        raise ValueError(f"norm: axis must be an int or a tuple of 1 or 2 ints, got {axis!r}")
+    normalized = [normalize_axes(a, n, "norm: axis")[0] for a in axes]
+    if len(axes) == 1:
+        return _vector_norm(x, ord, tuple(normalized), keepdims)
+    if normalized[0] == normalized[1]:
+        raise ValueError(f"norm: axis={axis!r} repeats an axis")
+    return _matrix_norm(x, ord, tuple(normalized), keepdims)
+
+
+# -- array-API spellings -------------------------------------------------------------------
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The array API's ``linalg.vector_norm``: a vector norm over ``axis`` (all axes by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import ops
+    >>> float(ops.linalg.vector_norm(np.array([[3.0], [4.0]])))
+    5.0
+    """
+    axes = normalize_axes(axis, ndim_of(x), "vector_norm: axis")
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The array API's ``linalg.matrix_norm`` over the last two axes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import ops
+    >>> float(ops.linalg.matrix_norm(np.eye(2), ord="nuc"))
+    2.0
+    """
+    _check_matrix(x, "matrix_norm", "x", square=False)
+    return _matrix_norm(x, ord, (-2, -1), keepdims)
+
+
+def svdvals(x, /):
+    """The array API's ``linalg.svdvals``: singular values, descending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import ops
+    >>> ops.linalg.svdvals(np.diag([1.0, 3.0])).tolist()
+    [3.0, 1.0]
+    """
+    return svd(x, full_matrices=False, compute_uv=False)
+
+
+def eigvalsh(x, /, UPLO="L"):
+    """Eigenvalues of symmetric matrices (see :func:`eigh`), ascending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import ops
+    >>> ops.linalg.eigvalsh(np.diag([3.0, 1.0])).tolist()
+    [1.0, 3.0]
+    """
+    return eigh(x, UPLO).eigenvalues
+
+
+# -- einsum ---------------------------------------------------------------------------------
+def _einsum_impl(xp, *operands, subscripts):
+    fn = getattr(xp, "einsum", None)
+    if fn is None:
+        name = getattr(xp, "__name__", type(xp).__name__)
+        raise NotImplementedError(
+            f"einsum: the array namespace {name!r} has no einsum function (it is not part of "
+            "the array API standard); use NumPy or CuPy arrays, or write the contraction "
+            "with matmul, tensordot, sum and broadcasting")
+    if len(operands) > 1:
+        try:  # lets NumPy contract pairwise with BLAS instead of one nested loop
+            return fn(subscripts, *operands, optimize=True)
+        except TypeError:
+            pass
+    return fn(subscripts, *operands)
+
+
+def _split_subscripts(subscripts):
+    ins, out = subscripts.split("->")
+    return ins.split(","), out
+
+
+def _unused_letters(subscripts):
+    return iter([c for c in string.ascii_letters if c not in subscripts])
+
+
+def _einsum_jvp(primals, tangents, ans, *, subscripts):
+    # Multilinear: the sum over operands of einsum with that operand's tangent.
+    terms, out = _split_subscripts(subscripts)
+    batch = next(_unused_letters(subscripts)) if _batched(primals, tangents) else ""
+    result = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        subs = list(terms)
+        subs[i] = batch + subs[i]
+        ops_ = list(primals)
+        ops_[i] = t
+        term = bind(_einsum_p, *ops_, subscripts=",".join(subs) + "->" + batch + out)
+        result = term if result is None else _add(result, term)
+    return result
+
+
+def _einsum_vjp(g, ans, *args, subscripts):
+    # The cotangent of operand i contracts g with the other operands onto
+    # operand i's subscripts; a letter found only in operand i is supplied by
+    # a vector of ones (broadcasting), a repeated letter (a diagonal) by an
+    # identity matrix pairing it with a fresh letter.
+    terms, out = _split_subscripts(subscripts)
+    sizes = {}
+    for term, a in zip(terms, args):
+        sizes.update(zip(term, shape_of(a)))
+    cots = []
+    for i, term in enumerate(terms):
+        others = [j for j in range(len(terms)) if j != i]
+        available = set(out).union(*(terms[j] for j in others))
+        fresh = _unused_letters(subscripts)
+        target, extra_subs, extra_ops, seen = [], [], [], set()
+        for c in term:
+            if c in seen:
+                c2 = next(fresh)
+                target.append(c2)
+                extra_subs.append(c + c2)
+                extra_ops.append(_eye(args[i], sizes[c]))
+                continue
+            seen.add(c)
+            target.append(c)
+            if c not in available:
+                extra_subs.append(c)
+                extra_ops.append(_constant(args[i], lambda xp, dt, n=sizes[c]: xp.ones((n,), dtype=dt)))
+        subs = ",".join([out] + [terms[j] for j in others] + extra_subs) + "->" + "".join(target)
+        cots.append(bind(_einsum_p, g, *[args[j] for j in others], *extra_ops, subscripts=subs))
+    return tuple(cots)
+
+
+_einsum_p = Primitive("einsum", _einsum_impl, "custom", jvp=_einsum_jvp, vjp=_einsum_vjp,
+                      batch_params=True, saves="inputs")
+
+
+def _parse_einsum(subscripts, shapes):
+    """Explicit subscripts without ellipses, the output, and the size of each letter."""
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik' (the "
+                        f"interleaved operand/sublist form is not supported), got {subscripts!r}")
+    s = subscripts.replace(" ", "")
+    if s.count("->") > 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain '->' more than once")
+    ins, arrow, out = s.partition("->")
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operand(s), "
+                         f"got {len(shapes)} operand(s)")
+    ellipsis_ndims = []
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        letters = term.replace("...", "", 1)
+        bad = [c for c in letters if c not in string.ascii_letters]
+        if bad:
+            raise ValueError(f"einsum: operand {i} subscripts {term!r} contain invalid "
+                             f"character(s) {bad!r}; use letters and one '...'")
+        if "..." in term:
+            if len(shape) < len(letters):
+                raise ValueError(f"einsum: operand {i} has shape {shape} (ndim {len(shape)}), "
+                                 f"fewer axes than the {len(letters)} letters of {term!r}")
+            ellipsis_ndims.append(len(shape) - len(letters))
+        else:
+            if len(letters) != len(shape):
+                raise ValueError(f"einsum: operand {i} has shape {shape} (ndim {len(shape)}), "
+                                 f"but its subscripts {term!r} name {len(letters)} axes")
+            ellipsis_ndims.append(None)
+    fresh = [c for c in string.ascii_letters if c not in s]
+    n_ell = max((d for d in ellipsis_ndims if d is not None), default=0)
+    if n_ell > len(fresh):
+        raise ValueError("einsum: too many axes under '...' for the letters left")
+    ell = "".join(fresh[:n_ell])
+    terms_x = [t if d is None else t.replace("...", ell[n_ell - d:]) for t, d in zip(terms, ellipsis_ndims)]
+    if arrow:
+        if "..." in out:
+            out = out.replace("...", ell, 1)
+        elif n_ell:
+            raise ValueError(f"einsum: the operands have axes under '...' but the output "
+                             f"{out!r} has no '...'")
+        bad = [c for c in out if c not in string.ascii_letters]
+        if bad:
+            raise ValueError(f"einsum: output subscripts {out!r} contain invalid character(s) {bad!r}")
+        counts = Counter(out)
+        if any(k > 1 for k in counts.values()):
+            raise ValueError(f"einsum: output subscripts {out!r} repeat a letter")
+        missing = [c for c in out if c not in "".join(terms_x)]
+        if missing:
+            raise ValueError(f"einsum: output letter(s) {missing} do not appear in the inputs")
+    else:
+        counts = Counter("".join(t.replace("...", "") for t in terms))
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1))
+    sizes = {}
+    for i, (term, shape) in enumerate(zip(terms_x, shapes)):
+        own = {}
+        for c, n in zip(term, shape):
+            if own.setdefault(c, n) != n:
+                raise ValueError(f"einsum: operand {i} repeats letter {c!r} over axes of "
+                                 f"different sizes ({own[c]} != {n}), shape {shape}")
+            if sizes.get(c, 1) == 1:
+                sizes[c] = n
+            elif n not in (1, sizes[c]):
+                raise ValueError(f"einsum: letter {c!r} has size {sizes[c]} in one operand and "
+                                 f"{n} in operand {i} (shape {shape})")
+    return terms_x, out, sizes
+
+
+def einsum(subscripts, *operands, optimize=None):
+    """Einstein summation, as ``numpy.einsum``, differentiable in every mode.
+
+    Parameters
+    ----------
+    subscripts : str
+        Letters per operand separated by commas, ``'...'`` for broadcast
+        axes, and optionally ``'->'`` and the output letters (without it,
+        the output is the letters that appear once, sorted, as in NumPy).
+        Axes of size 1 broadcast against the same letter elsewhere.
+    *operands : arrays or value types
+    optimize : ignored
+        Accepted for NumPy compatibility; the contraction order is chosen
+        by the backend.
+
+    The backend must provide ``einsum`` (NumPy and CuPy do; the array API
+    standard does not, so ``array_api_strict`` raises NotImplementedError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> out, t = jvp(lambda a: ops.einsum("ij,ij->", a, a), (a,), (np.ones_like(a),))
+    >>> float(out), float(t)
+    (30.0, 20.0)
+    """
+    del optimize
+    if not operands:
+        raise ValueError("einsum: needs at least one operand")
+    terms, out, sizes = _parse_einsum(subscripts, [shape_of(o) for o in operands])
+    ops_ = []
+    for term, o in zip(terms, operands):
+        target = tuple(sizes[c] for c in term)
+        if shape_of(o) != target:
+            o = _shape.broadcast_to(o, target)
+        ops_.append(o)
+    return bind(_einsum_p, *ops_, subscripts=",".join(terms) + "->" + out)
 
