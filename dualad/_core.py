@@ -148,5 +148,5 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     xp = namespace_of(args)
     if xp is scalar_xp and not prim.scalar_ok:
         xp = _np_xp
-        args = tuple(_np_xp.asarray(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a for a in args)
+        args = tuple(_np_xp.asarray(a) if type(a) in (int, float) else a for a in args)
     return prim.impl(xp, *args, **params)

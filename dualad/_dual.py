@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dualad import ops
+from dualad import _inplace, ops
 from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._core import Primitive, Value, bind, level_of, new_level
@@ -144,7 +144,7 @@ def validate_tangent(primal: Any, tangent: Any, name: str) -> tuple[Any, int]:
 
 def check_differentiable(x: Any, name: str) -> None:
     r = raw(x)
-    if isinstance(r, bool) or (not type(r) in SCALAR_TYPES
+    if isinstance(r, bool) or (type(r) not in SCALAR_TYPES
                                and not is_float_dtype(namespace_of([r]), r.dtype)):
         raise TypeError(f"{name} must be floating point to be differentiated, "
                         f"got dtype {dtype_of(r)}; convert it with astype(float)")
@@ -163,8 +163,13 @@ def elementwise_jvp(prim, primals, tangents, ans, params, nb):
         if nb and not unary and ndim_of(x) < ndim_of(ans):  # keep the batch axis in front
             s = shape_of(t)
             t = ops.reshape(t, s[:1] + (1,) * (ndim_of(ans) - ndim_of(x)) + s[1:])
-        term = scale(p, t)
-        out = term if out is None else out + term
+        if out is not None and type(p) is int and p == -1:
+            out = _inplace.sub(out, t)  # one pass instead of a negation and an addition
+            continue
+        if out is None:
+            out = scale(p, t)
+        else:
+            out = _inplace.add(out, scale(p, t))
     if out is None or unary:  # a unary partial has the shape and dtype of its input
         return out
     want = shape_of(ans)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dualad._backend import SCALAR_TYPES, namespace_of
 
 
@@ -29,8 +31,10 @@ def raw(x: Any) -> Any:
 def zeros(like: Any, shape: tuple | None = None) -> Any:
     """Raw zeros with the dtype and backend of ``like`` (shape defaults to its own)."""
     r = raw(like)
-    if type(r) in SCALAR_TYPES and not shape:
-        return 0.0
+    if type(r) in SCALAR_TYPES:
+        if not shape:
+            return 0.0
+        r = np.zeros((), dtype=np.float64)
     xp = namespace_of([r])
     dtype = r.dtype if hasattr(r, "dtype") else xp.float64
     device = getattr(r, "device", None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dualad import ops
+from dualad import _inplace, ops
 from dualad._core import Primitive
 from dualad._shapes import dtype_of, is_mask, raw, shape_of
 
@@ -39,9 +39,11 @@ def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
             shapes = [av[0] for av in avals]
         else:
             ans, args = res
-            shapes = [shape_of(a) for a in args]
-            parts = [f(ans, *args, **params) if need else None
-                     for f, need in zip(prim.partials, needs)]
+            cots = []
+            for f, need, a in zip(prim.partials, needs, args):
+                p = f(ans, *args, **params) if need else None
+                cots.append(None if p is None else _unbroadcast_scaled(g, p, shape_of(a)))
+            return tuple(cots)
         return tuple(None if p is None else _unbroadcast_scaled(g, p, shape)
                      for p, shape in zip(parts, shapes))
     if kind == "linear":
@@ -63,7 +65,7 @@ def scale(p: Any, t: Any) -> Any:
         return t if p == 1 else -t if p == -1 else p * t
     if is_mask(p):
         return ops.where(p, t, 0.0)
-    return p * t
+    return _inplace.mul(p, t)
 
 
 def _unbroadcast_scaled(g, p, shape):

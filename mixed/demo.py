@@ -68,7 +68,8 @@ def main(n_samples: int = 20000, n_features: int = 200, steps: int = 2000) -> No
           f"{steps} steps) to (k, c, a, w):")
     print(f"   d x_final / d params = {np.array2string(jac[0], precision=4)}")
     print(f"   d v_final / d params = {np.array2string(jac[1], precision=4)}")
-    print(f"   jacfwd (4 directions in one pass): {t_jac * 1e3:.1f} ms; plain evaluation {t_f * 1e3:.1f} ms\n")
+    print(f"   jacfwd (4 directions in one pass): {t_jac * 1e3:.1f} ms; "
+          f"plain evaluation {t_f * 1e3:.1f} ms\n")
 
     # 2. A gradient by reverse mode: logistic regression with many features.
     rng = np.random.default_rng(0)

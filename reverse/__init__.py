@@ -13,16 +13,16 @@ Examples
 array([1., 1.])
 """
 
-from reverse._backward import gradients
-from reverse._functional import grad, jacrev, value_and_grad, vjp
-from reverse._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from reverse._tensor import Tensor
 from dualad.ops import stop_gradient
 from reverse import optim
+from reverse._backward import gradients
 from reverse._checkpoint import checkpoint
 from reverse._dot import to_dot
 from reverse._function import Function, FunctionCtx
+from reverse._functional import grad, jacrev, value_and_grad, vjp
+from reverse._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from reverse._tensor import Tensor
 
-__all__ = ["Tensor", "enable_grad", "grad", "gradients", "is_grad_enabled", "jacrev",
-           "no_grad", "set_grad_enabled", "stop_gradient", "value_and_grad", "vjp"]
-__all__ += ["Function", "FunctionCtx", "checkpoint", "optim", "to_dot"]
+__all__ = ["Function", "FunctionCtx", "Tensor", "checkpoint", "enable_grad", "grad",
+           "gradients", "is_grad_enabled", "jacrev", "no_grad", "optim", "set_grad_enabled",
+           "stop_gradient", "to_dot", "value_and_grad", "vjp"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from dualad import _inplace, ops
 from dualad._shapes import raw, shape_of, zeros
 from dualad._vjp import vjp
 from reverse._tape import Node
@@ -46,7 +47,7 @@ def _check_versions(node: Node) -> None:
 
 
 def _add(a, b):
-    return b if a is None else a + b
+    return b if a is None else _inplace.add(a, b)
 
 
 def _run_hooks(hooks, g):
@@ -111,7 +112,8 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             res = _as_tensor_args(node, res, level)
         if node.prim.multiple_results:
             some = next(g for g in gs if g is not None)
-            g = tuple(zeros(some, av[0]) if g is None else g for g, av in zip(gs, node.out_avals))
+            g = tuple(ops.astype(zeros(some, shape), dtype) if g is None else g
+                      for g, (shape, dtype) in zip(gs, node.out_avals))
         else:
             g = gs[0]
         needs = tuple(p is not None for p in node.parents)
@@ -149,7 +151,7 @@ def _default_cotangent(t: Tensor, name: str):
         raise RuntimeError(f"{name}: grad can be implicitly created only for scalar outputs, "
                            f"got shape {shape_of(t)}; pass the cotangent explicitly")
     r = raw(t.value)
-    return 1.0 if isinstance(r, float) else zeros(r) + 1
+    return 1.0 if type(r) is float else zeros(r) + 1
 
 
 def _check_cotangent(t: Tensor, g: Any, name: str):
@@ -216,7 +218,10 @@ def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = No
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"outputs[{i}] does not require grad (it does not depend on any input)")
         g = None if grad_outputs is None else grad_outputs[i]
-        g = _default_cotangent(t, f"outputs[{i}]") if g is None else _check_cotangent(t, g, f"grad_outputs[{i}]")
+        if g is None:
+            g = _default_cotangent(t, f"outputs[{i}]")
+        else:
+            g = _check_cotangent(t, g, f"grad_outputs[{i}]")
         roots.append(_ref(t))
         cots.append(g)
     capture = {key(_ref(t)): None for t in inputs}

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from dualad import ops
 from dualad._core import new_level
 from dualad._dual import check_differentiable
@@ -34,11 +36,15 @@ def _unwrap(out: Any, level: int):
 
 
 def _as_input_cotangent(g, primal):
+    """The cotangent in the input's own form: a float for a float, else an array."""
     if g is None:
-        return zeros(primal) if not isinstance(primal, float) else 0.0
-    if isinstance(primal, float) and not isinstance(raw(g), float) and shape_of(g) == ():
-        r = raw(g)
-        return float(r) if r is g else g
+        return 0.0 if type(primal) is float else zeros(primal)
+    if type(primal) is float:
+        return float(g) if type(g) is not float and not hasattr(g, "_strip") else g
+    if type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):
+        return zeros(primal) + g
+    if isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
+        return np.asarray(g, dtype=primal.dtype)
     return g
 
 
@@ -117,7 +123,7 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False)
         if shape_of(out) != () or not _is_float(out):
             raise TypeError(f"grad requires f to return a float scalar, got shape {shape_of(out)} "
                             f"and dtype {dtype_of(raw(out))}; use vjp or jacrev for other outputs")
-        one = 1.0 if isinstance(raw(out), float) else zeros(raw(out)) + 1
+        one = 1.0 if type(raw(out)) is float else zeros(raw(out)) + 1
         g = f_vjp(one)
         g = g[0] if isinstance(argnums, int) else g
         return ((out, res[2]), g) if has_aux else (out, g)

@@ -30,7 +30,7 @@ class Node:
         self.res = res
         self.seq = next(_sequence)
         self.n_out = n_out
-        self.out_avals = out_avals  # (shape, dtype) per output of a multi-output node
+        self.out_avals = out_avals  # (shape, dtype) per output
         self.versions = versions  # [(version counter, version when saved, input index), ...]
         self.hooks: dict[int, list] | None = None
         self.freed = False

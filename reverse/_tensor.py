@@ -109,7 +109,10 @@ class Tensor(ArrayLike, Value):
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (and from any Dual tangent at this level)."""
-        t = Tensor._make(self.value, self._level)
+        value = self.value
+        if isinstance(value, Value):  # cut Dual tangents too, as in every mode
+            value = ops.stop_gradient(value)
+        t = Tensor._make(value, self._level)
         t._version = self._version  # in-place changes to either are seen by both
         return t
 
@@ -162,7 +165,9 @@ class Tensor(ArrayLike, Value):
     def item(self) -> float:
         """The value of a 0-d or size-1 tensor as a Python number (detached)."""
         r = raw(self.value)
-        return r if type(r) in SCALAR_TYPES else r.item()
+        if type(r) in SCALAR_TYPES:
+            return r
+        return float(namespace_of([r]).reshape(r, ()))
 
     def numpy(self):
         """The value as an array; refuses when it would drop a gradient."""
@@ -189,19 +194,26 @@ class Tensor(ArrayLike, Value):
         return bool(raw(self.value))
 
     # -- in-place updates -----------------------------------------------------------
-    def _inplace(self, result_fn, raw_fn):
-        if self.requires_grad and self.is_leaf and get_cut() <= self._level:
+    def _records_with(self, other) -> bool:
+        """Whether an in-place update with ``other`` must be recorded on the tape."""
+        if get_cut() > self._level:
+            return False
+        return self.requires_grad or (type(other) is Tensor and other._level == self._level
+                                      and other.requires_grad)
+
+    def _inplace(self, other, functional, raw_update):
+        if not self._records_with(other):
+            raw_update()  # a true in-place update, seen by nodes that saved this array
+            self._version.version += 1
+            return self
+        if self.requires_grad and self.is_leaf:
             raise RuntimeError("a leaf tensor that requires grad is used in an in-place "
                                "operation; do it under reverse.no_grad() or on a detach()ed copy")
-        new = result_fn()
-        if isinstance(new, Tensor) and new.requires_grad:
-            # Recorded: rebind to the new node. The old array is untouched, so
-            # nodes that saved it stay valid; this tensor gets a new version.
-            self.value, self._node, self._index = new.value, new._node, new._index
-            self.requires_grad, self._version = True, VersionCounter()
-            return self
-        raw_fn()  # a true in-place update, seen by nodes that saved this array
-        self._version.version += 1
+        # Recorded: rebind to the new node. The old array is untouched, so nodes
+        # that saved it stay valid; this tensor gets a fresh version counter.
+        new = functional()
+        self.value, self._node, self._index = new.value, new._node, new._index
+        self.requires_grad, self._version = True, VersionCounter()
         return self
 
     def _inplace_op(self, fn, other):
@@ -211,7 +223,7 @@ class Tensor(ArrayLike, Value):
                 self.value = fn(self.value, value)
             else:
                 self.value[...] = fn(self.value, value)
-        return self._inplace(lambda: fn(self, other), raw_update)
+        return self._inplace(other, lambda: fn(self, other), raw_update)
 
     def __iadd__(self, other): return self._inplace_op(ops.add, other)
     def __isub__(self, other): return self._inplace_op(ops.subtract, other)
@@ -225,7 +237,7 @@ class Tensor(ArrayLike, Value):
 
         def raw_update():
             self.value[idx] = raw(v.value if isinstance(v, Tensor) else v)
-        self._inplace(functional, raw_update)
+        self._inplace(v, functional, raw_update)
 
     # -- interpretation of the table ---------------------------------------------------
     def _strip(self):
@@ -256,13 +268,15 @@ class Tensor(ArrayLike, Value):
         kind = prim.kind
         if kind == "nondiff":
             return ans
+        if not _saves_values(prim):  # nothing saved, nothing an in-place update can spoil
+            versions = []
         if not prim.multiple_results:
             if not recording or kind == "zero":
                 return Tensor._make(ans, level)
             node = Node(prim, params, tuple(parents), residuals(prim, ans, values, params), 1,
-                        None, versions)
+                        (aval(ans),), versions)
             out = Tensor._make(ans, level, node, 0, _is_float_value(ans))
-            if kind != "linear" and prim.residual is None and prim.saves != "inputs":
+            if versions and prim.saves != "inputs":
                 versions.append((out._version, 0, -1))
             return out
         if not recording or kind == "zero":
@@ -270,9 +284,15 @@ class Tensor(ArrayLike, Value):
         node = Node(prim, params, tuple(parents), residuals(prim, ans, values, params), len(ans),
                     tuple(aval(a) for a in ans), versions)
         outs = tuple(Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(ans))
-        if prim.residual is None and prim.saves != "inputs":
+        if versions and prim.saves != "inputs":
             versions.extend((t._version, 0, -1 - j) for j, t in enumerate(outs))
         return outs
+
+
+def _saves_values(prim: Primitive) -> bool:
+    """Whether the tape keeps this primitive's input and output values (not
+    just shapes, or a mask computed at record time)."""
+    return prim.residual is None and prim.kind != "linear" and prim.saves not in ("avals", "none")
 
 
 def _is_float_value(x) -> bool:

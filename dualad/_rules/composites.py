@@ -32,13 +32,16 @@ def sigmoid(x):
     >>> derivative(ops.sigmoid)(0.0)
     0.25
     """
-    e = _ew.exp(_ew.negative(_ew.abs(x)))
-    return _ew.where(_ew.greater_equal(x, 0), 1.0 / (1.0 + e), e / (1.0 + e))
+    # exp(-|x|), written with where: abs'(0) = 0 would make sigmoid'(0) = 0.
+    positive = _ew.greater_equal(x, 0)
+    e = _ew.exp(_ew.where(positive, _ew.negative(x), x))
+    return _ew.where(positive, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def softplus(x):
     """``log(1 + exp(x))`` without overflow."""
-    return _ew.maximum(x, 0.0) + _ew.log1p(_ew.exp(_ew.negative(_ew.abs(x))))
+    e = _ew.exp(_ew.where(_ew.greater_equal(x, 0), _ew.negative(x), x))  # exp(-|x|), see sigmoid
+    return _ew.maximum(x, 0.0) + _ew.log1p(e)
 
 
 def relu(x):
@@ -72,7 +75,8 @@ def tensordot(x, y, axes=2):
     ax, ay = [a % nx for a in ax], [a % ny for a in ay]
     sx, sy = shape_of(x), shape_of(y)
     if [sx[a] for a in ax] != [sy[a] for a in ay]:
-        raise ValueError(f"tensordot: contracted axes have shapes {[sx[a] for a in ax]} and {[sy[a] for a in ay]}")
+        raise ValueError(f"tensordot: contracted axes have shapes {[sx[a] for a in ax]} "
+                         f"and {[sy[a] for a in ay]}")
     fx = [a for a in range(nx) if a not in ax]
     fy = [a for a in range(ny) if a not in ay]
     k = 1

@@ -16,13 +16,13 @@ import numpy as np
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._core import Primitive, bind
 from dualad._rules import reductions as _reductions
-from dualad._shapes import dtype_of, ndim_of, normalize_axes, normalize_axis, raw, shape_of, zeros
+from dualad._shapes import dtype_of, ndim_of, normalize_axes, normalize_axis, raw, shape_of
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
     "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "concatenate",
     "stack", "split", "flip", "repeat", "tile", "pad", "getitem", "take",
-    "astype", "cumsum", "unbroadcast", "index_add", "matrix_transpose",
+    "astype", "cumsum", "unbroadcast", "index_add", "scatter", "matrix_transpose",
 ]
 
 
@@ -315,7 +315,7 @@ def _getitem_batch(params, k):
 
 _getitem_p = _linear(
     "getitem", lambda xp, x, *, idx: x[idx],
-    lambda g, x, *, idx: (index_add(zeros(g, x[0]), g, idx),),
+    lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
     batch_params=_getitem_batch)
 
 
@@ -331,10 +331,10 @@ def take(x, indices, axis=None):
     return getitem(x, (slice(None),) * axis + (indices,))
 
 
-def _scatter_add(xp, base, values, idx):
-    out = xp.asarray(base, copy=True)
+def _scatter_impl(xp, values, *, shape, idx):
+    out = xp.zeros(shape, dtype=values.dtype)
     if not any(_is_advanced(i) for i in idx):
-        out[idx] = out[idx] + values  # basic indices select each element once
+        out[idx] = values  # basic indices select each element once
         return out
     add = getattr(xp, "add", None)
     if hasattr(add, "at"):
@@ -342,10 +342,10 @@ def _scatter_add(xp, base, values, idx):
         return out
     try:
         import cupyx
-        cupyx.scatter_add(out, idx, values)
-        return out
     except ImportError:
         return _one_hot_scatter_add(xp, out, values, idx)
+    cupyx.scatter_add(out, idx, values)
+    return out
 
 
 def _one_hot_scatter_add(xp, out, values, idx):
@@ -365,15 +365,27 @@ def _one_hot_scatter_add(xp, out, values, idx):
     return out + xp.moveaxis(added, 0, a)
 
 
-_index_add_p = Primitive(
-    "index_add", lambda xp, base, values, *, idx: _scatter_add(xp, base, values, idx), "linear",
-    transpose=lambda g, base, values, *, idx: (g, getitem(g, idx)),
-    batch_params=_getitem_batch, linear_args=(0, 1), saves="avals")
+def _scatter_batch(params, k):
+    batched = _getitem_batch(params, k)
+    return None if batched is None else {"shape": (k,) + params["shape"], **batched}
+
+
+# The transpose of getitem: zeros of ``shape`` with ``values`` added at ``idx``
+# (repeated advanced indices accumulate).
+_scatter_p = _linear("scatter", _scatter_impl,
+                     lambda g, values, *, shape, idx: (getitem(g, idx),),
+                     batch_params=_scatter_batch)
+
+
+def scatter(values, shape, idx):
+    """Zeros of ``shape`` with ``values`` added at ``[idx]`` (the adjoint of ``getitem``)."""
+    shape = tuple(shape)
+    return bind(_scatter_p, values, shape=shape, idx=_normalize_index(idx, len(shape)))
 
 
 def index_add(base, values, idx):
     """``base`` with ``values`` added at ``base[idx]`` (repeated indices accumulate)."""
-    return bind(_index_add_p, base, values, idx=_normalize_index(idx, ndim_of(base)))
+    return base + scatter(values, shape_of(base), idx)
 
 
 # -- dtype and prefix sums ------------------------------------------------------------

@@ -1,0 +1,152 @@
+"""Workloads, data and the ratio timer shared by the benchmark modules.
+
+Each workload is written once, with operators, NumPy ufuncs (which dispatch
+to dualad on value types) or ``dualad.ops`` (which takes a ``math`` fast path
+on Python floats), so the same Python function is the baseline on plain
+arrays and floats and the differentiated program on ``Dual`` / ``HyperDual``
+values. Data comes from fixed seeds, is built on first use, cached and made
+read-only, so a benchmark's ``setup`` costs nothing after the first call
+for a size and no benchmark can alter another's inputs.
+
+Nothing here may be named like a benchmark (``time_*``, ``track_*``,
+``mem_*``, ``peakmem_*``): asv would collect it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import timeit
+from typing import Callable
+
+import numpy as np
+
+from dualad import HyperDual, ops
+
+SEED = 20240601
+
+# Ascending: the first value of every ``params`` list is the smallest, which
+# is the one tests/test_benchmarks_smoke.py runs.
+SIZES = [100, 1_000, 10_000, 100_000, 1_000_000]
+
+# The ratio timer's settings (tests/test_benchmarks_smoke.py lowers them so
+# that every track_* runs once, quickly).
+RATIO_REPEAT = 7  # interleaved samples of each side; the minimum of each is kept
+RATIO_SAMPLE_S = 0.02  # each sample loops the call for at least this long
+
+
+# -- data ----------------------------------------------------------------------
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+@functools.lru_cache(maxsize=None)
+def vector(n: int) -> np.ndarray:
+    """A point in [-1, 1]^n (float64), the same in every run."""
+    return _readonly(np.random.default_rng([SEED, 0, n]).uniform(-1.0, 1.0, n))
+
+
+@functools.lru_cache(maxsize=None)
+def direction(n: int) -> np.ndarray:
+    """A standard normal direction in R^n, independent of ``vector(n)``."""
+    return _readonly(np.random.default_rng([SEED, 1, n]).standard_normal(n))
+
+
+@functools.lru_cache(maxsize=None)
+def square_matrix(n: int) -> np.ndarray:
+    """An n x n matrix with N(0, 1/n) entries, so ``A @ x`` stays O(1)."""
+    a = np.random.default_rng([SEED, 2, n]).standard_normal((n, n)) / math.sqrt(n)
+    return _readonly(a)
+
+
+# -- workloads -----------------------------------------------------------------
+def rosenbrock(x):
+    """The extended Rosenbrock function, R^n -> R (memory-bound slices)."""
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def elementwise(x):
+    """R^n -> R dominated by transcendental ufuncs (compute-bound)."""
+    return np.sum(np.sin(x) * np.exp(-x * x) + np.log1p(x * x) * np.tanh(x))
+
+
+VECTOR_WORKLOADS: dict[str, Callable] = {"rosenbrock": rosenbrock, "elementwise": elementwise}
+
+
+def g(x, y):
+    """A scalar function of two variables written with ``dualad.ops``."""
+    return ops.exp(x * y) * ops.sin(x) / (1.0 + y ** 2) + ops.log(1.0 + x ** 2)
+
+
+def g_math(x: float, y: float) -> float:
+    """``g`` written with the ``math`` module: what hand-written float code costs."""
+    return math.exp(x * y) * math.sin(x) / (1.0 + y ** 2) + math.log(1.0 + x ** 2)
+
+
+@functools.lru_cache(maxsize=None)
+def tanh_map(n: int) -> Callable:
+    """``x -> tanh(A @ x) + x**2``, R^n -> R^n, with a fixed ``A = square_matrix(n)``."""
+    a = square_matrix(n)
+
+    def f(x):
+        return np.tanh(a @ x) + x ** 2
+
+    return f
+
+
+HYPERDUAL_EVALUATIONS = 3
+
+
+def hyperdual_value_grad_hessian(f: Callable, x: float, y: float):
+    """Value, gradient and Hessian of a scalar ``f(x, y)`` at two floats.
+
+    ``f(HyperDual(a, u, w, 0), ...)`` gives ``f``, ``f' u``, ``f' w`` and
+    ``u^T f'' w``, so ``HYPERDUAL_EVALUATIONS = 3`` evaluations cover a 2x2
+    Hessian, one per independent entry (every input is a HyperDual in each):
+
+    1. ``u = w = e_x``:  ``eps1eps2 = H_xx``
+    2. ``u = w = e_y``:  ``eps1eps2 = H_yy``
+    3. ``u = e_x, w = e_y``:  ``real = f``, ``(eps1, eps2) = grad f``, ``eps1eps2 = H_xy``
+    """
+    xx = f(HyperDual(x, 1.0, 1.0, 0.0), HyperDual(y, 0.0, 0.0, 0.0))
+    yy = f(HyperDual(x, 0.0, 0.0, 0.0), HyperDual(y, 1.0, 1.0, 0.0))
+    xy = f(HyperDual(x, 1.0, 0.0, 0.0), HyperDual(y, 0.0, 1.0, 0.0))
+    return xy.real, (xy.eps1, xy.eps2), ((xx.eps1eps2, xy.eps1eps2), (xy.eps1eps2, yy.eps1eps2))
+
+
+# -- timing ----------------------------------------------------------------------
+def _loops(timer: timeit.Timer, sample_s: float) -> int:
+    """Calls per sample so that one sample lasts at least ``sample_s``."""
+    number = 1
+    while True:
+        elapsed = timer.timeit(number)
+        if elapsed >= sample_s:
+            return number
+        number = max(number * 2, math.ceil(number * 1.2 * sample_s / max(elapsed, 1e-9)))
+
+
+def speed_ratio(numerator: Callable, denominator: Callable, *, repeat: int | None = None,
+                sample_s: float | None = None) -> float:
+    """Seconds per call of ``numerator`` over those of ``denominator``.
+
+    Both are timed in this process, in alternating samples (so drifts in
+    clock speed or load hit both sides alike), and the fastest sample of
+    each side is kept, as ``timeit`` recommends. The settings default to
+    ``RATIO_REPEAT`` and ``RATIO_SAMPLE_S``.
+    """
+    repeat = RATIO_REPEAT if repeat is None else repeat
+    sample_s = RATIO_SAMPLE_S if sample_s is None else sample_s
+    tn, td = timeit.Timer(numerator), timeit.Timer(denominator)
+    nn, nd = _loops(tn, sample_s), _loops(td, sample_s)
+    best_n = best_d = math.inf
+    for _ in range(max(repeat, 1)):
+        best_n = min(best_n, tn.timeit(nn) / nn)
+        best_d = min(best_d, td.timeit(nd) / nd)
+    return best_n / best_d
+
+
+def ratio(track: Callable) -> Callable:
+    """Mark a ``track_*`` method as returning a ratio of two times (asv's ``unit``)."""
+    track.unit = "ratio"
+    return track

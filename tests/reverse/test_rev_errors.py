@@ -1,0 +1,119 @@
+"""Misuse gets an exception that names the argument, what was expected and what was found."""
+
+import numpy as np
+import pytest
+
+import reverse
+from dualad import ops
+from reverse import Tensor, gradients
+
+
+def test_backward_of_a_non_scalar_needs_a_gradient():
+    x = Tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"scalar outputs.*\(3,\)"):
+        (x * 2.0).backward()
+    (x * 2.0).backward(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0, 6.0])
+
+
+def test_gradients_of_a_non_scalar_needs_grad_outputs():
+    x = Tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"outputs\[0\].*scalar"):
+        gradients(x * 2.0, [x])
+
+
+def test_grad_of_a_non_scalar_function_says_what_to_use():
+    with pytest.raises(TypeError, match=r"scalar.*shape \(3,\).*vjp or jacrev"):
+        reverse.grad(lambda v: v * 2.0)(np.ones(3))
+
+
+def test_input_that_does_not_require_grad():
+    x = Tensor(np.ones(2), requires_grad=True)
+    c = Tensor(np.ones(2))
+    with pytest.raises(RuntimeError, match=r"inputs\[1\] does not require grad"):
+        gradients((x * c).sum(), [x, c])
+
+
+def test_output_that_does_not_require_grad():
+    c = Tensor(np.ones(2))
+    with pytest.raises(RuntimeError, match=r"does not require grad"):
+        (c * 2.0).sum().backward()
+
+
+def test_unused_input_needs_allow_unused():
+    x, z = Tensor(1.0, requires_grad=True), Tensor(2.0, requires_grad=True)
+    y = x * 3.0
+    with pytest.raises(RuntimeError, match=r"inputs\[1\] was not used.*allow_unused=True"):
+        gradients(y, [x, z], retain_graph=True)
+    assert gradients(y, [x, z], allow_unused=True) == (3.0, None)
+
+
+def test_grad_outputs_of_the_wrong_shape():
+    x = Tensor(np.ones(3), requires_grad=True)
+    y = x * 2.0
+    with pytest.raises(ValueError, match=r"grad_outputs\[0\].*\(2,\).*\(3,\)"):
+        gradients(y, [x], grad_outputs=[np.ones(2)])
+    with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
+        y.backward(np.ones(2))
+
+
+def test_grad_outputs_of_the_wrong_length():
+    x = Tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(ValueError, match=r"grad_outputs has 2 entries for 1 outputs"):
+        gradients(x * 2.0, [x], grad_outputs=[np.ones(3), np.ones(3)])
+
+
+def test_vjp_cotangent_of_the_wrong_shape():
+    _, pullback = reverse.vjp(lambda v: v * 2.0, np.ones(3))
+    with pytest.raises(ValueError, match=r"cotangent.*\(2,\).*\(3,\)"):
+        pullback(np.ones(2))
+
+
+@pytest.mark.parametrize("value", [np.arange(3), np.array([True, False]), 3])
+def test_integer_tensor_cannot_require_grad(value):
+    if isinstance(value, int):
+        assert Tensor(value, requires_grad=True).dtype is float  # a Python int becomes a float
+        return
+    with pytest.raises(TypeError, match=r"floating-point.*astype\(float\)"):
+        Tensor(value, requires_grad=True)
+
+
+def test_grad_with_respect_to_an_integer_array():
+    with pytest.raises(TypeError, match=r"floating point.*int64"):
+        reverse.grad(lambda v: (v * 2.0).sum())(np.arange(3))
+
+
+def test_argnums_out_of_range():
+    with pytest.raises(ValueError, match=r"argnums=2.*2 arguments"):
+        reverse.grad(lambda a, b: a * b, argnums=2)(1.0, 2.0)
+
+
+def test_converting_a_tensor_that_requires_grad_is_refused():
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(TypeError, match=r"detach"):
+        np.asarray(x)
+    with pytest.raises(TypeError, match=r"float\(\)"):
+        float(x.sum())
+
+
+def test_unknown_numpy_function_names_itself():
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(TypeError, match=r"numpy\..*register_numpy"):
+        np.fft.fft(x)
+
+
+def test_requires_grad_on_a_non_leaf():
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"leaf"):
+        (x * 2.0).requires_grad_()
+
+
+def test_hook_on_a_tensor_without_grad():
+    with pytest.raises(RuntimeError, match=r"does not require grad"):
+        Tensor(1.0).register_hook(lambda g: g)
+
+
+def test_ops_error_message_is_intact_through_the_tape():
+    x = Tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(ValueError):
+        ops.matmul(x, np.ones((2, 3)))

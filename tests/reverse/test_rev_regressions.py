@@ -1,0 +1,52 @@
+"""Regression tests for core bugs found while building Function, checkpoint,
+optim and to_dot (each fixed; each test reproduces the original report)."""
+
+import array_api_strict as xps
+import numpy as np
+import pytest
+
+import dualad
+import reverse
+from dualad import ops
+from dualad.testing import check_grads
+from reverse import Tensor, no_grad
+
+
+def test_backward_from_one_element():
+    # Was: getitem's VJP built zeros(g, shape) from a Python-float cotangent and failed.
+    x = Tensor(np.array([0.5, -0.7]), requires_grad=True)
+    x[0].backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 0.0])
+
+
+def test_grad_of_one_element():
+    np.testing.assert_array_equal(reverse.grad(lambda v: v[1] * 2.0)(np.array([0.5, -0.7])), [0.0, 2.0])
+
+
+def test_grad_at_a_0d_array_is_a_0d_array():
+    g = reverse.grad(lambda v: v * 3.0)(np.array(2.0))
+    assert isinstance(g, np.ndarray) and g.dtype == np.float64 and g.shape == ()
+
+
+def test_check_grads_rev_at_0d_arrays():
+    check_grads(lambda x, y: x + y, (np.array(0.0), np.array(0.0)), modes=("rev",))
+
+
+@pytest.mark.parametrize("fn, expected", [(ops.sigmoid, 0.25), (ops.softplus, 0.5)],
+                         ids=["sigmoid", "softplus"])
+def test_smooth_composites_at_zero(fn, expected):
+    assert reverse.grad(fn)(0.0) == pytest.approx(expected)
+    assert dualad.derivative(fn)(0.0) == pytest.approx(expected)
+
+
+def test_in_place_update_of_an_input_that_was_not_saved():
+    x = Tensor(np.ones(3), requires_grad=True)
+    y = x.sum()  # saves only the shape
+    with no_grad():
+        x += 1.0
+    y.backward()
+    np.testing.assert_array_equal(x.grad, np.ones(3))
+
+
+def test_item_on_array_api_arrays():
+    assert Tensor(xps.asarray(2.5)).item() == 2.5

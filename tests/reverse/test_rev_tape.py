@@ -1,0 +1,300 @@
+"""The tape's behaviour: hooks, accumulation, retain_graph, freeing, deep
+graphs, grad mode per thread, stopping gradients in every mode, version counters."""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import dualad
+import reverse
+from dualad import ops
+from reverse import Tensor, enable_grad, no_grad, set_grad_enabled
+
+
+# -- hooks ----------------------------------------------------------------------
+def test_hook_on_a_leaf_replaces_its_gradient():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.copy()) or g * 10.0)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(seen[0], [2.0, 4.0])
+    np.testing.assert_array_equal(x.grad, [20.0, 40.0])
+
+
+def test_hook_on_an_intermediate_changes_what_flows_upstream():
+    x = Tensor(3.0, requires_grad=True)
+    h = x * 2.0
+    h.register_hook(lambda g: g * 0.0 + 5.0)
+    (h * h).backward()  # dL/dh = 2h = 12 is replaced by 5; dL/dx = 5 * 2
+    assert x.grad == 10.0
+
+
+def test_hook_returning_none_keeps_the_gradient_and_remove_unregisters():
+    x = Tensor(2.0, requires_grad=True)
+    calls = []
+    handle = x.register_hook(lambda g: calls.append(g))
+    (x * x).backward()
+    assert calls == [4.0] and x.grad == 4.0
+    handle.remove()
+    x.grad = None
+    (x * x).backward()
+    assert calls == [4.0] and x.grad == 4.0
+
+
+def test_retain_grad_keeps_the_gradient_of_an_intermediate():
+    x = Tensor(np.array([1.0, -1.0]), requires_grad=True)
+    h = x * 3.0
+    h.retain_grad()
+    (h ** 2).sum().backward()
+    np.testing.assert_array_equal(h.grad, [6.0, -6.0])
+    np.testing.assert_array_equal(x.grad, [18.0, -18.0])
+
+
+# -- accumulation and retain_graph ------------------------------------------------
+def test_grad_accumulates_across_backward_calls_until_zeroed():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    for k in range(1, 4):
+        (x * x).sum().backward()
+        np.testing.assert_array_equal(x.grad, k * np.array([2.0, 4.0]))
+    x.grad = None
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+def test_second_backward_without_retain_graph_raises():
+    x = Tensor(np.array([0.5, 1.5]), requires_grad=True)
+    y = ops.sin(x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match=r"retain_graph=True"):
+        y.backward()
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = Tensor(np.array([0.5, 1.5]), requires_grad=True)
+    y = ops.sin(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad, 2.0 * np.cos([0.5, 1.5]))
+
+
+def test_linear_graph_saves_nothing_so_a_second_backward_is_fine_or_clear():
+    # sum and reshape save only shapes; whatever the tape does, it must be right or raise.
+    x = Tensor(np.ones(3), requires_grad=True)
+    y = (x.reshape(3, 1) * 2.0).sum()
+    y.backward()
+    try:
+        y.backward()
+    except RuntimeError as err:
+        assert "retain_graph=True" in str(err)
+    else:
+        np.testing.assert_array_equal(x.grad, [4.0, 4.0, 4.0])
+
+
+# -- deep graphs and freeing --------------------------------------------------------
+def test_a_chain_of_100000_operations_does_not_recurse():
+    x = Tensor(1.5, requires_grad=True)
+    y = x
+    for _ in range(50_000):  # 100,000 recorded operations
+        y = ops.sin(y) + 0.0
+    y.backward()
+    expected = 1.5
+    slope = 1.0
+    for _ in range(50_000):
+        slope *= np.cos(expected)
+        expected = np.sin(expected)
+    assert y.item() == pytest.approx(expected)
+    assert x.grad == pytest.approx(slope)
+
+
+def test_the_graph_is_freed_after_backward():
+    x = Tensor(np.linspace(0.0, 1.0, 5), requires_grad=True)
+    h = x * 2.0  # h's array is saved by sin below, and referenced only by the tape once h is gone
+    saved = weakref.ref(h.value)
+    y = ops.sin(h).sum()
+    del h
+    gc.collect()
+    assert saved() is not None, "the tape must keep sin's input until backward"
+    y.backward()
+    gc.collect()
+    assert saved() is None, "backward must free the saved values (y is still alive)"
+    np.testing.assert_allclose(x.grad, 2.0 * np.cos(2.0 * np.linspace(0.0, 1.0, 5)))
+
+
+def test_retain_graph_keeps_the_saved_values():
+    x = Tensor(np.linspace(0.0, 1.0, 5), requires_grad=True)
+    h = x * 2.0
+    saved = weakref.ref(h.value)
+    y = ops.sin(h).sum()
+    del h
+    y.backward(retain_graph=True)
+    gc.collect()
+    assert saved() is not None
+    del y
+    gc.collect()
+    assert saved() is None, "dropping the output must drop the graph"
+
+
+def test_the_whole_graph_is_collected_with_its_output():
+    x = Tensor(np.ones(4), requires_grad=True)
+    y = ops.exp(ops.sin(x) * x).sum()
+    node = weakref.ref(y.grad_fn)
+    del y
+    gc.collect()
+    assert node() is None
+
+
+# -- grad mode -------------------------------------------------------------------------
+def test_no_grad_records_nothing_and_enable_grad_reenables():
+    x = Tensor(2.0, requires_grad=True)
+    with no_grad():
+        y = x * x
+        with enable_grad():
+            z = x * x
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad
+    assert reverse.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_decorator_and_context():
+    x = Tensor(2.0, requires_grad=True)
+
+    @set_grad_enabled(False)
+    def square(v):
+        return v * v
+
+    assert not square(x).requires_grad
+    with set_grad_enabled(True):
+        assert (x * x).requires_grad
+
+
+def test_grad_mode_is_isolated_per_thread():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    entered, done = threading.Event(), threading.Event()
+    results = {}
+
+    def in_no_grad():
+        with no_grad():
+            entered.set()
+            done.wait(5.0)
+            results["no_grad_thread"] = (x * x).requires_grad
+
+    def recording():
+        entered.wait(5.0)
+        results["other_thread"] = (x * x).requires_grad
+        results["other_enabled"] = reverse.is_grad_enabled()
+        done.set()
+
+    threads = [threading.Thread(target=in_no_grad), threading.Thread(target=recording)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10.0)
+    assert results == {"no_grad_thread": False, "other_thread": True, "other_enabled": True}
+    assert (x * x).requires_grad  # and the main thread is unaffected
+
+
+def test_backward_in_threads_gives_each_its_own_gradient():
+    out = {}
+
+    def work(k):
+        x = Tensor(float(k), requires_grad=True)
+        (x ** 3).backward()
+        out[k] = x.grad
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10.0)
+    assert out == {k: 3.0 * k * k for k in range(1, 6)}
+
+
+# -- stopping gradients means the same in every mode --------------------------------------
+def test_stop_gradient_cuts_the_dual_tangent():
+    assert dualad.derivative(lambda x: ops.stop_gradient(x) * x)(3.0) == 3.0
+    assert reverse.grad(lambda x: ops.stop_gradient(x) * x)(3.0) == 3.0
+
+
+def test_no_grad_inside_a_function_under_jvp_gives_a_zero_tangent():
+    def f(x):
+        with no_grad():
+            return ops.sin(x) * x
+
+    out, tangent = dualad.jvp(f, (1.0,), (1.0,))
+    assert out == pytest.approx(np.sin(1.0))
+    assert tangent == 0.0
+
+
+def test_no_grad_cuts_only_the_levels_that_exist_when_it_starts():
+    # A transform started inside no_grad opens a new level and still works.
+    with no_grad():
+        assert reverse.grad(lambda v: v * v)(3.0) == 6.0
+        assert dualad.derivative(lambda v: v * v)(3.0) == 6.0
+
+
+def test_detach_cuts_the_tape_edge():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf
+    (d * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 2.0])
+    assert reverse.grad(lambda v: v.detach() * v)(3.0) == 3.0
+
+
+def test_stop_gradient_inside_grad_cuts_the_outer_dual_tangent():
+    # forward-over-reverse: d/dx of grad(y -> sg(y) * y) = d/dx x = ... 0, since sg cuts all levels.
+    _, t = dualad.jvp(reverse.grad(lambda y: ops.stop_gradient(y) * y), (3.0,), (1.0,))
+    assert t == 0.0
+
+
+def test_detach_inside_grad_cuts_the_outer_dual_tangent_like_stop_gradient():
+    _, t = dualad.jvp(reverse.grad(lambda y: y.detach() * y), (3.0,), (1.0,))
+    assert t == 0.0
+
+
+def test_straight_through_estimator_passes_the_identity_gradient():
+    x = Tensor(np.array([0.2, 1.7, -2.6]), requires_grad=True)
+    q = x + (ops.round(x) - x).detach()
+    np.testing.assert_array_equal(q.value, [0.0, 2.0, -3.0])
+    (q * np.array([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 2.0, 3.0])
+
+
+# -- in-place updates and version counters ------------------------------------------------
+def test_modifying_a_saved_output_in_place_makes_backward_raise():
+    x = Tensor(np.array([0.0, 1.0]), requires_grad=True)
+    y = ops.exp(x)  # exp saves its output
+    with no_grad():
+        y += 1.0
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.sum().backward()
+
+
+def test_modifying_a_saved_input_in_place_makes_backward_raise():
+    x = Tensor(np.array([0.5, 1.0]), requires_grad=True)
+    h = x * 1.0
+    y = ops.sin(h).sum()  # sin saves h
+    with no_grad():
+        h *= 2.0
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    with pytest.raises(RuntimeError, match="no_grad"):
+        x += 1.0
+    with no_grad():
+        x += 1.0
+    np.testing.assert_array_equal(x.value, [2.0, 3.0])
+
+
+def test_recorded_in_place_update_is_differentiated():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x * 1.0
+    y *= x  # recorded: y = x * x
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
