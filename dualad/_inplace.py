@@ -7,13 +7,16 @@ shape and dtype whose only reference is the caller's local variable (a
 fresh partial such as ``2.0 * x``, never an input, an output, a saved value
 or a view). At n = 1e6 this saves an allocation and its page faults per term.
 The reference count is trusted on CPython before 3.14 only; elsewhere every
-operation allocates, as plain operators do.
+operation allocates, as plain operators do. A value type on the right goes through ``ops`` (a
+raw array on the left may not know how to multiply it: array_api_strict).
 """
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from dualad import ops
 
 _RELIABLE = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 # References to an array held only by one local of our caller: that local,
@@ -37,7 +40,7 @@ def mul(a: Any, b: Any) -> Any:
     if _owned(a, b):
         a *= b
         return a
-    return a * b
+    return ops.multiply(a, b) if hasattr(b, "_strip") else a * b
 
 
 def add(a: Any, b: Any) -> Any:
@@ -45,7 +48,7 @@ def add(a: Any, b: Any) -> Any:
     if _owned(a, b):
         a += b
         return a
-    return a + b
+    return ops.add(a, b) if hasattr(b, "_strip") else a + b
 
 
 def sub(a: Any, b: Any) -> Any:
@@ -53,4 +56,4 @@ def sub(a: Any, b: Any) -> Any:
     if _owned(a, b):
         a -= b
         return a
-    return a - b
+    return ops.subtract(a, b) if hasattr(b, "_strip") else a - b

@@ -120,7 +120,7 @@ def jacfwd(f: Callable, chunk_size: int | None = None) -> Callable:
     """
     def jac(x):
         n = math.prod(shape_of(x))
-        chunk = n if chunk_size is None else chunk_size
+        chunk = max(n, 1) if chunk_size is None else chunk_size
         if chunk < 1:
             raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
         pieces = []

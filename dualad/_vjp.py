@@ -62,7 +62,7 @@ def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
 def scale(p: Any, t: Any) -> Any:
     """``p * t`` for a local partial ``p``: an int 1/-1 costs nothing, a mask selects."""
     if type(p) is int:
-        return t if p == 1 else -t if p == -1 else p * t
+        return t if p == 1 else -t if p == -1 else t * p
     if is_mask(p):
         return ops.where(p, t, 0.0)
     return _inplace.mul(p, t)

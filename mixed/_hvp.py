@@ -26,6 +26,8 @@ MODES = ("forward-over-reverse", "reverse-over-reverse")
 def _check_scalar(f: Callable) -> Callable:
     def checked(*args):
         out = f(*args)
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(f"f must return a scalar for an HVP, got a {type(out).__name__}")
         if shape_of(out) != ():
             raise TypeError(f"f must return a scalar for an HVP, got shape {shape_of(out)}")
         return out
@@ -133,7 +135,7 @@ def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
 
     def hess(x):
         n = math.prod(shape_of(x))
-        chunk = n if chunk_size is None else chunk_size
+        chunk = max(n, 1) if chunk_size is None else chunk_size
         if chunk < 1:
             raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
         if n == 0:

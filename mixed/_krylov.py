@@ -16,12 +16,27 @@ def dot(a: Any, b: Any) -> float:
     return float(xp.sum(a * b))
 
 
-def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int) -> tuple[Any, int, bool]:
+def norm1(a: Any) -> float:
+    """The 1-norm of ``a``, as a host float."""
+    xp = namespace_of([a])
+    return float(xp.sum(xp.abs(a)))
+
+
+def norm2(a: Any) -> float:
+    """The 2-norm of ``a``, as a host float."""
+    return math.sqrt(dot(a, a))
+
+
+def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int,
+                 norm: Callable[[Any], float] = norm2) -> tuple[Any, int, bool]:
     """Approximately solve H p = -g by CG, stopping at negative curvature.
 
-    Returns the step, the number of H-products used, and whether the step
-    is finite. At negative curvature the last descent iterate is returned
-    (the steepest-descent direction if it happens on the first iteration).
+    CG stops when ``norm(residual) <= tol``. Returns the step, the number of
+    H-products used, and whether the step is finite. At negative curvature
+    the last descent iterate is returned; if that happens on the first
+    iteration, the steepest-descent direction scaled by ``|g|^2 / |g.Hg|``
+    (as SciPy's Newton-CG does) rather than the raw ``-g``, whose length
+    has nothing to do with the problem's scale.
     """
     p = g * 0.0
     r = g * 1.0
@@ -32,13 +47,18 @@ def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int) -> tuple[Any, 
         curvature = dot(d, hd)
         if not math.isfinite(curvature):
             return p, i + 1, False
-        if curvature <= 1e-12 * dot(d, d):
-            return (-g if i == 0 else p), i + 1, True
+        dd = dot(d, d)
+        if curvature <= 1e-12 * dd:
+            if i > 0:
+                return p, i + 1, True
+            # d = -g here, so dd = |g|^2; at (near) zero curvature keep -g.
+            scale = dd / -curvature if curvature < -1e-12 * dd else 1.0
+            return -scale * g, i + 1, True
         alpha = rr / curvature
         p = p + alpha * d
         r = r + alpha * hd
         rr_new = dot(r, r)
-        if math.sqrt(rr_new) <= tol:
+        if norm(r) <= tol:
             return p, i + 1, True
         d = -r + (rr_new / rr) * d
         rr = rr_new

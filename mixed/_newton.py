@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import reverse
+from dualad._backend import namespace_of
 from dualad._dual import check_differentiable
 from mixed._hvp import hvp as _hvp
-from mixed._krylov import dot, steihaug_cg, truncated_cg
+from mixed._krylov import dot, norm1, steihaug_cg, truncated_cg
 
 __all__ = ["OptimizeResult", "newton_cg", "trust_region"]
 
@@ -48,6 +49,27 @@ def _norm(a: Any) -> float:
     return math.sqrt(dot(a, a))
 
 
+def _eps(x: Any) -> float:
+    return float(namespace_of([x]).finfo(x.dtype).eps)
+
+
+def _max_abs(a: Any) -> float:
+    xp = namespace_of([a])
+    return float(xp.max(xp.abs(a))) if a.shape[0] else 0.0
+
+
+def _noise(fval: float, x: Any) -> float:
+    """How far apart two values of f near ``fval`` can be from rounding alone."""
+    return 10.0 * _eps(x) * max(abs(fval), 1e-300)
+
+
+def _trapezoid_decrease(g: Any, g_new: Any, p: Any) -> float:
+    """f(x) - f(x + p) from the slopes at both ends: exact for a quadratic, and
+    free of the cancellation that makes ``f(x) - f(x + p)`` useless once the
+    decrease is below f's rounding level (near a minimum with f* != 0)."""
+    return -0.5 * (dot(g, p) + dot(g_new, p))
+
+
 def _value_and_grad(f: Callable) -> Callable:
     vg = reverse.value_and_grad(f)
 
@@ -61,10 +83,13 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
               cg_maxiter: int | None = None, c1: float = 1e-4) -> OptimizeResult:
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
 
-    Each outer step solves H p = -g by CG to a relative tolerance
-    min(0.5, sqrt(|g|)) |g| (a superlinear forcing sequence), with H p from
-    :func:`mixed.hvp`; negative curvature ends CG with a descent direction;
-    a backtracking Armijo line search picks the step length.
+    Each outer step solves H p = -g by CG until the residual's 1-norm is
+    at most min(0.5, sqrt(|g|_1)) |g|_1 (a superlinear forcing sequence,
+    SciPy's rule), with H p from :func:`mixed.hvp`; negative curvature ends
+    CG with a descent direction; a backtracking Armijo line search picks the
+    step length. A trial point where f is NaN or infinite is backtracked
+    from; once f's change is below its rounding level, the Armijo test is
+    applied to the slopes at both ends instead.
 
     Parameters
     ----------
@@ -73,9 +98,22 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     x0 : array
         Starting point; its backend (NumPy or CuPy) and dtype are kept.
     tol : float
-        Stop when the gradient's 2-norm is at most ``tol``.
+        Stop when the gradient's 2-norm is at most ``tol`` (choose about
+        1e-4 or looser in float32).
     maxiter : int
         Maximum number of Newton steps.
+    cg_maxiter : int, optional
+        Maximum number of CG iterations (H-products) per step; default
+        ``max(2 n, 20)``.
+    c1 : float
+        The Armijo sufficient-decrease constant.
+
+    Returns
+    -------
+    OptimizeResult
+        ``success`` is False, with the reason in ``message``, when the
+        iteration limit is reached, the line search finds no decrease, or f,
+        its gradient or an H-product is not finite.
 
     Examples
     --------
@@ -101,9 +139,14 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
                                   f"gradient norm {gnorm:.3g} <= tol")
         if it == maxiter:
             break
-        x_now = x
-        p, used, finite = truncated_cg(lambda d: _hvp(f, x_now, d), g,
-                                       min(0.5, math.sqrt(gnorm)) * gnorm, cg_maxiter)
+        # The 1-norm (SciPy's choice) rather than the 2-norm in the forcing
+        # test. Measured on Rosenbrock n = 1000 from zeros: the 2-norm took
+        # 2333 steps and 5800 f-evaluations (3466 of them halvings in the
+        # line search), the 1-norm 1524 and 1936, with about the same number
+        # of H-products (16.9k vs 16.2k); from 0.5 * ones 47 vs 40 steps.
+        g1 = norm1(g)
+        p, used, finite = truncated_cg(lambda d, x=x: _hvp(f, x, d), g,
+                                       min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=norm1)
         nhvp += used
         if not finite:
             return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
@@ -111,16 +154,31 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
         slope = dot(g, p)
         if slope >= 0:  # not a descent direction (inexact CG); fall back to -g
             p, slope = -g, -gnorm * gnorm
-        step = 1.0
-        for _ in range(60):
+        step, accepted, trials, finite_trials = 1.0, False, 0, 0
+        noise = _noise(fval, x)
+        # Below this step x + step p rounds to x: no trial point is left.
+        smallest = _eps(x) * _max_abs(x) / max(_max_abs(p), 1e-300)
+        while trials < 60 and step > smallest:
             f_new, g_new = vg(x + step * p)
             nfev += 1
-            if math.isfinite(f_new) and f_new <= fval + c1 * step * slope:
-                break
+            trials += 1
+            if math.isfinite(f_new):
+                finite_trials += 1
+                if f_new <= fval + c1 * step * slope:
+                    accepted = True
+                    break
+                # Armijo on the slopes when f's change is lost in rounding.
+                if (abs(f_new - fval) <= noise
+                        and _trapezoid_decrease(g, g_new, step * p) >= -c1 * step * slope):
+                    accepted = True
+                    break
             step *= 0.5
-        else:
+        if not accepted:
+            why = ("the step is below the rounding of x" if trials == 0
+                   else "f was not finite at any" if finite_trials == 0
+                   else "f did not decrease enough at any")
             return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                  "line search found no decrease")
+                                  f"line search failed after {trials} trial points: {why}")
         x, fval, g = x + step * p, f_new, g_new
     return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
                           f"maximum number of iterations ({maxiter}) reached")
@@ -130,6 +188,37 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
                  initial_radius: float = 1.0, max_radius: float = 1e4, eta: float = 0.15,
                  cg_maxiter: int | None = None) -> OptimizeResult:
     """Minimize ``f`` by a trust-region Newton method with Steihaug-CG steps.
+
+    Each step minimizes the quadratic model g.p + p.Hp / 2 over |p| <= radius
+    by Steihaug's truncated CG (H p from :func:`mixed.hvp`); the step is
+    taken if the actual decrease is more than ``eta`` times the predicted
+    one, and the radius shrinks (ratio < 1/4) or doubles (ratio > 3/4 at
+    the boundary). Once f's change is below its rounding level, the actual
+    decrease is estimated from the slopes at both ends.
+
+    Parameters
+    ----------
+    f : callable
+        Scalar objective of a 1-d array.
+    x0 : array
+        Starting point; its backend (NumPy or CuPy) and dtype are kept.
+    tol : float
+        Stop when the gradient's 2-norm is at most ``tol``.
+    maxiter : int
+        Maximum number of steps (accepted or not).
+    initial_radius, max_radius : float
+        The first and the largest trust radius.
+    eta : float
+        Acceptance threshold on actual / predicted decrease, in [0, 1/4).
+    cg_maxiter : int, optional
+        Maximum number of CG iterations per step; default ``max(2 n, 20)``.
+
+    Returns
+    -------
+    OptimizeResult
+        ``success`` is False, with the reason in ``message``, when the
+        iteration limit is reached, the radius collapses, or f, its gradient
+        or an H-product is not finite.
 
     Examples
     --------
@@ -160,8 +249,7 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
                                   f"gradient norm {gnorm:.3g} <= tol")
         if it == maxiter:
             break
-        x_now = x
-        p, hp, used, finite = steihaug_cg(lambda d: _hvp(f, x_now, d), g, radius,
+        p, hp, used, finite = steihaug_cg(lambda d, x=x: _hvp(f, x, d), g, radius,
                                           min(0.5, math.sqrt(gnorm)) * gnorm, cg_maxiter)
         nhvp += used
         if not finite:
@@ -171,6 +259,9 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
         f_new, g_new = vg(x + p)
         nfev += 1
         actual = fval - f_new if math.isfinite(f_new) else -math.inf
+        if abs(actual) <= _noise(fval, x):
+            estimate = _trapezoid_decrease(g, g_new, p)
+            actual = estimate if math.isfinite(estimate) else -math.inf
         rho = actual / predicted if predicted > 0 else -1.0
         pnorm = _norm(p)
         if rho < 0.25:
