@@ -150,3 +150,88 @@ def ratio(track: Callable) -> Callable:
     """Mark a ``track_*`` method as returning a ratio of two times (asv's ``unit``)."""
     track.unit = "ratio"
     return track
+
+
+# -- reverse mode: workloads and an absolute timer (bench_reverse.py, compare.py) ----
+def best_seconds(fn: Callable, *, repeat: int | None = None, sample_s: float | None = None) -> float:
+    """Seconds per call of ``fn``: the fastest of ``repeat`` samples (``speed_ratio``'s settings)."""
+    repeat = RATIO_REPEAT if repeat is None else repeat
+    sample_s = RATIO_SAMPLE_S if sample_s is None else sample_s
+    timer = timeit.Timer(fn)
+    number = _loops(timer, sample_s)
+    return min(timer.timeit(number) / number for _ in range(max(repeat, 1)))
+
+
+CHAIN_OPS = 200  # elementwise operations in ``op_chain`` (the final sum is not counted)
+CHAIN_SCALE = 1.5
+
+
+def op_chain(x):
+    """``CHAIN_OPS`` elementwise operations, ``sin`` and ``* 1.5`` alternating, then a sum.
+
+    ``x -> 1.5 sin(x)`` has an attracting fixed point near 1.496, so the
+    values stay O(1) (no overflow, no denormals) however long the chain.
+    """
+    for _ in range(CHAIN_OPS // 2):
+        x = np.sin(x)
+        x = x * CHAIN_SCALE
+    return np.sum(x)
+
+
+MLP_WIDTHS = (784, 256, 256, 10)
+MLP_BATCH = 256
+
+
+def mlp_loss(params, inputs, targets):
+    """Softmax cross-entropy of a tanh MLP with two hidden layers, averaged over the batch.
+
+    ``params = (w1, b1, w2, b2, w3, b3)``, ``targets`` one-hot. The log-sum-exp
+    has no max shift: the tanh layers bound the logits to O(1), and every
+    library in ``compare.py`` computes exactly this expression.
+    """
+    w1, b1, w2, b2, w3, b3 = params
+    h = np.tanh(inputs @ w1 + b1)
+    h = np.tanh(h @ w2 + b2)
+    z = h @ w3 + b3
+    return np.mean(np.log(np.sum(np.exp(z), axis=1)) - np.sum(targets * z, axis=1))
+
+
+def mlp_size(widths: tuple) -> int:
+    """Number of weights and biases of an MLP with layer widths ``widths``."""
+    return sum(a * b + b for a, b in zip(widths[:-1], widths[1:]))
+
+
+def mlp_widths(n: int) -> tuple:
+    """Widths ``(784 s, 256 s, 256 s, 10)`` scaled so the MLP has about ``n`` weights.
+
+    ``s = 1`` is ``MLP_WIDTHS`` (269,322 weights); n = 1e3 gives 48-16-16-10,
+    n = 1e6 gives 1511-493-493-10.
+    """
+    s = math.sqrt(n / mlp_size(MLP_WIDTHS))
+    d, h = (max(round(w * s), 1) for w in MLP_WIDTHS[:2])
+    return (d, h, h, MLP_WIDTHS[-1])
+
+
+@functools.lru_cache(maxsize=None)
+def mlp_classifier(widths: tuple = MLP_WIDTHS, dtype: str = "float64"):
+    """``(loss, params, direction)``: ``loss(params)`` is ``mlp_loss`` on a fixed batch.
+
+    ``MLP_BATCH`` standard normal inputs with one-hot targets of 10 classes;
+    weights N(0, 1/fan_in), biases N(0, 0.01); ``direction`` is standard
+    normal with the structure of ``params``. Everything is of ``dtype``.
+    """
+    rng = np.random.default_rng([SEED, 5, *widths])
+    inputs = _readonly(rng.standard_normal((MLP_BATCH, widths[0])).astype(dtype))
+    targets = _readonly(np.eye(widths[-1], dtype=dtype)[rng.integers(0, widths[-1], MLP_BATCH)])
+    params, direction_ = [], []
+    for a, b in zip(widths[:-1], widths[1:]):
+        params += [rng.standard_normal((a, b)) / math.sqrt(a), 0.1 * rng.standard_normal(b)]
+        direction_ += [rng.standard_normal((a, b)), rng.standard_normal(b)]
+    params = tuple(_readonly(p.astype(dtype)) for p in params)
+    direction_ = tuple(_readonly(p.astype(dtype)) for p in direction_)
+
+    def loss(params):
+        return mlp_loss(params, inputs, targets)
+
+    loss.inputs, loss.targets = inputs, targets
+    return loss, params, direction_

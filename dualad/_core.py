@@ -37,7 +37,9 @@ class Primitive:
         JVP applies the primitive to the tangents, ``transpose(g, *args,
         **params)`` gives the cotangents of the ``linear_args``. ``custom``:
         ``jvp(primals, tangents, ans, **params)`` and ``vjp(g, ans, *args,
-        **params)`` side by side. ``zero``: a float output with zero
+        **params)`` side by side (``vjp`` may also be a tuple with one such
+        function per input, returning that input's cotangent, so that
+        cotangents nobody needs are not computed). ``zero``: a float output with zero
         derivative (floor, sign). ``nondiff``: a non-float output
         (comparisons), returned as a plain array.
     """

@@ -134,9 +134,9 @@ def validate_tangent(primal: Any, tangent: Any, name: str) -> tuple[Any, int]:
                          f"(k,) + {pshape} for k directions, got shape {tshape}")
     pdt, tdt = dtype_of(raw(primal)), dtype_of(raw(tangent))
     if pdt is float:
-        if tdt not in (float, int):
+        if tdt not in (float, int) and not (nb == 0 and hasattr(tangent, "_strip")):
             raise TypeError(f"{name}: the tangent of a float must be a float, got {tdt}")
-        return (float(tangent) if not nb else tangent), nb
+        return (float(tangent) if type(tangent) is int else tangent), nb
     if pdt != tdt:
         raise TypeError(f"{name}: tangent dtype {tdt} does not match primal dtype {pdt}")
     return tangent, nb

@@ -54,6 +54,9 @@ def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
             cots = prim.vjp(g, res[0], **params)
         else:
             ans, args = res
+            if isinstance(prim.vjp, tuple):  # one rule per input: skip what nobody needs
+                return tuple(rule(g, ans, *args, **params) if need else None
+                             for rule, need in zip(prim.vjp, needs))
             cots = prim.vjp(g, ans, *args, **params)
         return tuple(c if need else None for c, need in zip(cots, needs))
     return (None,) * len(needs)

@@ -82,8 +82,14 @@ def tensordot(x, y, axes=2):
     k = 1
     for a in ax:
         k *= sx[a]
-    xm = _shape.reshape(_shape.permute_dims(x, tuple(fx + ax)), (-1, k))
-    ym = _shape.reshape(_shape.permute_dims(y, tuple(ay + fy)), (k, -1))
+    mx = 1
+    for a in fx:
+        mx *= sx[a]
+    my = 1
+    for a in fy:
+        my *= sy[a]
+    xm = _shape.reshape(_shape.permute_dims(x, tuple(fx + ax)), (mx, k))
+    ym = _shape.reshape(_shape.permute_dims(y, tuple(ay + fy)), (k, my))
     return _shape.reshape(_la.matmul(xm, ym), tuple(sx[a] for a in fx) + tuple(sy[a] for a in fy))
 
 

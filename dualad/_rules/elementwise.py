@@ -70,19 +70,23 @@ multiply = _elementwise("multiply", lambda xp, x, y: x * y,
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
-                      lambda ans, x, y: negative(ans) / y)
+                      lambda ans, x, y: divide(negative(ans), y))
 negative = _elementwise("negative", lambda xp, x: -x, _minus_one)
 
 
 def _pow_base_partial(ans, x, y):
-    # y * x**(y-1), with 0**0 treated as 1 so that d/dx x**0 = 0 at x = 0.
-    return y * power(x, where(equal(y, 0), 1.0, y - 1))
+    # y * x**(y-1), taken as 0 at x = y = 0 (where x**0 = 1 is constant). Only
+    # that point is guarded, so the partial stays exact (and differentiable in
+    # y) everywhere else.
+    both_zero = logical_and(equal(x, 0), equal(y, 0))
+    safe_x = where(both_zero, 1.0, x)
+    return where(both_zero, 0.0, multiply(y, power(safe_x, y - 1.0)))
 
 
 def _pow_exponent_partial(ans, x, y):
     # d/dy x**y = x**y log x; its limit at x = 0 (for y > 0) is 0.
     is_zero = equal(x, 0)
-    return where(is_zero, 0.0, ans * log(where(is_zero, 1.0, x)))
+    return where(is_zero, 0.0, multiply(ans, log(where(is_zero, 1.0, x))))
 
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
@@ -95,8 +99,8 @@ def _integer_pow_partial(ans, x, *, exponent):
     if exponent == 1:
         return 1
     if exponent == 2:
-        return 2.0 * x
-    return exponent * _integer_pow(x, exponent=exponent - 1)
+        return multiply(2.0, x)
+    return multiply(exponent, _integer_pow(x, exponent=exponent - 1))
 
 
 def _const_pow(xp, x, *, exponent):
@@ -131,8 +135,8 @@ def power(x, y):
 abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x),
                    doc="``abs``; its derivative at 0 is taken to be 0.")
 sign = _zero("sign", lambda xp, x: xp.sign(x))
-square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: 2.0 * x)
-sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: 0.5 / ans,
+square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x))
+sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans),
                     doc="``sqrt``; its derivative at 0 is ``inf``.")
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
                     lambda ans, x: reciprocal(3.0 * square(ans)))
@@ -150,13 +154,13 @@ reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
 # -- exponentials and logarithms ------------------------------------------------
 exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans)
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
-                    lambda ans, x: ans * math.log(2.0))
+                    lambda ans, x: multiply(ans, math.log(2.0)))
 expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0)
 log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x))
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
-                    lambda ans, x: reciprocal(x * math.log(2.0)))
+                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))))
 log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
-                     lambda ans, x: reciprocal(x * math.log(10.0)))
+                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))))
 log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
                      lambda ans, x: reciprocal(x + 1.0))
 logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
@@ -174,8 +178,8 @@ arctan = _elementwise("arctan", lambda xp, x: xp.atan(x),
                       lambda ans, x: reciprocal(square(x) + 1.0))
 arctan2 = _elementwise(
     "arctan2", lambda xp, y, x: xp.atan2(y, x),
-    lambda ans, y, x: x / (square(x) + square(y)),
-    lambda ans, y, x: negative(y) / (square(x) + square(y)))
+    lambda ans, y, x: divide(x, square(x) + square(y)),
+    lambda ans, y, x: divide(negative(y), square(x) + square(y)))
 sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x))
 cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x))
 tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans))
@@ -189,7 +193,7 @@ arctanh = _elementwise("arctanh", lambda xp, x: xp.atanh(x),
 
 def _hypot_partial(ans, x, y):
     # x / hypot(x, y), taken as 0 at the origin (a subgradient).
-    return x / where(equal(ans, 0), 1.0, ans)
+    return divide(x, where(equal(ans, 0), 1.0, ans))
 
 
 hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
@@ -204,7 +208,18 @@ maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
 minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
                        lambda ans, x, y: less_equal(x, y),
                        lambda ans, x, y: greater(x, y), save_partials=True)
-where = _elementwise("where", lambda xp, c, x, y: xp.where(c, x, y),
+def _where_impl(xp, c, x, y):
+    if xp is scalar_xp:
+        return x if c else y
+    # The array API wants an array condition and at most one Python scalar.
+    if type(c) is bool:
+        c = xp.asarray(c)
+    if type(x) in (int, float) and type(y) in (int, float):
+        x = xp.asarray(float(x))
+    return xp.where(c, x, y)
+
+
+where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: None,
                      lambda ans, c, x, y: c,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,

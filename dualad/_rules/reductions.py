@@ -12,6 +12,7 @@ import math
 from dualad._core import Primitive, bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import shape as _shape
+from dualad._backend import namespace_of
 from dualad._shapes import ndim_of, normalize_axes, shape_of
 
 __all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]
@@ -64,28 +65,48 @@ def std(x, axis=None, keepdims=False, ddof=0, correction=None):
 
 # -- prod: exact with zeros ---------------------------------------------------------
 def _prod_partial(ans, x, axis):
-    """d prod / d x_i: the product of the other entries, exact when some are 0."""
-    is_zero = _ew.equal(x, 0)
-    nonzero = _ew.where(is_zero, 1.0, x)
-    n_zero = sum(_ew.where(is_zero, 1.0, 0.0), axis, keepdims=True)
-    prod_nonzero = prod(nonzero, axis, keepdims=True)
-    others_if_one_zero = _ew.where(_ew.equal(n_zero, 1.0), prod_nonzero, 0.0)
-    return _ew.where(is_zero, others_if_one_zero,
-                     _ew.where(_ew.equal(n_zero, 0.0), prod_nonzero / nonzero, 0.0))
+    """d prod / d x_i, the product of the other entries: a polynomial, exact at every order.
+
+    Without zeros it is ans / x. With a zero (a data-dependent choice, made on
+    the raw values) each entry's product of the others is taken directly: the
+    reduced axes are flattened to n and an (n, n) array holding x with its
+    diagonal replaced by 1 is reduced, at O(n^2) cost.
+    """
+    from dualad._shapes import raw
+    r = raw(x)
+    xp = namespace_of([r])
+    if not bool(xp.any(r == 0)):
+        return _ew.divide(_shape.broadcast_to(ans if ndim_of(ans) == ndim_of(x) else
+                                              _shape.reshape(ans, _kept_shape(shape_of(x), axis)),
+                                              shape_of(x)), x)
+    n_axes = len(axis)
+    nd = ndim_of(x)
+    kept = [a for a in range(nd) if a - nd not in axis]
+    moved = _shape.permute_dims(x, tuple(kept) + tuple(a % nd for a in axis))
+    front = shape_of(moved)[:nd - n_axes]
+    n = math.prod(shape_of(moved)[nd - n_axes:])
+    flat = _shape.reshape(moved, front + (1, n))
+    eye = xp.astype(xp.eye(n), r.dtype) if hasattr(r, "dtype") else xp.eye(n)
+    others = prod(_ew.where(eye == 1, 1.0, _shape.broadcast_to(flat, front + (n, n))), axis=-1)
+    others = _shape.reshape(others, shape_of(moved))
+    inverse = sorted(range(nd), key=(tuple(kept) + tuple(a % nd for a in axis)).__getitem__)
+    return _shape.permute_dims(others, tuple(inverse))
 
 
 def _prod_jvp(primals, tangents, ans, *, axis, keepdims):
     (x,), (tx,) = primals, tangents
-    return sum(_prod_partial(ans, x, axis) * tx, axis, keepdims)
+    p = _prod_partial(ans if keepdims else _shape.reshape(ans, _kept_shape(shape_of(x), axis)), x, axis)
+    return sum(_ew.multiply(p, tx), axis, keepdims)
 
 
 def _prod_vjp(g, ans, x, *, axis, keepdims):
-    return (_expand(g, shape_of(x), axis, keepdims) * _prod_partial(ans, x, axis),)
+    p = _prod_partial(ans if keepdims else _shape.reshape(ans, _kept_shape(shape_of(x), axis)), x, axis)
+    return (_ew.multiply(_expand(g, shape_of(x), axis, keepdims), p),)
 
 
 _prod_p = Primitive(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    "custom", jvp=_prod_jvp, vjp=_prod_vjp, batch_params=True, saves="inputs")
+    "custom", jvp=_prod_jvp, vjp=_prod_vjp, batch_params=True)
 
 
 def prod(x, axis=None, keepdims=False):

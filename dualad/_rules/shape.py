@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._backend import SCALAR_TYPES, _np_xp as _NUMPY_XP, is_float_dtype, namespace_of
 from dualad._core import Primitive, bind
 from dualad._rules import reductions as _reductions
 from dualad._shapes import dtype_of, ndim_of, normalize_axes, normalize_axis, raw, shape_of
@@ -147,7 +147,10 @@ def broadcast_to(x, shape):
     if shape_of(x) == shape:
         return x
     if type(x) in SCALAR_TYPES:
-        x = namespace_of([x]).asarray(x)
+        x = np.asarray(x)
+    missing = len(shape) - ndim_of(x)
+    if missing > 0:  # new leading axes first, so a chunk of tangents keeps its batch axis in front
+        x = reshape(x, (1,) * missing + shape_of(x))
     return bind(_broadcast_p, x, shape=shape)
 
 
@@ -313,8 +316,24 @@ def _getitem_batch(params, k):
     return {"idx": (slice(None),) + idx}
 
 
+def _getitem_impl(xp, x, *, idx):
+    if xp is _NUMPY_XP or not any(_is_advanced(i) for i in idx):
+        return x[idx]
+    # The array API indexes with one integer array only when it is alone; use take.
+    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
+    if len(adv) == 1:
+        a, index = adv[0], idx[adv[0]]
+        rest = all(i == slice(None) for j, i in enumerate(idx) if j != a)
+        if rest and not xp.isdtype(index.dtype, "bool"):
+            flat = xp.take(x, xp.reshape(index, (-1,)), axis=a)
+            return xp.reshape(flat, x.shape[:a] + tuple(index.shape) + x.shape[a + 1:])
+        if xp.isdtype(index.dtype, "bool") and a == 0 and index.ndim == x.ndim:
+            return x[index]  # a mask over every axis: no padding slices
+    return x[idx]
+
+
 _getitem_p = _linear(
-    "getitem", lambda xp, x, *, idx: x[idx],
+    "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
     batch_params=_getitem_batch)
 
@@ -333,7 +352,13 @@ def take(x, indices, axis=None):
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)
-    if not any(_is_advanced(i) for i in idx):
+    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
+    if len(adv) == 1 and xp.isdtype(idx[adv[0]].dtype, "bool"):
+        if idx[adv[0]].ndim == len(shape):
+            idx = idx[:1]  # a mask over every axis: no padding slices
+        out[idx] = values  # a mask selects each element once
+        return out
+    if not adv:
         out[idx] = values  # basic indices select each element once
         return out
     add = getattr(xp, "add", None)
