@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
 from dualad._rules.composites import *  # noqa: F403
 from dualad._rules.composites import __all__ as _composites
 from dualad._rules.elementwise import *  # noqa: F403
@@ -25,7 +26,6 @@ from dualad._rules.reductions import *  # noqa: F403
 from dualad._rules.reductions import __all__ as _reductions
 from dualad._rules.shape import *  # noqa: F403
 from dualad._rules.shape import __all__ as _shape_names
-from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
 
 # Array-API spellings of the NumPy names above.
 _ALIASES = {

@@ -20,10 +20,15 @@ Conventions at points where the derivative does not exist or is not unique
   derivatives are those of ``f((A + A^T) / 2)``, i.e. they assume symmetric
   inputs and symmetrize the perturbations.
 - ``eigh`` and ``svd``: eigenvectors and singular vectors are not
-  differentiable where eigenvalues (singular values) coincide; there their
-  derivatives are ``inf``/``nan``, never a silently wrong number. The
-  derivatives of the eigenvalues (singular values) alone stay finite.
-- ``norm``: the 2-norm (and Frobenius norm) has the subgradient 0 at 0.
+  differentiable where eigenvalues (singular values) coincide (or, for a
+  non-square ``svd``, where one is 0); a direction or cotangent that mixes
+  the tied pair then gets ``inf``/``nan``, never a silently wrong number.
+  A zero coefficient contributes 0 (not ``inf * 0``), so the derivatives of
+  the eigenvalues (singular values) alone stay finite, in forward mode and
+  on the tape (which passes zeros for unused outputs) alike.
+- ``norm``: the 2-norm (and Frobenius norm) has the subgradient 0 at 0, and
+  so do the other p-norms; ``abs`` has derivative 0 at 0 and ``max``/``min``
+  split ties equally (the ``inf``, 1 and 2 norms).
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from __future__ import annotations
 import math
 import string
 from collections import Counter
+from functools import lru_cache
 from operator import itemgetter
+from types import MappingProxyType
 
 from dualad._backend import namespace_of
 from dualad._core import Primitive, bind
@@ -79,24 +86,31 @@ SVDResult = _result_type("SVDResult", ("U", "S", "Vh"), "The result of :func:`sv
 
 
 # -- helpers: constants in the operand's backend and dtype, and matrix pieces --
-def _constant(like, make):
-    """``make(xp, dtype)`` in the namespace and floating dtype of ``like``."""
+def _constant(like, creator, *args):
+    """``xp.<creator>(*args)`` in the namespace, dtype and device of ``like``."""
     r = raw(like)
-    xp = namespace_of([r])
-    return make(xp, r.dtype)
+    fn = getattr(namespace_of([r]), creator)
+    device = getattr(r, "device", None)
+    if device is not None:
+        try:
+            return fn(*args, dtype=r.dtype, device=device)
+        except TypeError:  # a namespace without the keyword: its current device
+            pass
+    return fn(*args, dtype=r.dtype)
 
 
 def _eye(like, n):
-    return _constant(like, lambda xp, dt: xp.eye(n, dtype=dt))
+    return _constant(like, "eye", n)
 
 
 def _eye_mask(like, n):
-    return _constant(like, lambda xp, dt: xp.eye(n, dtype=dt) == 1)
+    return _eye(like, n) == 1
 
 
 def _tril_mask(like, n, k=0):
     """A 0/1 float matrix that is 1 on and below the k-th diagonal."""
-    return _constant(like, lambda xp, dt: xp.tril(xp.ones((n, n), dtype=dt), k=k))
+    ones = _constant(like, "ones", (n, n))
+    return namespace_of([ones]).tril(ones, k=k)
 
 
 def _any(mask):
@@ -169,25 +183,31 @@ def _broadcast_batch(name, *shapes):
 def _matmul_jvp(primals, tangents, ans, **_):
     x, y = primals
     tx, ty = tangents
+    if not _batched(primals, tangents):
+        out = None if tx is None else matmul(tx, y)
+        if ty is not None:
+            term = matmul(x, ty)
+            out = term if out is None else _add(out, term)
+        return out
+    # A chunk of k directions: promote 1-d operands to matrices as NumPy does
+    # (so that k is never taken for a matrix axis), give each tangent the
+    # output's batch rank behind k, and drop the promoted axes at the end.
     nx, ny = ndim_of(x), ndim_of(y)
+    x2 = _shape.expand_dims(x, 0) if nx == 1 else x
+    y2 = _shape.expand_dims(y, -1) if ny == 1 else y
+    nd = max(ndim_of(x2), ndim_of(y2))
     out = None
     if tx is not None:
-        batched = ndim_of(tx) > nx
-        if batched and nx >= 2 and ny > nx:
-            tx = _lift(tx, ny)
-        out = matmul(tx, y)
+        out = matmul(_lift(_shape.expand_dims(tx, 1) if nx == 1 else tx, nd), y2)
     if ty is not None:
-        if ndim_of(ty) > ny:  # a chunk of directions on the right operand
-            if ny == 1:
-                term = matmul(x, _shape.matrix_transpose(ty)) if nx >= 1 else None
-                if nx >= 2:
-                    term = _shape.moveaxis(term, -1, 0)
-            else:
-                term = matmul(x, _lift(ty, nx) if nx > ny else ty)
-        else:
-            term = matmul(x, ty)
+        term = matmul(x2, _lift(_shape.expand_dims(ty, -1) if ny == 1 else ty, nd))
         out = term if out is None else _add(out, term)
-    return out
+    s = shape_of(out)
+    if nx == 1:
+        s = s[:-2] + s[-1:]
+    if ny == 1:
+        s = s[:-1]
+    return _shape.reshape(out, s)
 
 
 def _matmul_vjp(g, ans, x, y):
@@ -220,11 +240,14 @@ def matmul(x, y):
 
 # -- solve ----------------------------------------------------------------------------
 def _solve_impl(xp, a, b, *, vector):
+    # A vector b is solved as one column, and batch axes are broadcast here:
+    # backends differ on both (NumPy 1 vs 2, the array API, CuPy).
     if vector:
         b = xp.expand_dims(b, axis=-1)
-    batch = _shape._broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-    a = xp.broadcast_to(a, batch + tuple(a.shape[-2:]))
-    b = xp.broadcast_to(b, batch + tuple(b.shape[-2:]))
+    if a.shape[:-2] != b.shape[:-2]:
+        batch = _shape._broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+        a = xp.broadcast_to(a, batch + tuple(a.shape[-2:]))
+        b = xp.broadcast_to(b, batch + tuple(b.shape[-2:]))
     x = xp.linalg.solve(a, b)
     return x[..., 0] if vector else x
 
@@ -586,25 +609,44 @@ def _eigh_impl(xp, a):
 
 
 def _gap_inverse(w):
-    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (inf for ties)."""
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it, inf for ties."""
     n = shape_of(w)[-1]
     on_diag = _eye_mask(w, n)
     diff = _sub(_row(w), _col(w))
-    return _ew.where(on_diag, 0.0, _ew.reciprocal(_ew.where(on_diag, 1.0, diff)))
+    tie = _ew.logical_or(_ew.equal(diff, 0), on_diag)  # no division by 0 (and no warning)
+    inverse = _ew.where(tie, math.inf, _ew.reciprocal(_ew.where(tie, 1.0, diff)))
+    return _ew.where(on_diag, 0.0, inverse)
+
+
+def _mul_or_zero(f, m):
+    """``f * m``, and 0 where ``m`` is exactly 0 even if ``f`` is inf there.
+
+    At tied eigenvalues (singular values) ``f`` is inf; a zero coefficient --
+    a direction that does not mix the tied pair, or a zero cotangent that the
+    tape materializes for an unused output -- then contributes 0, not nan.
+    """
+    zero = _ew.equal(m, 0)
+    return _ew.where(zero, 0.0, _mul(f, _ew.where(zero, 1.0, m)))
+
+
+def _div_or_zero(m, s):
+    """``m / s``, and 0 where ``m`` is exactly 0 even if ``s`` is 0 there."""
+    zero = _ew.equal(m, 0)
+    return _ew.where(zero, 0.0, _div(m, _ew.where(zero, 1.0, s)))
 
 
 def _eigh_jvp(primals, tangents, ans):
     # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T sym(dA) V.
     (ta,), (w, v) = tangents, ans
     s = matmul(_T(v), matmul(_sym(ta), v))
-    return _diag_part(s), matmul(v, _mul(_gap_inverse(w), s))
+    return _diag_part(s), matmul(v, _mul_or_zero(_gap_inverse(w), s))
 
 
 def _eigh_vjp(g, ans, a):
     (gw, gv), (w, v) = g, ans
     inner = None if gw is None else _diag_embed(gw)
     if gv is not None:  # skipped when only w is used, so ties cost nothing then
-        term = _mul(_gap_inverse(w), matmul(_T(v), gv))
+        term = _mul_or_zero(_gap_inverse(w), matmul(_T(v), gv))
         inner = term if inner is None else _add(inner, term)
     if inner is None:
         return (None,)
@@ -662,14 +704,14 @@ def _svd_jvp(primals, tangents, ans):
     f = _gap_inverse(_ew.square(s))
     dss = _mul(ds_mat, _row(s))
     sds = _mul(_col(s), ds_mat)
-    du = matmul(u, _mul(f, _add(dss, _T(dss))))
-    dv = matmul(v, _mul(f, _add(sds, _T(sds))))
+    du = matmul(u, _mul_or_zero(f, _add(dss, _T(dss))))
+    dv = matmul(v, _mul_or_zero(f, _add(sds, _T(sds))))
     if m > n:
         dav = matmul(ta, v)
-        du = _add(du, _div(_sub(dav, matmul(u, matmul(_T(u), dav))), _row(s)))
+        du = _add(du, _div_or_zero(_sub(dav, matmul(u, matmul(_T(u), dav))), _row(s)))
     if n > m:
         dau = matmul(_T(ta), u)
-        dv = _add(dv, _div(_sub(dau, matmul(v, matmul(vh, dau))), _row(s)))
+        dv = _add(dv, _div_or_zero(_sub(dau, matmul(v, matmul(vh, dau))), _row(s)))
     return du, _diag_part(ds_mat), _T(dv)
 
 
@@ -686,19 +728,19 @@ def _svd_vjp(g, ans, a):
     if gu is not None or gvh is not None:
         f = _gap_inverse(_ew.square(s))
     if gu is not None:
-        j = _mul(f, matmul(_T(u), gu))
+        j = _mul_or_zero(f, matmul(_T(u), gu))
         t = _mul(_add(j, _T(j)), _row(s))
         z = t if z is None else _add(z, t)
         if m > n:
-            comp = _div(_sub(gu, matmul(u, matmul(_T(u), gu))), _row(s))
+            comp = _div_or_zero(_sub(gu, matmul(u, matmul(_T(u), gu))), _row(s))
             terms.append(matmul(comp, vh))
     if gvh is not None:
         gv = _T(gvh)
-        k = _mul(f, matmul(vh, gv))
+        k = _mul_or_zero(f, matmul(vh, gv))
         t = _mul(_col(s), _add(k, _T(k)))
         z = t if z is None else _add(z, t)
         if n > m:
-            comp = _div(_T(_sub(gv, matmul(v, matmul(vh, gv)))), _col(s))
+            comp = _div_or_zero(_T(_sub(gv, matmul(v, matmul(vh, gv)))), _col(s))
             terms.append(matmul(u, comp))
     if z is not None:
         terms.insert(0, matmul(u, matmul(z, vh)))
@@ -748,9 +790,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 # -- norm ---------------------------------------------------------------------------------------
 def _norm2_impl(xp, x, *, axis, keepdims):
-    vector_norm = getattr(getattr(xp, "linalg", None), "vector_norm", None)
-    if vector_norm is not None:
-        return vector_norm(x, axis=axis, keepdims=keepdims)
+    # What numpy.linalg.norm computes (no rescaling against overflow), and
+    # faster for small inputs than linalg.vector_norm.
     return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims))
 
 
@@ -956,10 +997,12 @@ def _einsum_impl(xp, *operands, subscripts):
             f"einsum: the array namespace {name!r} has no einsum function (it is not part of "
             "the array API standard); use NumPy or CuPy arrays, or write the contraction "
             "with matmul, tensordot, sum and broadcasting")
-    if len(operands) > 1:
-        try:  # lets NumPy contract pairwise with BLAS instead of one nested loop
+    if len(operands) > 2:
+        # Without a contraction order, three or more operands run as one nested
+        # loop over every letter (the VJP's identity and ones operands included).
+        try:
             return fn(subscripts, *operands, optimize=True)
-        except TypeError:
+        except TypeError:  # an einsum without the keyword
             pass
     return fn(subscripts, *operands)
 
@@ -1016,7 +1059,7 @@ def _einsum_vjp(g, ans, *args, subscripts):
             target.append(c)
             if c not in available:
                 extra_subs.append(c)
-                extra_ops.append(_constant(args[i], lambda xp, dt, n=sizes[c]: xp.ones((n,), dtype=dt)))
+                extra_ops.append(_constant(args[i], "ones", (sizes[c],)))
         subs = ",".join([out] + [terms[j] for j in others] + extra_subs) + "->" + "".join(target)
         cots.append(bind(_einsum_p, g, *[args[j] for j in others], *extra_ops, subscripts=subs))
     return tuple(cots)
@@ -1026,11 +1069,13 @@ _einsum_p = Primitive("einsum", _einsum_impl, "custom", jvp=_einsum_jvp, vjp=_ei
                       batch_params=True, saves="inputs")
 
 
+@lru_cache(maxsize=512)
 def _parse_einsum(subscripts, shapes):
-    """Explicit subscripts without ellipses, the output, and the size of each letter."""
-    if not isinstance(subscripts, str):
-        raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik' (the "
-                        f"interleaved operand/sublist form is not supported), got {subscripts!r}")
+    """Explicit subscripts without ellipses, the output, and the size of each letter.
+
+    ``shapes`` is a tuple of shapes; the result is cached, since a program
+    calls einsum with the same subscripts and shapes over and over.
+    """
     s = subscripts.replace(" ", "")
     if s.count("->") > 1:
         raise ValueError(f"einsum: subscripts {subscripts!r} contain '->' more than once")
@@ -1092,7 +1137,7 @@ def _parse_einsum(subscripts, shapes):
             elif n not in (1, sizes[c]):
                 raise ValueError(f"einsum: letter {c!r} has size {sizes[c]} in one operand and "
                                  f"{n} in operand {i} (shape {shape})")
-    return terms_x, out, sizes
+    return tuple(terms_x), out, MappingProxyType(sizes)
 
 
 def einsum(subscripts, *operands, optimize=None):
@@ -1123,9 +1168,13 @@ def einsum(subscripts, *operands, optimize=None):
     (30.0, 20.0)
     """
     del optimize
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik' (the "
+                        "interleaved operand/sublist form is not supported), got "
+                        f"{type(subscripts).__name__}")
     if not operands:
         raise ValueError("einsum: needs at least one operand")
-    terms, out, sizes = _parse_einsum(subscripts, [shape_of(o) for o in operands])
+    terms, out, sizes = _parse_einsum(subscripts, tuple(shape_of(o) for o in operands))
     ops_ = []
     for term, o in zip(terms, operands):
         target = tuple(sizes[c] for c in term)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import builtins
 import math
 
+from dualad._backend import namespace_of
 from dualad._core import Primitive, bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import shape as _shape
-from dualad._backend import namespace_of
 from dualad._shapes import ndim_of, normalize_axes, shape_of
 
 __all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]

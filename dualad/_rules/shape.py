@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, _np_xp as _NUMPY_XP, is_float_dtype, namespace_of
+from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import Primitive, bind
 from dualad._rules import reductions as _reductions
 from dualad._shapes import dtype_of, ndim_of, normalize_axes, normalize_axis, raw, shape_of
