@@ -84,6 +84,9 @@ def _build_scalar_namespace() -> types.SimpleNamespace:
 scalar_xp = _build_scalar_namespace()
 
 
+_BY_TYPES: dict[tuple, object] = {}  # operand types -> namespace, when that settles it
+
+
 def namespace_of(args) -> object:
     """The array namespace shared by the raw operands ``args``.
 
@@ -92,28 +95,27 @@ def namespace_of(args) -> object:
     Mixing array libraries (say CuPy and NumPy) is an error, since moving
     data between host and device implicitly would hide a costly copy.
     """
-    numpy_only = True
-    arrays = []
-    for a in args:
-        t = type(a)
-        if t in SCALAR_TYPES or a is None:
-            continue
-        arrays.append(a)
-        if t is not np.ndarray and not isinstance(a, np.generic):
-            numpy_only = False
+    types = tuple(map(type, args))
+    xp = _BY_TYPES.get(types)
+    if xp is not None:
+        return xp
+    arrays = [a for a in args if type(a) not in SCALAR_TYPES and a is not None]
     if not arrays:
-        return scalar_xp
-    if numpy_only:
-        return _np_xp
-    try:
-        return array_api_compat.array_namespace(*arrays)
-    except TypeError as err:
-        kinds = sorted({type(a).__module__ + "." + type(a).__name__ for a in arrays})
-        raise TypeError(
-            f"operands come from different array libraries ({', '.join(kinds)}); "
-            "dualad never moves data between backends implicitly: convert them "
-            "to one library first"
-        ) from err
+        xp = scalar_xp
+    elif all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):
+        xp = _np_xp
+    else:
+        try:
+            return array_api_compat.array_namespace(*arrays)
+        except TypeError as err:
+            kinds = sorted({type(a).__module__ + "." + type(a).__name__ for a in arrays})
+            raise TypeError(
+                f"operands come from different array libraries ({', '.join(kinds)}); "
+                "dualad never moves data between backends implicitly: convert them "
+                "to one library first"
+            ) from err
+    _BY_TYPES[types] = xp  # NumPy and scalars only: their namespace is the type's
+    return xp
 
 
 def is_float_dtype(xp, dtype) -> bool:

@@ -96,6 +96,8 @@ class Dual(ArrayLike, Value):
             out = _custom_jvp(prim, primals, tangents, ans, params, nb)
         else:
             return ans
+        if out is None:
+            return ans
         if prim.multiple_results:
             return tuple(_wrap(a, t, level, nb) for a, t in zip(ans, out))
         if out is None:

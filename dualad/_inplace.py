@@ -24,10 +24,14 @@ _RELIABLE = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 _ONLY_CALLER = 3
 
 
+# Below this many elements an allocation is cheap and the checks are not.
+_MIN_SIZE = 8192
+
+
 def _owned(a: Any, b: Any) -> bool:
     """Whether ``a`` can take the result of ``a op b`` in place."""
-    if not _RELIABLE or type(a).__name__ != "ndarray" or a.base is not None:
-        return False  # NumPy/CuPy arrays that own their memory (a view shares it)
+    if not _RELIABLE or type(a).__name__ != "ndarray" or a.size < _MIN_SIZE or a.base is not None:
+        return False  # large NumPy/CuPy arrays that own their memory (a view shares it)
     if sys.getrefcount(a) > _ONLY_CALLER + 1:  # +1: the caller of _owned
         return False
     if type(b) is float or type(b) is int:

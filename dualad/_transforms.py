@@ -19,16 +19,23 @@ def _seed(primal: Any, tangent: Any, level: int, name: str) -> Dual:
     return Dual._make(primal, tangent, level, nb)
 
 
-def _split(out: Any, level: int) -> tuple[Any, Any]:
+def split(out: Any, level: int, k: int | None = None, like: Any = None) -> tuple[Any, Any]:
+    """Primal and tangent parts of the leaves of ``out`` at ``level``; zeros
+    (with ``k`` directions in front, if given) where a leaf has no tangent.
+    ``like`` (same structure as ``out``) gives those zeros' shapes and dtypes."""
     leaves, build = flatten(out)
+    likes = leaves if like is None else flatten(like)[0]
     primals, tangents = [], []
-    for leaf in leaves:
+    for leaf, ref in zip(leaves, likes):
         if isinstance(leaf, Dual) and leaf._level == level:
             primals.append(leaf.primal)
             tangents.append(leaf.tangent)
+            continue
+        primals.append(leaf)
+        if type(ref) in (int, float) and k is None:
+            tangents.append(0.0)
         else:
-            primals.append(leaf)
-            tangents.append(zeros(leaf) if not isinstance(leaf, (int, float)) else 0.0)
+            tangents.append(zeros(ref, shape_of(ref) if k is None else (k,) + shape_of(ref)))
     return build(primals), build(tangents)
 
 
@@ -65,7 +72,8 @@ def jvp(f: Callable, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     names = [f"primals{p}" for p in leaf_paths(tuple(primals))]
     level = new_level()
     seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
-    return _split(f(*build(seeded)), level)
+    k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
+    return split(f(*build(seeded)), level, k)
 
 
 def derivative(f: Callable) -> Callable:

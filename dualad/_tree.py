@@ -27,7 +27,8 @@ def _build(spec, it):
     kind, children = spec
     if kind is dict:
         return {k: _build(c, it) for k, c in children}
-    return kind(_build(c, it) for c in children)
+    values = [_build(c, it) for c in children]
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)  # namedtuples
 
 
 def tree_map(fn: Callable, tree: Any, *rest: Any) -> Any:

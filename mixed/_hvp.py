@@ -16,6 +16,7 @@ from dualad import ops
 from dualad._core import new_level
 from dualad._dual import Dual, validate_tangent
 from dualad._shapes import shape_of, zeros
+from dualad._transforms import _basis_chunks, split
 from dualad._tree import flatten, leaf_paths, structure
 
 __all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
@@ -32,20 +33,6 @@ def _check_scalar(f: Callable) -> Callable:
             raise TypeError(f"f must return a scalar for an HVP, got shape {shape_of(out)}")
         return out
     return checked
-
-
-def _split(tree: Any, level: int, like: Any) -> tuple[Any, Any]:
-    leaves, build = flatten(tree)
-    like_leaves = flatten(like)[0]
-    primals, tangents = [], []
-    for leaf, x in zip(leaves, like_leaves):
-        if isinstance(leaf, Dual) and leaf._level == level:
-            primals.append(leaf.primal)
-            tangents.append(leaf.tangent)
-        else:
-            primals.append(leaf)
-            tangents.append(zeros(x) if type(x) is not float else 0.0)
-    return build(primals), build(tangents)
 
 
 def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> tuple[Any, Any]:
@@ -96,8 +83,8 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-rever
     for xl, vl, name in zip(x_leaves, v_leaves, names):
         vl, nb = validate_tangent(xl, vl, name)
         seeded.append(Dual._make(xl, vl, level, nb))
-    g = reverse.grad(f)(build(seeded))
-    return _split(g, level, x)
+    k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
+    return split(reverse.grad(f)(build(seeded)), level, k, like=x)
 
 
 def _with_grad(g_fn, directional, y):
@@ -131,8 +118,6 @@ def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
     array([[6., 2.],
            [2., 0.]])
     """
-    from dualad._transforms import _basis_chunks
-
     def hess(x):
         n = math.prod(shape_of(x))
         chunk = max(n, 1) if chunk_size is None else chunk_size

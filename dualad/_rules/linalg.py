@@ -210,25 +210,35 @@ def _matmul_jvp(primals, tangents, ans, **_):
     return _shape.reshape(out, s)
 
 
-def _matmul_vjp(g, ans, x, y):
+# One VJP rule per operand, so that the cotangent of constant data (a batch of
+# inputs, a design matrix) is never computed: it costs a whole matmul.
+def _matmul_vjp_x(g, ans, x, y):
     nx, ny = ndim_of(x), ndim_of(y)
     if nx == 1 and ny == 1:
-        return _mul(g, y), _mul(g, x)
+        return _mul(g, y)
     if nx == 1:
-        gx = _shape.unbroadcast(matmul(y, _shape.expand_dims(g, -1))[..., 0], shape_of(x))
-        gy = _shape.unbroadcast(_mul(_shape.expand_dims(x, -1), _shape.expand_dims(g, -2)), shape_of(y))
-        return gx, gy
+        return _shape.unbroadcast(matmul(y, _shape.expand_dims(g, -1))[..., 0], shape_of(x))
     if ny == 1:
-        gx = _shape.unbroadcast(_mul(_shape.expand_dims(g, -1), y), shape_of(x))
-        gy = _shape.unbroadcast(matmul(_shape.expand_dims(g, -2), x)[..., 0, :], shape_of(y))
-        return gx, gy
-    gx = _shape.unbroadcast(matmul(g, _shape.matrix_transpose(y)), shape_of(x))
-    gy = _shape.unbroadcast(matmul(_shape.matrix_transpose(x), g), shape_of(y))
-    return gx, gy
+        return _shape.unbroadcast(_mul(_shape.expand_dims(g, -1), y), shape_of(x))
+    return _shape.unbroadcast(matmul(g, _shape.matrix_transpose(y)), shape_of(x))
+
+
+def _matmul_vjp_y(g, ans, x, y):
+    nx, ny = ndim_of(x), ndim_of(y)
+    if nx == 1 and ny == 1:
+        return _mul(g, x)
+    if nx == 1:
+        return _shape.unbroadcast(_mul(_shape.expand_dims(x, -1), _shape.expand_dims(g, -2)), shape_of(y))
+    if ny == 1:
+        # x^T g as a matrix-vector product (faster than g^T x as a 1 x m matrix product)
+        return _shape.unbroadcast(matmul(_shape.matrix_transpose(x), _shape.expand_dims(g, -1))[..., 0],
+                                  shape_of(y))
+    return _shape.unbroadcast(matmul(_shape.matrix_transpose(x), g), shape_of(y))
 
 
 _matmul_p = Primitive("matmul", lambda xp, x, y: xp.matmul(x, y), "custom",
-                      jvp=_matmul_jvp, vjp=_matmul_vjp, batch_params=True, saves="inputs")
+                      jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), batch_params=True,
+                      saves="inputs")
 
 
 def matmul(x, y):

@@ -132,11 +132,11 @@ def _extremum(name, reduce):
     def jvp(primals, tangents, ans, *, axis, keepdims):
         from dualad._shapes import raw
         weight, _ = residual(raw(ans), raw(primals[0]), axis=axis, keepdims=keepdims)
-        return sum(weight * tangents[0], axis, keepdims)
+        return sum(_ew.multiply(weight, tangents[0]), axis, keepdims)
 
     def vjp(g, res, *, axis, keepdims):
         weight, xshape = res
-        return (_expand(g, xshape, axis, keepdims) * weight,)
+        return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
     prim = Primitive(name, impl, "custom", jvp=jvp, vjp=vjp, residual=residual,
                      batch_params=True)

@@ -1,0 +1,683 @@
+"""The linear-algebra rows of the primitive table: solve, inv, det, slogdet,
+cholesky, qr, eigh, svd, norm and einsum.
+
+For every case, in float64 and float32: the JVP against central finite
+differences (one direction and a chunk of three), the VJP against the JVP
+through the adjoint identity <u, J v> = <J^T u, v>, a second derivative
+(hyper-dual and nested Dual) against finite differences of the first, and a
+run on ``array_api_strict`` arrays. Functions whose outputs are defined only
+up to sign (eigenvectors, singular vectors) are tested through
+sign-invariant functions of them; cholesky and eigh through symmetrized
+inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+import zlib
+from contextlib import contextmanager
+
+import array_api_strict
+import numpy as np
+import pytest
+from array_api_strict._array_object import Array as StrictArray
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dualad import Dual, HyperDual, jacfwd, jvp, ops
+from dualad._core import REGISTRY, bind
+from dualad._shapes import raw
+from dualad._vjp import residuals, vjp
+
+la = ops.linalg
+F64, F32 = np.float64, np.float32
+DTYPES = [F64, F32]
+# Normwise tolerances: |ad - reference| <= atol + rtol * max|reference|.
+JVP_TOL = {F64: (1e-6, 1e-8), F32: (2e-3, 1e-5)}
+ADJOINT_TOL = {F64: 1e-10, F32: 1e-4}
+HESS_TOL = {F64: (1e-5, 1e-7), F32: (5e-3, 1e-4)}
+
+
+# -- local helpers (the shared oracle dualad.testing is written elsewhere) -------
+def _rng(*key):
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def _leaves(out):
+    return [np.asarray(o) for o in out] if isinstance(out, tuple) else [np.asarray(out)]
+
+
+def _assert_close(got, want, rtol, atol, what=""):
+    got, want = np.asarray(got, dtype=F64), np.asarray(want, dtype=F64)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    scale = np.max(np.abs(want)) if want.size else 0.0
+    err = np.max(np.abs(got - want)) if want.size else 0.0
+    assert err <= atol + rtol * scale, f"{what}: max error {err:.3g} (scale {scale:.3g})"
+
+
+def _fd_jvp(f, args, tangents, eps=1e-6):
+    """Central differences of ``f`` at float64 ``args`` along ``tangents``."""
+    plus = _leaves(f(*[a + eps * t for a, t in zip(args, tangents)]))
+    minus = _leaves(f(*[a - eps * t for a, t in zip(args, tangents)]))
+    return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
+
+
+def _spd(rng, shape):
+    a = rng.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])
+
+
+def _wellcond(rng, shape):
+    return rng.standard_normal(shape) + 2.0 * np.eye(shape[-1])
+
+
+def _sym(a):
+    return (a + ops.matrix_transpose(a)) * 0.5
+
+
+def _scale_cols(u, s):
+    return u * ops.expand_dims(s, -2)
+
+
+def _eigh_view(a, uplo="L"):
+    w, v = la.eigh(_sym(a), UPLO=uplo)
+    return w, v * v, _scale_cols(v, ops.sin(w)) @ ops.matrix_transpose(v)
+
+
+def _svd_view(a):
+    u, s, vh = la.svd(a, full_matrices=False)
+    return s, u * u, vh * vh, _scale_cols(u, ops.sin(s)) @ vh
+
+
+def _chol_view(a, upper=False):
+    n = a.shape[-1]
+    eye = a.__array_namespace__().eye(n, dtype=a.dtype)  # works for Dual, strict, NumPy
+    return la.cholesky(_sym(a) + n * eye, upper=upper)
+
+
+# Each case: a function of float arrays and a maker of its (float64) arguments.
+# Functions are written so that finite differences are well defined.
+CASES = {
+    "solve-vector": (la.solve, lambda r: [_wellcond(r, (4, 4)), r.standard_normal(4)]),
+    "solve-matrix": (la.solve, lambda r: [_wellcond(r, (4, 4)), r.standard_normal((4, 2))]),
+    "solve-batch-vector": (la.solve, lambda r: [_wellcond(r, (2, 3, 3)), r.standard_normal(3)]),
+    "solve-batch-matrix": (la.solve, lambda r: [_wellcond(r, (2, 3, 3)), r.standard_normal((2, 3, 2))]),
+    "solve-broadcast": (la.solve, lambda r: [_wellcond(r, (2, 1, 3, 3)), r.standard_normal((4, 3, 2))]),
+    "solve-b-batched": (la.solve, lambda r: [_wellcond(r, (3, 3)), r.standard_normal((2, 3, 2))]),
+    "inv": (la.inv, lambda r: [_wellcond(r, (3, 3))]),
+    "inv-batch": (la.inv, lambda r: [_wellcond(r, (2, 2, 3, 3))]),
+    "det": (la.det, lambda r: [r.standard_normal((3, 3))]),
+    "det-batch": (la.det, lambda r: [r.standard_normal((2, 4, 4))]),
+    "slogdet": (la.slogdet, lambda r: [r.standard_normal((3, 3))]),
+    "slogdet-batch": (la.slogdet, lambda r: [r.standard_normal((3, 4, 4))]),
+    "cholesky": (_chol_view, lambda r: [r.standard_normal((3, 3))]),
+    "cholesky-batch": (_chol_view, lambda r: [r.standard_normal((2, 4, 4))]),
+    "cholesky-upper": (lambda a: _chol_view(a, upper=True), lambda r: [r.standard_normal((3, 3))]),
+    "qr-tall": (la.qr, lambda r: [r.standard_normal((5, 3))]),
+    "qr-square": (la.qr, lambda r: [r.standard_normal((3, 3))]),
+    "qr-batch": (la.qr, lambda r: [r.standard_normal((2, 4, 3))]),
+    "qr-r": (lambda a: la.qr(a, mode="r"), lambda r: [r.standard_normal((4, 3))]),
+    "eigh": (_eigh_view, lambda r: [r.standard_normal((4, 4))]),
+    "eigh-batch": (_eigh_view, lambda r: [r.standard_normal((2, 3, 3))]),
+    "eigh-upper": (lambda a: _eigh_view(a, "U"), lambda r: [r.standard_normal((3, 3))]),
+    "svd-tall": (_svd_view, lambda r: [r.standard_normal((5, 3))]),
+    "svd-wide": (_svd_view, lambda r: [r.standard_normal((3, 5))]),
+    "svd-square": (_svd_view, lambda r: [r.standard_normal((3, 3))]),
+    "svd-batch": (_svd_view, lambda r: [r.standard_normal((2, 4, 3))]),
+    "svd-product": (lambda a: (lambda u, s, vh: _scale_cols(u, s) @ vh)(*la.svd(a, full_matrices=False)),
+                    lambda r: [r.standard_normal((4, 3))]),
+    "norm-flat": (la.norm, lambda r: [r.standard_normal((2, 3, 4))]),
+    "norm-flat-keepdims": (lambda x: la.norm(x, keepdims=True), lambda r: [r.standard_normal((3, 4))]),
+    "norm-vector-2": (lambda x: la.norm(x, 2, axis=1), lambda r: [r.standard_normal((3, 4))]),
+    "norm-vector-1": (lambda x: la.norm(x, 1, axis=-1, keepdims=True), lambda r: [r.standard_normal((3, 4))]),
+    "norm-vector-inf": (lambda x: la.norm(x, np.inf, axis=0), lambda r: [r.standard_normal((3, 4))]),
+    "norm-vector-neginf": (lambda x: la.norm(x, -np.inf), lambda r: [r.standard_normal(5)]),
+    "norm-vector-3": (lambda x: la.norm(x, 3, axis=0), lambda r: [r.standard_normal((4, 2))]),
+    "norm-vector-0": (lambda x: la.norm(x, 0), lambda r: [r.standard_normal(4)]),
+    "norm-fro": (lambda x: la.norm(x, "fro", axis=(0, 2)), lambda r: [r.standard_normal((3, 2, 4))]),
+    "norm-nuc": (lambda x: la.norm(x, "nuc"), lambda r: [r.standard_normal((3, 4))]),
+    "norm-2": (lambda x: la.norm(x, 2, axis=(-1, -2), keepdims=True),
+               lambda r: [r.standard_normal((2, 3, 4))]),
+    "norm-neg2": (lambda x: la.norm(x, -2), lambda r: [r.standard_normal((4, 3))]),
+    "norm-1": (lambda x: la.norm(x, 1, axis=(1, 0)), lambda r: [r.standard_normal((3, 4))]),
+    "norm-neg1": (lambda x: la.norm(x, -1), lambda r: [r.standard_normal((3, 4))]),
+    "norm-inf": (lambda x: la.norm(x, np.inf, axis=(0, 1), keepdims=True),
+                 lambda r: [r.standard_normal((3, 4))]),
+    "norm-neginf": (lambda x: la.norm(x, -np.inf, axis=(2, 0)), lambda r: [r.standard_normal((3, 2, 4))]),
+    "vector_norm": (lambda x: la.vector_norm(x, axis=(0, 1), ord=1), lambda r: [r.standard_normal((3, 4))]),
+    "matrix_norm": (lambda x: la.matrix_norm(x, ord="nuc"), lambda r: [r.standard_normal((2, 3, 4))]),
+    # matmul's chunked JVP promotes 1-d operands (k must not pass for a matrix axis).
+    "matmul-vector-3d": (ops.matmul, lambda r: [r.standard_normal(3), r.standard_normal((2, 3, 4))]),
+    "matmul-3d-vector": (ops.matmul, lambda r: [r.standard_normal((2, 4, 3)), r.standard_normal(3)]),
+    "matmul-vector-vector": (ops.matmul, lambda r: [r.standard_normal(3), r.standard_normal(3)]),
+    "matmul-2d-4d": (ops.matmul, lambda r: [r.standard_normal((3, 2)), r.standard_normal((2, 1, 2, 3))]),
+    "matmul-vector-matrix": (ops.matmul, lambda r: [r.standard_normal(1), r.standard_normal((1, 2))]),
+    "einsum-matmul": (lambda a, b: ops.einsum("ij,jk->ik", a, b),
+                      lambda r: [r.standard_normal((2, 3)), r.standard_normal((3, 4))]),
+    "einsum-implicit": (lambda a, b: ops.einsum("ij,jk", a, b),
+                        lambda r: [r.standard_normal((2, 3)), r.standard_normal((3, 4))]),
+    "einsum-diagonal": (lambda a: ops.einsum("ii->i", a), lambda r: [r.standard_normal((3, 3))]),
+    "einsum-trace": (lambda a: ops.einsum("ii", a), lambda r: [r.standard_normal((3, 3))]),
+    "einsum-sum": (lambda a: ops.einsum("ij->", a), lambda r: [r.standard_normal((2, 3))]),
+    "einsum-transpose": (lambda a: ops.einsum("ij->ji", a), lambda r: [r.standard_normal((2, 3))]),
+    "einsum-outer": (lambda a, b: ops.einsum("i,j->ij", a, b),
+                     lambda r: [r.standard_normal(2), r.standard_normal(3)]),
+    "einsum-batch": (lambda a, b: ops.einsum("bij,bjk->bik", a, b),
+                     lambda r: [r.standard_normal((2, 3, 4)), r.standard_normal((2, 4, 2))]),
+    "einsum-ellipsis": (lambda a, b: ops.einsum("...ij,...jk->...ik", a, b),
+                        lambda r: [r.standard_normal((2, 3, 4)), r.standard_normal((4, 5))]),
+    "einsum-broadcast": (lambda a, b: ops.einsum("ij,jk->ik", a, b),
+                         lambda r: [r.standard_normal((3, 1)), r.standard_normal((4, 2))]),
+    "einsum-three": (lambda a, b, c: ops.einsum("ij,jk,kl->il", a, b, c),
+                     lambda r: [r.standard_normal((2, 3)), r.standard_normal((3, 4)),
+                                r.standard_normal((4, 2))]),
+    "einsum-diag-mixed": (lambda a, b: ops.einsum("iij,jk->ik", a, b),
+                          lambda r: [r.standard_normal((3, 3, 2)), r.standard_normal((2, 4))]),
+    "einsum-scalar": (lambda s, v: ops.einsum(",i->i", s, v),
+                      lambda r: [np.asarray(r.standard_normal()), r.standard_normal(3)]),
+}
+
+
+def _args(name, dtype):
+    f, make = CASES[name]
+    args = make(_rng(name))
+    return f, [a.astype(dtype) for a in args]
+
+
+def _directions(name, args, k=None, salt="v"):
+    r = _rng(name, salt)
+    shape = (lambda a: a.shape) if k is None else (lambda a: (k,) + a.shape)
+    return [r.standard_normal(shape(a)).astype(a.dtype) for a in args]
+
+
+# -- first order: JVP vs central differences ---------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jvp_matches_finite_differences(name, dtype):
+    f, args = _args(name, dtype)
+    tangents = _directions(name, args)
+    out, t = jvp(f, tuple(args), tuple(tangents))
+    want = _fd_jvp(f, [a.astype(F64) for a in args], [t.astype(F64) for t in tangents])
+    rtol, atol = JVP_TOL[dtype]
+    for i, (got, ref) in enumerate(zip(_leaves(t), want)):
+        _assert_close(got, ref, rtol, atol, f"{name} output {i}")
+    for o in _leaves(out):  # dtypes are preserved
+        assert o.dtype == dtype, f"{name}: output dtype {o.dtype}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_chunked_jvp_matches_one_direction_at_a_time(name):
+    """A leading axis of k tangents (the ``batch_params=True`` path) equals k single JVPs."""
+    f, args = _args(name, F64)
+    chunk = _directions(name, args, k=3)
+    _, t = jvp(f, tuple(args), tuple(chunk))
+    for i in range(3):
+        _, ti = jvp(f, tuple(args), tuple(c[i] for c in chunk))
+        for j, (got, ref) in enumerate(zip(_leaves(t), _leaves(ti))):
+            got = np.broadcast_to(got, (3,) + ref.shape)  # a constant leaf has no chunk axis
+            _assert_close(got[i], ref, 1e-12, 1e-12, f"{name} output {j}, direction {i}")
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_solve_over_drawn_batch_shapes(data):
+    """Primal, JVP and VJP of solve over batch shapes drawn to broadcast together."""
+    n = data.draw(st.integers(1, 3), label="n")
+    vector = data.draw(st.booleans(), label="vector")
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
+    batch_a, batch_b = shapes.input_shapes
+    r = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    a = _wellcond(r, batch_a + (n, n))
+    b = r.standard_normal((n,) if vector else batch_b + (n, 2))
+    np.testing.assert_allclose(la.solve(a, b), np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
+    ta, tb = r.standard_normal(a.shape), r.standard_normal(b.shape)
+    _, t = jvp(la.solve, (a, b), (ta, tb))
+    _assert_close(t, _fd_jvp(la.solve, [a, b], [ta, tb])[0], *JVP_TOL[F64], "solve jvp")
+    lhs, rhs = _adjoint_gap(REGISTRY["solve"], [a, b], {"vector": vector})
+    assert abs(lhs - rhs) <= 1e-10 * max(1.0, abs(lhs))
+
+
+# -- VJP vs JVP: <u, J v> = <J^T u, v> at the primitive level ----------------------
+def _prim_args(name, dtype):
+    """(primitive name, args, params) for the adjoint test, float64 args."""
+    r = _rng("adjoint", name)
+    n = r.standard_normal
+    table = {
+        "solve-vector": ("solve", [_wellcond(r, (4, 4)), n(4)], {"vector": True}),
+        "solve-batch-vector": ("solve", [_wellcond(r, (2, 3, 3)), n(3)], {"vector": True}),
+        "solve-matrix": ("solve", [_wellcond(r, (3, 3)), n((3, 2))], {"vector": False}),
+        "solve-broadcast": ("solve", [_wellcond(r, (2, 1, 3, 3)), n((4, 3, 2))], {"vector": False}),
+        "solve-b-batched": ("solve", [_wellcond(r, (3, 3)), n((2, 3, 2))], {"vector": False}),
+        "inv": ("inv", [_wellcond(r, (2, 3, 3))], {}),
+        "det": ("det", [n((2, 3, 3))], {}),
+        "slogdet": ("slogdet", [n((2, 3, 3))], {}),
+        "cholesky": ("cholesky", [_spd(r, (2, 3, 3))], {}),
+        "qr-tall": ("qr", [n((2, 5, 3))], {}),
+        "qr-square": ("qr", [n((3, 3))], {}),
+        "eigh": ("eigh", [(lambda a: a + a.swapaxes(-1, -2))(n((2, 4, 4)))], {}),
+        "svd-tall": ("svd", [n((5, 3))], {}),
+        "svd-wide": ("svd", [n((2, 3, 5))], {}),
+        "svd-square": ("svd", [n((3, 3))], {}),
+        "norm2-all": ("norm2", [n((3, 4))], {"axis": (-2, -1), "keepdims": False}),
+        "norm2-axis": ("norm2", [n((3, 4))], {"axis": (-2,), "keepdims": True}),
+        "einsum-matmul": ("einsum", [n((2, 3)), n((3, 4))], {"subscripts": "ij,jk->ik"}),
+        "einsum-diagonal": ("einsum", [n((3, 3, 2))], {"subscripts": "iij->ij"}),
+        "einsum-private-letter": ("einsum", [n((2, 3)), n(3)], {"subscripts": "ij,j->j"}),
+        "einsum-three": ("einsum", [n((2, 3)), n((3, 4)), n((4,))], {"subscripts": "ij,jk,k->i"}),
+        "matmul": ("matmul", [n((2, 3, 4)), n(4)], {}),
+    }
+    prim, args, params = table[name]
+    return REGISTRY[prim], [a.astype(dtype) for a in args], params
+
+
+ADJOINT_CASES = ["solve-vector", "solve-batch-vector", "solve-matrix", "solve-broadcast",
+                 "solve-b-batched", "inv", "det", "slogdet", "cholesky", "qr-tall", "qr-square",
+                 "eigh", "svd-tall", "svd-wide", "svd-square", "norm2-all", "norm2-axis",
+                 "einsum-matmul", "einsum-diagonal", "einsum-private-letter", "einsum-three",
+                 "matmul"]
+
+
+def _adjoint_gap(prim, args, params, keep=None):
+    """``<u, J v>`` and ``<J^T u, v>`` with ``u`` zero on the outputs not in ``keep``."""
+    ans = bind(prim, *args, **params)
+    outs = list(ans) if prim.multiple_results else [ans]
+    r = _rng("u", prim.name, len(outs))
+    us = [r.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
+    if keep is not None:
+        us = [u if i in keep else None for i, u in enumerate(us)]
+    vs = [r.standard_normal(a.shape).astype(a.dtype) for a in args]
+    _, jv = jvp(lambda *a: bind(prim, *a, **params), tuple(args), tuple(vs))
+    lhs = sum(float(np.sum(u.astype(F64) * t)) for u, t in zip(us, _leaves(jv)) if u is not None)
+    g = tuple(us) if prim.multiple_results else us[0]
+    cots = vjp(prim, g, residuals(prim, ans, tuple(args), params), (True,) * len(args), params)
+    assert len(cots) == len(args)
+    rhs = sum(float(np.sum(np.asarray(c, dtype=F64) * v)) for c, v in zip(cots, vs) if c is not None)
+    for c, a in zip(cots, args):
+        if c is not None:
+            assert np.shape(c) == a.shape and np.asarray(c).dtype == a.dtype
+    return lhs, rhs
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", ADJOINT_CASES)
+def test_vjp_is_the_adjoint_of_the_jvp(name, dtype):
+    prim, args, params = _prim_args(name, dtype)
+    lhs, rhs = _adjoint_gap(prim, args, params)
+    assert abs(lhs - rhs) <= ADJOINT_TOL[dtype] * max(1.0, abs(lhs)), (lhs, rhs)
+
+
+@pytest.mark.parametrize("name, keep", [
+    ("slogdet", {1}), ("slogdet", {0}), ("qr-tall", {0}), ("qr-tall", {1}),
+    ("eigh", {0}), ("eigh", {1}), ("svd-tall", {1}), ("svd-tall", {0}), ("svd-wide", {2}),
+    ("svd-wide", {0, 1}),
+])
+def test_vjp_with_some_output_cotangents_none(name, keep):
+    prim, args, params = _prim_args(name, F64)
+    lhs, rhs = _adjoint_gap(prim, args, params, keep)
+    assert abs(lhs - rhs) <= 1e-10 * max(1.0, abs(lhs)), (lhs, rhs)
+
+
+# -- second order: hyper-dual and nested Dual vs differences of the first ----------
+SECOND_ORDER_CASES = [c for c in sorted(CASES) if c != "norm-vector-0"]
+
+
+def _scalarized(name, f, args):
+    """``h(args) = sum_i <W_i, f_i(args)>``, a scalar function of the outputs."""
+    outs = _leaves(f(*[a.astype(F64) for a in args]))
+    r = _rng("W", name)
+    weights = [r.standard_normal(o.shape) for o in outs]
+
+    def h(*xs):
+        out = f(*xs)
+        out = out if isinstance(out, tuple) else (out,)
+        total = 0.0
+        for w, o in zip(weights, out):
+            w = w.astype(args[0].dtype)
+            if isinstance(raw(o), StrictArray):
+                w = array_api_strict.asarray(w)
+            total = ops.sum(o * w) + total
+        return total
+    return h
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", SECOND_ORDER_CASES)
+def test_second_derivative_matches_differences_of_the_first(name, dtype):
+    f, args = _args(name, dtype)
+    h = _scalarized(name, f, args)
+    us = _directions(name, args, salt="u")
+    ws = _directions(name, args, salt="w")
+    # u^T H w in one hyper-dual evaluation ...
+    hd = h(*[HyperDual(a, u, w, np.zeros_like(a)) for a, u, w in zip(args, us, ws)])
+    # ... by nested Duals ...
+    nested = jvp(lambda *xs: jvp(h, xs, tuple(us))[1], tuple(args), tuple(ws))[1]
+    # ... and by central differences of the (float64) first derivative.
+    args64 = [a.astype(F64) for a in args]
+    us64 = [u.astype(F64) for u in us]
+
+    def first(*xs):
+        return jvp(h, xs, tuple(us64))[1]
+    fd = _fd_jvp(first, args64, [w.astype(F64) for w in ws], eps=1e-5)[0]
+    rtol, atol = HESS_TOL[dtype]
+    _assert_close(hd.eps1eps2, fd, rtol, atol, f"{name} hyper-dual")
+    _assert_close(nested, fd, rtol, atol, f"{name} nested Dual")
+    _assert_close(hd.eps1, jvp(h, tuple(args), tuple(us))[1], 1e-12 if dtype == F64 else 1e-5, 0,
+                  f"{name} eps1")
+
+
+def test_hessian_of_logdet_is_exact():
+    """d^2 log det A [U, W] = -tr(A^-1 U A^-1 W)."""
+    r = _rng("logdet")
+    a = _spd(r, (3, 3))
+    u, w = r.standard_normal((2, 3, 3))
+    hd = la.slogdet(HyperDual(a, u, w, np.zeros_like(a))).logabsdet
+    ai = np.linalg.inv(a)
+    np.testing.assert_allclose(hd.eps1eps2, -np.trace(ai @ u @ ai @ w), rtol=1e-12)
+
+
+# -- the same rules in the other modes: reverse tape and forward-over-reverse ----------
+@pytest.mark.parametrize("name", SECOND_ORDER_CASES)
+def test_tape_gradient_and_hvp_agree_with_forward_mode(name):
+    """The tape (zeros materialized for unused outputs, Tensor values) and mixed.hvp
+    (the VJP rules run on Duals) agree with the forward-mode JVP and hyper-dual."""
+    reverse = pytest.importorskip("reverse")
+    mixed = pytest.importorskip("mixed")
+    f, args = _args(name, F64)
+    h = _scalarized(name, f, args)
+    us = _directions(name, args, salt="u")
+    ws = _directions(name, args, salt="w")
+    grads = reverse.grad(h, argnums=tuple(range(len(args))))(*args)
+    along_u = sum(float(np.sum(g * u)) for g, u in zip(grads, us))
+    _assert_close(along_u, jvp(h, tuple(args), tuple(us))[1], 1e-10, 1e-12, f"{name} tape gradient")
+    hw = mixed.hvp(lambda xs: h(*xs), tuple(args), tuple(ws))
+    u_hw = sum(float(np.sum(u * x)) for u, x in zip(us, hw))
+    hd = h(*[HyperDual(a, u, w, np.zeros_like(a)) for a, u, w in zip(args, us, ws)])
+    _assert_close(u_hw, hd.eps1eps2, 1e-9, 1e-12, f"{name} forward-over-reverse")
+
+
+# -- array_api_strict: no NumPy-only call in the rules -----------------------------
+def _to_strict(x):
+    return array_api_strict.asarray(np.asarray(x))
+
+
+STRICT_CASES = [c for c in sorted(CASES) if not c.startswith("einsum")]
+
+
+_LINALG = os.path.join("_rules", "linalg.py")
+
+
+def _is_known_bug(frame):
+    return ((frame.filename.endswith(os.path.join("dualad", "_vjp.py")) and frame.name == "scale")
+            or (frame.filename.endswith(os.path.join("_rules", "reductions.py"))
+                and frame.name in ("residual", "jvp", "vjp")))
+
+
+@contextmanager
+def _known_core_bug():
+    """Turn into an xfail the TypeErrors raised by two known bugs outside linalg.py.
+
+    ``dualad._vjp.scale`` computes ``p * t``, and ``reductions.max``/``min`` compute
+    ``weight * tangent``: with a raw strict array on the left and a ``Dual`` on the
+    right (nested modes) the strict array refuses the operand instead of returning
+    NotImplemented. ``reductions.max``/``min`` also call ``where(hit, 1.0, 0.0)``,
+    which array_api_strict rejects (two Python scalars). Any other error, and any
+    error from a linalg rule, still fails the test.
+    """
+    try:
+        yield
+    except TypeError as err:
+        frames = traceback.extract_tb(err.__traceback__)
+        ours = max((i for i, f in enumerate(frames) if f.filename.endswith(_LINALG)), default=-1)
+        culprit = next((f for f in frames[ours + 1:] if _is_known_bug(f)), None)
+        if culprit is not None:
+            pytest.xfail(f"core bug outside linalg.py ({os.path.basename(culprit.filename)}:"
+                         f"{culprit.lineno} {culprit.name}): {err}")
+        raise
+
+
+@pytest.mark.parametrize("name", STRICT_CASES)
+def test_jvp_runs_on_array_api_strict(name):
+    f, args = _args(name, F64)
+    us = _directions(name, args, salt="u")
+    xs = [_to_strict(a) for a in args]
+    with _known_core_bug():
+        out, t = jvp(f, tuple(xs), tuple(_to_strict(u) for u in us))
+    _, ref_t = jvp(f, tuple(args), tuple(us))
+    for got, ref in zip(_leaves_strict(t), _leaves(ref_t)):
+        _assert_close(got, ref, 1e-10, 1e-12, f"{name} strict jvp")
+    for o in (out if isinstance(out, tuple) else (out,)):
+        assert isinstance(o, StrictArray), type(o)
+
+
+@pytest.mark.parametrize("name", [c for c in STRICT_CASES if c != "norm-vector-0"])
+def test_second_order_runs_on_array_api_strict(name):
+    f, args = _args(name, F64)
+    us = _directions(name, args, salt="u")
+    ws = _directions(name, args, salt="w")
+    xs = [_to_strict(a) for a in args]
+    h = _scalarized(name, f, args)
+    with _known_core_bug():
+        hd = h(*[HyperDual(x, _to_strict(u), _to_strict(w), _to_strict(np.zeros_like(u)))
+                 for x, u, w in zip(xs, us, ws)])
+    ref = h(*[HyperDual(a, u, w, np.zeros_like(a)) for a, u, w in zip(args, us, ws)])
+    assert isinstance(hd.eps1eps2, StrictArray)
+    _assert_close(np.asarray(hd.eps1eps2), ref.eps1eps2, 1e-9, 1e-12, f"{name} strict hyper-dual")
+
+
+def _leaves_strict(out):
+    return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
+
+
+@pytest.mark.parametrize("name", [c for c in ADJOINT_CASES if not c.startswith("einsum")])
+def test_vjp_runs_on_array_api_strict(name):
+    prim, args, params = _prim_args(name, F64)
+    xs = [_to_strict(a) for a in args]
+    ans = bind(prim, *xs, **params)
+    outs = list(ans) if prim.multiple_results else [ans]
+    r = _rng("strict-u", name)
+    us = [r.standard_normal(tuple(o.shape)) for o in outs]
+    g = tuple(_to_strict(u) for u in us) if prim.multiple_results else _to_strict(us[0])
+    cots = vjp(prim, g, residuals(prim, ans, tuple(xs), params), (True,) * len(xs), params)
+    ans64 = bind(prim, *args, **params)
+    g64 = tuple(us) if prim.multiple_results else us[0]
+    ref = vjp(prim, g64, residuals(prim, ans64, tuple(args), params), (True,) * len(args), params)
+    for c, c_ref in zip(cots, ref):
+        assert isinstance(c, StrictArray)
+        _assert_close(np.asarray(c), c_ref, 1e-10, 1e-12, name)
+
+
+def test_einsum_names_a_namespace_without_einsum():
+    x = _to_strict(np.ones((2, 2)))
+    with pytest.raises(NotImplementedError, match="array_api_strict.*no einsum"):
+        ops.einsum("ij->", x)
+
+
+# -- conventions at degenerate points -----------------------------------------------
+def _cofactor(a):
+    n = a.shape[-1]
+    c = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, 0), j, 1)
+            c[i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return c
+
+
+@pytest.mark.parametrize("a", [
+    np.array([[1.0, 2.0], [2.0, 4.0]]),
+    np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),  # rank 2
+    np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]]),  # rank 1: cofactor 0
+    np.zeros((3, 3)),
+], ids=["2x2", "rank2", "rank1", "zero"])
+def test_det_derivative_at_singular_matrices_is_the_cofactor(a):
+    a = a.copy()
+    if np.linalg.det(a) != 0:  # make it exactly singular in floating point
+        a[2] = 2 * a[1] - a[0]
+    assert np.linalg.det(a) == 0
+    want = _cofactor(a)
+    np.testing.assert_allclose(jacfwd(la.det)(a), want, atol=1e-12)
+    cot = vjp(REGISTRY["det"], 1.0, residuals(REGISTRY["det"], 0.0, (a,), {}), (True,), {})[0]
+    np.testing.assert_allclose(cot, want, atol=1e-12)
+
+
+def test_det_in_a_batch_with_one_singular_matrix():
+    a = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [0.5, 3.0]])])
+    jac = jacfwd(lambda x: ops.sum(la.det(x)))(a)
+    np.testing.assert_allclose(jac, np.stack([_cofactor(m) for m in a]), atol=1e-12)
+
+
+def test_det_second_derivative_at_a_singular_matrix():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    u, w = np.array([[1.0, 0.0], [0.5, 2.0]]), np.array([[0.0, 3.0], [1.0, -1.0]])
+    # det(A + s U + t W) is quadratic in (s, t) for 2x2: d2/ds dt = det(U + W) - det(U) - det(W).
+    want = np.linalg.det(u + w) - np.linalg.det(u) - np.linalg.det(w)
+    hd = la.det(HyperDual(a, u, w, np.zeros_like(a)))
+    np.testing.assert_allclose(hd.eps1eps2, want, atol=1e-12)
+
+
+def test_slogdet_derivative_at_a_singular_matrix_is_nan():
+    a = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.eye(2)])
+    sign, logabsdet = la.slogdet(Dual(a, np.ones_like(a)))
+    assert not isinstance(sign, Dual)  # sign has no derivative
+    assert np.isnan(logabsdet.tangent[0]) and logabsdet.tangent[1] == 2.0
+
+
+@pytest.mark.parametrize("ord, axis", [(None, None), (2, None), (None, 0), ("fro", None),
+                                       (3, None)])
+def test_norm_has_derivative_zero_at_zero(ord, axis):
+    x = np.zeros(3) if ord in (2, 3) else np.zeros((2, 3))
+    f = (lambda v: la.norm(v, ord=ord, axis=axis))
+    jac = jacfwd(f)(x)
+    assert np.all(jac == 0), jac
+    if ord in (None, 2, "fro") and axis is None:
+        prim = REGISTRY["norm2"]
+        params = {"axis": tuple(range(-x.ndim, 0)), "keepdims": False}
+        ans = bind(prim, x, **params)
+        (cot,) = vjp(prim, 1.0, residuals(prim, ans, (x,), params), (True,), params)
+        assert np.all(cot == 0)
+
+
+def test_eigenvalue_derivative_stays_finite_at_repeated_eigenvalues():
+    a = np.diag([1.0, 1.0, 2.0])
+    jac = jacfwd(lambda x: la.eigh(x).eigenvalues[2])(a)
+    np.testing.assert_allclose(jac, np.diag([0.0, 0.0, 1.0]), atol=1e-12)
+    prim = REGISTRY["eigh"]
+    ans = bind(prim, a)
+    (cot,) = vjp(prim, (np.array([1.0, 1.0, 1.0]), None), residuals(prim, ans, (a,), {}), (True,), {})
+    np.testing.assert_allclose(cot, np.eye(3), atol=1e-12)  # d trace = I
+    # The tape passes zeros, not None, for an unused output: still finite.
+    (cot,) = vjp(prim, (np.ones(3), np.zeros((3, 3))), residuals(prim, ans, (a,), {}), (True,), {})
+    np.testing.assert_allclose(cot, np.eye(3), atol=1e-12)
+    _, dv = jvp(la.eigh, (a,), (np.ones((3, 3)),))[1]
+    assert not np.all(np.isfinite(dv))  # eigenvectors: not differentiable, and it shows
+
+
+def test_singular_value_derivative_stays_finite_at_repeated_values():
+    prim = REGISTRY["svd"]
+    a = np.eye(3)
+    ans = bind(prim, a)
+    (cot,) = vjp(prim, (None, np.ones(3), None), residuals(prim, ans, (a,), {}), (True,), {})
+    np.testing.assert_allclose(cot, np.eye(3), atol=1e-12)  # d nuclear norm at I
+    for x in (np.eye(3), np.eye(4, 3), np.eye(3, 4)):  # zeros for U and Vh, as the tape passes
+        ans = bind(prim, x)
+        g = (np.zeros_like(ans[0]), np.ones(3), np.zeros_like(ans[2]))
+        (cot,) = vjp(prim, g, residuals(prim, ans, (x,), {}), (True,), {})
+        np.testing.assert_allclose(cot, x, atol=1e-12)
+    np.testing.assert_allclose(jacfwd(lambda x: la.norm(x, "nuc"))(a), np.eye(3), atol=1e-12)
+
+
+# -- results, dispatch, errors ----------------------------------------------------------
+def test_results_are_named_tuples_in_every_mode():
+    a = _spd(_rng("named"), (3, 3))
+    (w, v), (dw, dv) = jvp(la.eigh, (a,), (np.eye(3),))
+    res = la.eigh(Dual(a, np.eye(3)))
+    assert type(res).__name__ == "EighResult" and res.eigenvalues is res[0]
+    assert type(jvp(la.eigh, (a,), (np.eye(3),))[1]).__name__ == "EighResult"
+    assert la.slogdet(a).logabsdet == pytest.approx(np.linalg.slogdet(a).logabsdet)
+    q, r = la.qr(a)
+    np.testing.assert_allclose(q @ r, a)
+    u, s, vh = la.svd(a)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False))
+    np.testing.assert_allclose(la.svdvals(a), s)
+    np.testing.assert_allclose(la.eigvalsh(a), np.linalg.eigvalsh(a))
+    assert "eigenvalues=" in repr(res)
+
+
+def test_numpy_functions_dispatch_to_the_rules():
+    r = _rng("dispatch")
+    a, b = _wellcond(r, (3, 3)), r.standard_normal(3)
+    da = r.standard_normal((3, 3))
+    x = np.linalg.solve(Dual(a, da), b)
+    np.testing.assert_allclose(x.tangent, -np.linalg.solve(a, da @ np.linalg.solve(a, b)))
+    assert isinstance(np.linalg.norm(Dual(b, b)), Dual)
+    assert isinstance(np.linalg.det(Dual(a, da)), Dual)
+    assert isinstance(np.linalg.inv(Dual(a, da)), Dual)
+    sign, logdet = np.linalg.slogdet(Dual(a, da))
+    assert isinstance(logdet, Dual)
+    assert isinstance(np.linalg.cholesky(Dual(_spd(r, (3, 3)), _sym(da))), Dual)
+    assert isinstance(np.linalg.qr(Dual(a, da))[0], Dual)
+    assert isinstance(np.linalg.eigh(Dual(a + a.T, da + da.T))[1], Dual)
+    assert isinstance(np.linalg.svd(Dual(a, da))[2], Dual)
+    e = np.einsum("ij,j->i", Dual(a, da), b)
+    np.testing.assert_allclose(e.tangent, da @ b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_primal_values_match_numpy(dtype):
+    r = _rng("values")
+    a = _spd(r, (2, 4, 4)).astype(dtype)
+    b = r.standard_normal((2, 4, 3)).astype(dtype)
+    rtol = 1e-10 if dtype == F64 else 1e-4
+    np.testing.assert_allclose(la.solve(a, b), np.linalg.solve(a, b), rtol=rtol)
+    np.testing.assert_allclose(la.solve(a, b[0, :, 0]), np.linalg.solve(a, b[0, :, 0]), rtol=rtol)
+    np.testing.assert_allclose(la.det(a), np.linalg.det(a), rtol=rtol)
+    np.testing.assert_allclose(la.cholesky(a, upper=True), np.linalg.cholesky(a, upper=True), rtol=rtol)
+    nonsym = r.standard_normal((4, 4)).astype(dtype)  # each UPLO reads its own triangle
+    for uplo in ("L", "U"):
+        np.testing.assert_allclose(la.eigh(nonsym, uplo).eigenvalues,
+                                   np.linalg.eigh(nonsym, uplo).eigenvalues, rtol=rtol, atol=rtol)
+    for ord_, axis in [(None, None), (1, (1, 2)), ("nuc", (1, 2)), (-np.inf, 1), (0, 2), (3, 2),
+                       (2, (2, 1))]:
+        np.testing.assert_allclose(la.norm(a, ord_, axis), np.linalg.norm(a, ord_, axis),
+                                   rtol=rtol, err_msg=f"{ord_}, {axis}")
+        np.testing.assert_allclose(la.norm(a, ord_, axis, keepdims=True),
+                                   np.linalg.norm(a, ord_, axis, keepdims=True), rtol=rtol)
+    for subs, ops_ in [("bij,bjk->bik", (a, b)), ("...ii->...i", (a,)), ("ij,jk", (a[0], b[0])),
+                       ("iij->j", (a[:, :2, :2].reshape(2, 2, 2),))]:
+        np.testing.assert_allclose(ops.einsum(subs, *ops_), np.einsum(subs, *ops_), rtol=rtol)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: la.solve(np.ones((2, 3)), np.ones(2)), "solve: a must be square.*got shape \\(2, 3\\)"),
+    (lambda: la.solve(np.eye(3), np.ones(2)), "b.shape\\[0\\] must equal a's size n = 3"),
+    (lambda: la.solve(np.eye(3), np.ones((2, 2))), "b.shape\\[-2\\] must equal"),
+    (lambda: la.solve(np.ones((2, 3, 3)), np.ones((4, 3, 1))), "batch shapes"),
+    (lambda: la.inv(np.ones(3)), "inv: a must be a matrix.*ndim 1"),
+    (lambda: la.det(np.ones((3, 2))), "det: a must be square"),
+    (lambda: la.cholesky(np.ones((2, 3))), "cholesky: a must be square"),
+    (lambda: la.qr(np.ones((2, 3))), "m >= n.*shape \\(2, 3\\)"),
+    (lambda: la.qr(np.ones((3, 2)), mode="complete"), "mode='complete'"),
+    (lambda: la.qr(np.ones((3, 2)), mode="raw"), "qr: mode must be"),
+    (lambda: la.eigh(np.eye(2), UPLO="X"), "UPLO must be"),
+    (lambda: la.svd(np.ones((3, 2))), "full_matrices=True.*full_matrices=False"),
+    (lambda: la.norm(np.ones(3), "fro"), "matrix norm"),
+    (lambda: la.norm(np.ones((2, 2)), 3), "not a matrix norm"),
+    (lambda: la.norm(np.ones((2, 2, 2)), 1), "1-d or 2-d"),
+    (lambda: la.norm(np.ones((2, 2)), axis=(0, 0)), "repeats an axis"),
+    (lambda: la.norm(np.ones((2, 2)), axis=(0, 1, 1)), "tuple of 1 or 2 ints"),
+    (lambda: la.norm(np.ones(2), axis=3), "out of range"),
+    (lambda: ops.einsum("ij,jk->ik", np.ones((2, 3))), "name 2 operand"),
+    (lambda: ops.einsum("ij->i", np.ones(3)), "subscripts 'ij' name 2 axes"),
+    (lambda: ops.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 2))), "letter 'j' has size 3"),
+    (lambda: ops.einsum("ii->i", np.ones((2, 3))), "repeats letter 'i'"),
+    (lambda: ops.einsum("ij->ii", np.ones((2, 2))), "repeat a letter"),
+    (lambda: ops.einsum("ij->k", np.ones((2, 2))), "do not appear"),
+    (lambda: ops.einsum("...i->i", np.ones((2, 2))), "no '...'"),
+    (lambda: ops.einsum("i1->", np.ones((2, 2))), "invalid character"),
+    (lambda: ops.einsum(np.ones(2), [0]), "must be a string"),
+])
+def test_errors_name_the_argument_and_what_was_found(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
