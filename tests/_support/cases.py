@@ -1,0 +1,601 @@
+"""The table of test cases for forward mode: one or more per registered primitive.
+
+Each :class:`Case` is a differentiable function written with ``dualad.ops``,
+a hypothesis strategy for its arguments (NumPy float64 arrays whose shapes
+cover 0-d, empty and broadcasting pairs, with values kept away from
+singularities and kinks), and the names of the primitives it exercises.
+The tests in ``tests/dualad`` are parametrized over :data:`CASES`, so adding
+a primitive and its case adds its tests; ``test_every_primitive_has_a_case``
+fails while a registered primitive has none. The linear-algebra primitives
+(``solve``, ``cholesky``, ...) are tested in ``test_linalg.py`` and listed in
+:data:`LINALG_PRIMITIVES`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import array_api_compat
+import hypothesis.extra.numpy as hnp
+import numpy as np
+from hypothesis import strategies as st
+
+from dualad import ops
+from dualad._shapes import raw
+
+# Primitives whose cases live in test_linalg.py (the linear-algebra engineer's suite).
+LINALG_PRIMITIVES = frozenset({
+    "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "svd", "norm",
+    "vector_norm", "matrix_norm", "einsum", "triangular_solve", "solve_triangular",
+    "eigvalsh", "pinv", "lstsq", "matrix_power", "cross", "outer_linalg",
+})
+LINALG_PREFIXES = ("linalg.", "norm", "einsum", "solve")
+
+
+def is_linalg(name: str) -> bool:
+    return name in LINALG_PRIMITIVES or name.startswith(LINALG_PREFIXES)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the table.
+
+    ``args`` draws ``(args, kw)``: ``fn(*args, **kw)`` is the function under
+    test, differentiated with respect to its floating ``args`` except those
+    at the positions in ``static``. ``kind`` is ``"diff"`` (checked against
+    finite differences), ``"zero"`` (a float output whose derivative is 0 by
+    definition, e.g. ``floor`` or ``stop_gradient``) or ``"nondiff"`` (a
+    boolean output, returned as a plain array). ``scalar_args`` draws Python
+    floats for the math-module fast path, where it applies.
+    """
+
+    name: str
+    fn: Callable
+    args: Any
+    prims: tuple
+    kind: str = "diff"
+    second_order: bool = True
+    static: tuple = ()
+    scalar_args: Any = None
+    notes: str = field(default="", compare=False)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def _repr_pretty_(self, printer, cycle):  # hypothesis prints falsifying examples with this
+        printer.text(self.name)
+
+
+# -- element strategies: float32-exact values, away from the edges of domains -------
+def _f32(v: float, toward: float) -> float:
+    r = np.float32(v)
+    if (r < v and toward > v) or (r > v and toward < v):
+        r = np.nextafter(r, np.float32(toward))
+    return float(r)
+
+
+def floats(lo: float, hi: float):
+    """Floats in [lo, hi] that float32 represents exactly (a cast moves no value)."""
+    return st.floats(_f32(lo, math.inf), _f32(hi, -math.inf), width=32, allow_nan=False,
+                     allow_infinity=False, allow_subnormal=False)
+
+
+def away_from_zero(lo: float, hi: float):
+    return st.one_of(floats(lo, hi), floats(-hi, -lo))
+
+
+def grid(offset: float = 0.0, lo: int = -8, hi: int = 8):
+    """Multiples of 1/4 plus ``offset``: values of two grids never come within 1/8."""
+    return st.integers(lo, hi).map(lambda i: i / 4 + offset)
+
+
+def off_integers():
+    """Values at least 0.1 from an integer and from a half-integer (floor, round)."""
+    return st.builds(lambda k, f: k + f, st.integers(-3, 3),
+                     st.one_of(floats(0.1, 0.4), floats(0.6, 0.9)))
+
+
+def with_zeros(elements):
+    return st.one_of(st.just(0.0), elements)
+
+
+# -- shape and array strategies -----------------------------------------------------------
+MAX_SIDE = 4
+
+
+def shapes(min_dims=0, max_dims=3, min_side=0, max_side=MAX_SIDE):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+                            max_side=max_side)
+
+
+def array(shape, elements, unique=False):
+    return hnp.arrays(np.float64, shape, elements=elements, unique=unique)
+
+
+def _elementwise_args(elements, min_side=0):
+    """Arrays of mutually broadcastable shapes (or one array of any shape)."""
+    n = len(elements)
+    if n == 1:
+        return shapes(min_side=min_side).flatmap(lambda s: st.tuples(array(s, elements[0])))
+    return hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=3,
+                                             min_side=min_side, max_side=MAX_SIDE).flatmap(
+        lambda bs: st.tuples(*[array(s, e) for s, e in zip(bs.input_shapes, elements)]))
+
+
+def _no_kw(args):
+    return args.map(lambda a: (a, {}))
+
+
+def _scalars(elements):
+    return st.tuples(*elements).map(lambda a: (tuple(float(x) for x in a), {}))
+
+
+def _axes(ndim, nonempty=False):
+    """None, one axis (possibly negative) or a tuple of distinct axes (maybe none)."""
+    options = [st.none()]
+    if ndim:
+        options.append(st.integers(-ndim, ndim - 1))
+        options.append(st.lists(st.integers(0, ndim - 1), unique=True, min_size=int(nonempty),
+                                max_size=ndim).map(tuple))
+    return st.one_of(options)
+
+
+def xp_of(x):
+    """The array namespace of the raw array inside ``x`` (for dtypes)."""
+    return array_api_compat.array_namespace(raw(x))
+
+
+CASES: list[Case] = []
+
+
+def case(name, fn, args, prims, **kw):
+    CASES.append(Case(name, fn, args, tuple(prims), **kw))
+
+
+def elementwise(name, fn, *elements, prims=None, scalar=True, **kw):
+    """A case for an elementwise function of ``len(elements)`` broadcasting arrays."""
+    case(name, fn, _no_kw(_elementwise_args(elements)), prims or (name,),
+         scalar_args=_scalars(elements) if scalar else None, **kw)
+
+
+# -- arithmetic -----------------------------------------------------------------------------
+elementwise("add", ops.add, floats(-3, 3), floats(-3, 3))
+elementwise("subtract", ops.subtract, floats(-3, 3), floats(-3, 3))
+elementwise("multiply", ops.multiply, floats(-3, 3), floats(-3, 3))
+elementwise("divide", ops.divide, floats(-3, 3), away_from_zero(0.5, 3))
+elementwise("negative", ops.negative, floats(-3, 3))
+elementwise("power", ops.power, floats(0.5, 3), floats(-2, 2))
+elementwise("power_scalar_base", lambda x: ops.power(2.0, x), floats(-2, 2), prims=("power",))
+elementwise("power_negative_base_integer_exponent", ops.power, away_from_zero(0.5, 2),
+            st.integers(-3, 3).map(float), prims=("power",), static=(1,))
+elementwise("integer_pow_cube", lambda x: ops.power(x, 3), floats(-2, 2), prims=("integer_pow",))
+elementwise("integer_pow_square", lambda x: x ** 2, floats(-2, 2), prims=("integer_pow",))
+elementwise("integer_pow_one", lambda x: ops.power(x, 1), floats(-2, 2), prims=("integer_pow",))
+elementwise("integer_pow_zero_at_zero", lambda x: ops.power(x, 0), with_zeros(floats(-2, 2)),
+            prims=("integer_pow",))
+elementwise("integer_pow_negative", lambda x: ops.power(x, -2), away_from_zero(0.4, 2),
+            prims=("integer_pow",))
+elementwise("integer_pow_fractional", lambda x: ops.power(x, 0.5), floats(0.2, 4),
+            prims=("integer_pow",))
+elementwise("operators", lambda x, y: (x * y - y / 2.0 + 1.0) / (y * y + 1.0) - (-x) ** 3,
+            floats(-2, 2), floats(-2, 2),
+            prims=("multiply", "subtract", "divide", "add", "negative", "integer_pow"))
+elementwise("scalar_operands", lambda x: 2.0 / (1.5 - x) + 3.0 * x - 0.5,
+            floats(-1, 1), prims=("divide", "subtract", "multiply"))
+elementwise("abs", ops.abs, away_from_zero(0.1, 3))
+elementwise("square", ops.square, floats(-3, 3))
+elementwise("sqrt", ops.sqrt, floats(0.1, 4))
+elementwise("cbrt", ops.cbrt, away_from_zero(0.2, 3))
+elementwise("reciprocal", ops.reciprocal, away_from_zero(0.3, 3))
+
+# -- exponentials, logarithms, trigonometric, hyperbolic ---------------------------------------
+elementwise("exp", ops.exp, floats(-3, 3))
+elementwise("exp2", ops.exp2, floats(-3, 3))
+elementwise("expm1", ops.expm1, floats(-3, 3))
+elementwise("log", ops.log, floats(0.2, 4))
+elementwise("log2", ops.log2, floats(0.2, 4))
+elementwise("log10", ops.log10, floats(0.2, 4))
+elementwise("log1p", ops.log1p, floats(-0.7, 3))
+elementwise("logaddexp", ops.logaddexp, floats(-3, 3), floats(-3, 3))
+elementwise("sin", ops.sin, floats(-3, 3))
+elementwise("cos", ops.cos, floats(-3, 3))
+elementwise("tan", ops.tan, floats(-1.2, 1.2))
+elementwise("arcsin", ops.arcsin, floats(-0.9, 0.9))
+elementwise("arccos", ops.arccos, floats(-0.9, 0.9))
+elementwise("arctan", ops.arctan, floats(-3, 3))
+elementwise("arctan2", ops.arctan2, floats(-2, 2), floats(0.5, 2))  # off the branch cut x < 0
+elementwise("sinh", ops.sinh, floats(-3, 3))
+elementwise("cosh", ops.cosh, floats(-3, 3))
+elementwise("tanh", ops.tanh, floats(-3, 3))
+elementwise("arcsinh", ops.arcsinh, floats(-3, 3))
+elementwise("arccosh", ops.arccosh, floats(1.2, 4))
+elementwise("arctanh", ops.arctanh, floats(-0.9, 0.9))
+elementwise("hypot", ops.hypot, away_from_zero(0.3, 2), floats(-2, 2))
+
+# -- piecewise: operands on two grids 1/8 apart, so no tie lies within a finite-difference step
+elementwise("maximum", ops.maximum, grid(), grid(0.125))
+elementwise("minimum", ops.minimum, grid(), grid(0.125))
+elementwise("relu", ops.relu, grid(0.125), prims=("maximum",))
+elementwise("clip", lambda x: ops.clip(x, -1.125, 0.875), grid(), prims=("maximum", "minimum"))
+elementwise("sigmoid", ops.sigmoid, floats(-4, 4),
+            prims=("exp", "negative", "where", "greater_equal", "divide", "add"))
+elementwise("softplus", ops.softplus, floats(-4, 4),
+            prims=("maximum", "log1p", "exp", "where", "negative"))
+
+
+def _where_args():
+    def build(bs):
+        c, x, y = bs.input_shapes
+        return st.tuples(hnp.arrays(np.bool_, c), array(x, floats(-3, 3)), array(y, floats(-3, 3)))
+    return _no_kw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3,
+                                                    max_side=MAX_SIDE).flatmap(build))
+
+
+case("where", ops.where, _where_args(), ("where",),
+     scalar_args=st.tuples(st.booleans(), floats(-3, 3), floats(-3, 3)).map(
+         lambda a: ((a[0], float(a[1]), float(a[2])), {})))
+
+# -- zero derivative and non-differentiable ------------------------------------------------------
+for _name in ("floor", "ceil", "trunc", "round"):
+    elementwise(_name, getattr(ops, _name), off_integers(), kind="zero")
+elementwise("sign", ops.sign, away_from_zero(0.1, 3), kind="zero")
+elementwise("stop_gradient", ops.stop_gradient, floats(-3, 3), kind="zero")
+for _name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
+    elementwise(_name, getattr(ops, _name), grid(), grid(), kind="nondiff")
+elementwise("logical_and", lambda x, y: ops.logical_and(x > 0, y > 0), floats(-1, 1), floats(-1, 1),
+            prims=("logical_and", "greater"), kind="nondiff", scalar=False)
+elementwise("logical_or", lambda x, y: ops.logical_or(x < 0, y < 0), floats(-1, 1), floats(-1, 1),
+            prims=("logical_or", "less"), kind="nondiff", scalar=False)
+elementwise("logical_not", lambda x: ops.logical_not(x > 0), floats(-1, 1),
+            prims=("logical_not", "greater"), kind="nondiff", scalar=False)
+def _of_log(name):
+    test = getattr(ops, name)
+    return lambda x: test(ops.log(x))
+
+
+for _name in ("isnan", "isfinite", "isinf"):
+    elementwise(_name, _of_log(_name), floats(-1, 2), prims=(_name, "log"), kind="nondiff")
+
+
+# -- reductions --------------------------------------------------------------------------------
+def _reduce_args(elements, min_side=0, keepdims=True, max_side=MAX_SIDE, unique=False, min_dims=0):
+    def build(shape):
+        kw = {"axis": _axes(len(shape), nonempty=min_dims > 0)}
+        if keepdims:
+            kw["keepdims"] = st.booleans()
+        return st.tuples(st.tuples(array(shape, elements, unique=unique)), st.fixed_dictionaries(kw))
+    return shapes(min_dims=min_dims, min_side=min_side, max_side=max_side).flatmap(build)
+
+
+case("sum", ops.sum, _reduce_args(floats(-3, 3)), ("sum",))
+case("sum_method", lambda x, **kw: x.sum(**kw) if hasattr(x, "sum") else ops.sum(x, **kw),
+     _reduce_args(floats(-3, 3)), ("sum",))
+case("mean", ops.mean, _reduce_args(floats(-3, 3), min_side=1), ("sum", "divide"))
+case("prod", ops.prod, _reduce_args(away_from_zero(0.5, 1.5), max_side=3), ("prod",))
+case("prod_with_zeros", ops.prod,
+     _reduce_args(with_zeros(away_from_zero(0.5, 1.5)), max_side=3), ("prod",),
+     notes="exact where entries are 0, at every order")
+case("max", ops.max, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("max",))
+case("min", ops.min, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("min",))
+case("var", ops.var, _reduce_args(floats(-3, 3), min_side=1), ("sum", "subtract", "multiply"))
+case("var_ddof", lambda x, **kw: ops.var(x, ddof=1, **kw),
+     _reduce_args(floats(-3, 3), min_side=2), ("sum", "subtract", "multiply"))
+case("std", ops.std, _reduce_args(grid(lo=-40, hi=40), min_side=2, unique=True, min_dims=1),
+     ("sum", "sqrt"), notes="std'(x) is nan where std(x) = 0: at least two distinct entries")
+case("logsumexp", ops.logsumexp, _reduce_args(floats(-3, 3), min_side=1),
+     ("max", "stop_gradient", "exp", "log", "sum", "isfinite", "where"))
+
+
+def _axis_args(elements, min_dims=1, min_side=0):
+    def build(shape):
+        return st.tuples(st.tuples(array(shape, elements)),
+                         st.fixed_dictionaries({"axis": st.integers(-len(shape), len(shape) - 1)}))
+    return shapes(min_dims=min_dims, min_side=min_side).flatmap(build)
+
+
+case("cumsum", ops.cumsum, _axis_args(floats(-3, 3)), ("cumsum",))
+case("cumsum_flat", ops.cumsum, _no_kw(_elementwise_args([floats(-3, 3)])), ("cumsum", "reshape"))
+case("softmax", ops.softmax, _axis_args(floats(-3, 3), min_side=1),
+     ("exp", "subtract", "log", "sum", "max"))
+case("log_softmax", ops.log_softmax, _axis_args(floats(-3, 3), min_side=1),
+     ("subtract", "log", "sum", "max"))
+
+
+# -- shapes -----------------------------------------------------------------------------------
+def _one_array(build, min_dims=0, min_side=0, elements=None):
+    """Draw a shape, then ``(array,)`` and the keywords ``build(shape)`` draws."""
+    elements = elements or floats(-3, 3)
+    return shapes(min_dims=min_dims, min_side=min_side).flatmap(
+        lambda s: st.tuples(st.tuples(array(s, elements)), build(s)))
+
+
+def _reshape_targets(s):
+    n = math.prod(s)
+    options = [tuple(reversed(s)), (n,), (1,) + s, s + (1,)]
+    if n:
+        options.append((-1,) + s[1:] if s else (-1,))
+    return st.sampled_from(options).map(lambda t: {"shape": t})
+
+
+case("reshape", ops.reshape, _one_array(_reshape_targets), ("reshape",))
+case("ravel", lambda x: x.ravel() if hasattr(x, "ravel") else ops.ravel(x),
+     _no_kw(_elementwise_args([floats(-3, 3)])), ("reshape",))
+case("transpose", ops.transpose,
+     _one_array(lambda s: st.permutations(range(len(s))).map(lambda p: {"axes": tuple(p)})),
+     ("permute_dims",))
+case("transpose_default", ops.transpose, _no_kw(_elementwise_args([floats(-3, 3)])),
+     ("permute_dims",))
+case("matrix_transpose", lambda x: x.mT if hasattr(x, "mT") else ops.matrix_transpose(x),
+     _one_array(lambda s: st.just({}), min_dims=2), ("permute_dims",))
+case("swapaxes", ops.swapaxes,
+     _one_array(lambda s: st.fixed_dictionaries({"axis1": st.integers(-len(s), len(s) - 1),
+                                                 "axis2": st.integers(-len(s), len(s) - 1)}),
+                min_dims=1), ("permute_dims",))
+case("moveaxis", ops.moveaxis,
+     _one_array(lambda s: st.fixed_dictionaries({"source": st.integers(-len(s), len(s) - 1),
+                                                 "destination": st.integers(-len(s), len(s) - 1)}),
+                min_dims=1), ("permute_dims",))
+
+
+def _with_unit_axes():
+    def build(s):
+        unit = [i for i, d in enumerate(s) if d == 1]
+        axis = st.one_of(st.none(), st.sampled_from(unit)) if unit else st.none()
+        return st.tuples(st.tuples(array(s, floats(-3, 3))), st.fixed_dictionaries({"axis": axis}))
+    return shapes(max_side=2).flatmap(build)
+
+
+case("squeeze", ops.squeeze, _with_unit_axes(), ("reshape",))
+case("expand_dims", ops.expand_dims,
+     _one_array(lambda s: st.integers(-len(s) - 1, len(s)).map(lambda a: {"axis": a})),
+     ("reshape",))
+
+
+def _broadcast_args():
+    def build(bs):
+        (s,), target = bs.input_shapes, bs.result_shape
+        extra = st.lists(st.integers(1, 3), max_size=1).map(tuple)
+        return extra.flatmap(lambda e: st.tuples(st.tuples(array(s, floats(-3, 3))),
+                                                  st.just({"shape": e + target})))
+    return hnp.mutually_broadcastable_shapes(num_shapes=1, base_shape=(2, 3), max_dims=3,
+                                             max_side=MAX_SIDE).flatmap(build)
+
+
+case("broadcast_to", ops.broadcast_to, _broadcast_args(), ("broadcast_to",))
+case("broadcast_arrays", lambda x, y: tuple(ops.broadcast_arrays(x, y)),
+     _no_kw(_elementwise_args([floats(-3, 3), floats(-3, 3)])), ("broadcast_to",))
+
+
+def _concat_args(n, stack=False):
+    def build(s):
+        nd = len(s) + (1 if stack else 0)
+        axis = st.integers(-nd, nd - 1)
+        if stack:
+            return st.tuples(st.tuples(*[array(s, floats(-3, 3)) for _ in range(n)]),
+                             st.fixed_dictionaries({"axis": axis}))
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(*[st.integers(0, 3).flatmap(
+                lambda k: array(s[:a % nd] + (k,) + s[a % nd + 1:], floats(-3, 3))) for _ in range(n)]),
+            st.just({"axis": a})))
+    return shapes(min_dims=0 if stack else 1).flatmap(build)
+
+
+case("concatenate", lambda *xs, axis: ops.concatenate(list(xs), axis=axis), _concat_args(3),
+     ("concatenate",))
+case("stack", lambda *xs, axis: ops.stack(list(xs), axis=axis), _concat_args(2, stack=True),
+     ("concatenate", "reshape"))
+
+
+def _split_args():
+    def build(s):
+        axis = st.integers(-len(s), len(s) - 1)
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(array(s, floats(-3, 3))),
+            st.fixed_dictionaries({
+                "axis": st.just(a),
+                "indices_or_sections": st.one_of(
+                    st.sampled_from([d for d in (1, 2, 3, 4) if s[a] % d == 0]),
+                    st.lists(st.integers(0, s[a]), max_size=2).map(sorted))})))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("split", lambda x, **kw: tuple(ops.split(x, **kw)), _split_args(), ("getitem",))
+case("flip", ops.flip, _one_array(lambda s: _axes(len(s)).map(lambda a: {"axis": a})), ("flip",))
+
+
+def _repeat_args():
+    def build(s):
+        axis = st.one_of(st.none(), st.integers(-len(s), len(s) - 1)) if s else st.none()
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(array(s, floats(-3, 3))),
+            st.fixed_dictionaries({"axis": st.just(a), "repeats": st.one_of(
+                st.integers(0, 3),
+                st.lists(st.integers(0, 3), min_size=math.prod(s) if a is None else s[a],
+                         max_size=math.prod(s) if a is None else s[a]))})))
+    return shapes().flatmap(build)
+
+
+case("repeat", lambda x, **kw: ops.repeat(x, **kw), _repeat_args(), ("getitem", "reshape"))
+case("tile", ops.tile,
+     _one_array(lambda s: st.lists(st.integers(0, 3), max_size=3).map(lambda r: {"reps": tuple(r)})),
+     ("reshape", "broadcast_to"))
+case("pad", ops.pad,
+     _one_array(lambda s: st.fixed_dictionaries({
+         "pad_width": st.one_of(st.integers(0, 2),
+                                st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)),
+                                         min_size=len(s), max_size=len(s)).map(tuple)),
+         "constant_values": st.sampled_from([0.0, 1.5])}), min_dims=1),
+     ("pad", "add"))
+
+
+# -- indexing -----------------------------------------------------------------------------------
+def _basic_index_args():
+    return shapes().flatmap(lambda s: st.tuples(
+        st.tuples(array(s, floats(-3, 3))),
+        hnp.basic_indices(s, allow_newaxis=True, allow_ellipsis=True).map(lambda i: {"idx": i})))
+
+
+case("getitem_basic", lambda x, idx: ops.getitem(x, idx), _basic_index_args(), ("getitem",))
+case("getitem_operator", lambda x, idx: x[idx] if hasattr(x, "_level") else ops.getitem(x, idx),
+     _basic_index_args(), ("getitem",))
+
+
+def _array_index_args():
+    """Integer arrays (with repeats) indexing the leading axes, optionally a slice after."""
+    def build(s):
+        return st.tuples(
+            st.tuples(array(s, floats(-3, 3))),
+            hnp.integer_array_indices(s, result_shape=shapes(max_dims=2, max_side=4)).map(
+                lambda i: {"idx": i}))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("getitem_int_arrays", lambda x, idx: ops.getitem(x, idx), _array_index_args(), ("getitem",),
+     notes="repeated indices accumulate in the VJP")
+
+
+def _mixed_index_args():
+    """One integer-array index with slices around it (x[:, idx], x[idx, 1:])."""
+    def build(s):
+        axis = st.integers(0, len(s) - 1)
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(array(s, floats(-3, 3))),
+            hnp.arrays(np.int64, st.integers(0, 5), elements=st.integers(-s[a], s[a] - 1)).map(
+                lambda i: {"idx": (slice(None),) * a + (i,) + (slice(1, None),) * (len(s) > a + 1)})))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("getitem_mixed", lambda x, idx: ops.getitem(x, idx), _mixed_index_args(), ("getitem",))
+
+
+def _mask_args():
+    return shapes(min_dims=1).flatmap(lambda s: st.tuples(
+        st.tuples(array(s, floats(-3, 3)), hnp.arrays(np.bool_, s)), st.just({})))
+
+
+case("getitem_mask", lambda x, m: ops.getitem(x, m), _mask_args(), ("getitem",))
+
+
+def _take_args():
+    def build(s):
+        axis = st.integers(-len(s), len(s) - 1)
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(array(s, floats(-3, 3)),
+                      hnp.arrays(np.int64, st.integers(0, 6), elements=st.integers(0, s[a] - 1))),
+            st.just({"axis": a})))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("take", ops.take, _take_args(), ("getitem",))
+
+
+def _index_add_args():
+    def build(s):
+        return st.integers(0, 6).flatmap(lambda k: st.tuples(
+            st.tuples(array(s, floats(-3, 3)), array((k,) + s[1:], floats(-3, 3))),
+            hnp.arrays(np.int64, (k,), elements=st.integers(0, s[0] - 1)).map(lambda i: {"idx": i})))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("index_add", lambda base, values, idx: ops.index_add(base, values, (idx,)), _index_add_args(),
+     ("scatter", "add"), notes="repeated indices accumulate")
+
+
+def _astype_other(x):
+    xp = xp_of(x)
+    other = xp.float32 if raw(x).dtype == xp.float64 else xp.float64
+    return ops.astype(x, other) * 1.5
+
+
+case("astype", _astype_other, _no_kw(_elementwise_args([floats(-3, 3)])),
+     ("astype", "multiply"))
+case("astype_to_int", lambda x: x + ops.astype(ops.astype(x, xp_of(x).int64), raw(x).dtype),
+     _no_kw(_elementwise_args([off_integers()])), ("add",),
+     notes="a cast to an integer dtype has no derivative")
+
+
+# -- contractions -----------------------------------------------------------------------------
+def _matmul_args():
+    """1-d and n-d operands with broadcasting batch dimensions (NumPy's matmul rules)."""
+    def build(draw):
+        n, k, m = (draw(st.integers(0, 3)) for _ in range(3))
+        bs = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
+        left = draw(st.sampled_from(["vector", "matrix"]))
+        right = draw(st.sampled_from(["vector", "matrix"]))
+        xs = (k,) if left == "vector" else bs.input_shapes[0] + (n, k)
+        ys = (k,) if right == "vector" else bs.input_shapes[1] + (k, m)
+        return ((draw(array(xs, floats(-2, 2))), draw(array(ys, floats(-2, 2)))), {})
+    return st.composite(lambda draw: build(draw))()
+
+
+case("matmul", ops.matmul, _matmul_args(), ("matmul",))
+case("matmul_operator", lambda x, y: x @ y, _matmul_args(), ("matmul",))
+
+
+def _pair(xshape, yshape):
+    return st.tuples(st.tuples(array(xshape, floats(-2, 2)), array(yshape, floats(-2, 2))), st.just({}))
+
+
+def _dot_args():
+    return st.one_of(
+        st.integers(0, 3).flatmap(lambda k: _pair((k,), (k,))),
+        st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 3)).flatmap(
+            lambda nkm: _pair((nkm[0], nkm[1]), (nkm[1], nkm[2]))),
+        st.tuples(st.integers(1, 3), st.integers(0, 3), st.integers(1, 3)).flatmap(
+            lambda nkm: _pair((2, nkm[0], nkm[1]), (3, nkm[1], nkm[2]))),
+        shapes(max_dims=2).flatmap(lambda s: _pair((), s)))
+
+
+case("dot", ops.dot, _dot_args(), ("matmul", "multiply", "reshape", "permute_dims"))
+case("inner", ops.inner,
+     st.tuples(shapes(max_dims=2), shapes(max_dims=2), st.integers(0, 3)).flatmap(
+         lambda t: _pair(t[0] + (t[2],), t[1] + (t[2],))), ("matmul", "reshape"))
+case("inner_scalar", ops.inner, shapes(max_dims=2).flatmap(lambda s: _pair(s, ())), ("multiply",))
+case("vdot", ops.vdot, shapes().flatmap(lambda s: _pair(s, s)), ("sum", "multiply", "reshape"))
+case("outer", ops.outer, st.tuples(shapes(), shapes()).flatmap(lambda t: _pair(*t)),
+     ("reshape", "multiply"))
+
+
+def _tensordot_args():
+    def build(draw):
+        free_x = draw(shapes(max_dims=2, max_side=3))
+        free_y = draw(shapes(max_dims=2, max_side=3))
+        contracted = draw(shapes(max_dims=2, max_side=3))
+        if draw(st.booleans()):  # axes as an int: the last of x against the first of y
+            return ((draw(array(free_x + contracted, floats(-2, 2))),
+                     draw(array(contracted + free_y, floats(-2, 2)))), {"axes": len(contracted)})
+        xs, ys = list(free_x + contracted), list(contracted + free_y)
+        px = draw(st.permutations(range(len(xs))))
+        py = draw(st.permutations(range(len(ys))))
+        nx, nc = len(free_x), len(contracted)
+        ax = [px.index(nx + i) for i in range(nc)]
+        ay = [py.index(i) for i in range(nc)]
+        return ((draw(array(tuple(xs[p] for p in px), floats(-2, 2))),
+                 draw(array(tuple(ys[p] for p in py), floats(-2, 2)))), {"axes": (ax, ay)})
+    return st.composite(lambda draw: build(draw))()
+
+
+case("tensordot", ops.tensordot, _tensordot_args(), ("matmul", "reshape", "permute_dims"))
+
+
+def _diagonal_args():
+    def build(s):
+        nd = len(s)
+        return st.tuples(st.integers(0, nd - 1), st.integers(0, nd - 1), st.integers(-3, 3)).filter(
+            lambda t: t[0] != t[1]).map(lambda t: {"axis1": t[0], "axis2": t[1], "offset": t[2]}).flatmap(
+            lambda kw: st.tuples(st.tuples(array(s, floats(-3, 3))), st.just(kw)))
+    return shapes(min_dims=2).flatmap(build)
+
+
+case("diagonal", ops.diagonal, _diagonal_args(), ("getitem", "permute_dims"))
+case("trace", ops.trace, _diagonal_args(), ("getitem", "permute_dims", "sum"))
+
+
+CASES_BY_NAME = {c.name: c for c in CASES}
+assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"
+
+
+def covered_primitives() -> set:
+    return {p for c in CASES for p in c.prims}

@@ -1,0 +1,258 @@
+"""Turning a drawn case into a function of its differentiable arguments, and the
+per-primitive and second-order checks the table-driven tests share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import settings
+
+import dualad
+from _support.backends import BACKENDS, DTYPES, dtype_name, to_numpy
+from _support.known_bugs import known_bug_marks
+from _support.recorder import record
+from dualad import Dual, HyperDual, ops
+from dualad._core import Value, bind
+from dualad._tree import flatten
+from dualad._vjp import residuals, vjp
+from dualad.testing import check_grads
+
+# For every backend and dtype but NumPy float64: a quarter of the profile's examples.
+FEW = settings(max_examples=max(4, settings.default.max_examples // 4))
+
+# Relative tolerances for comparisons that involve no finite difference (two
+# exact computations that only round differently).
+EXACT_RTOL = {"float64": 1e-9, "float32": 2e-4}
+
+
+def is_float(x: Any) -> bool:
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, float):
+        return True
+    return hasattr(x, "dtype") and dtype_name(x).startswith("float")
+
+
+class Prepared:
+    """A case's drawn arguments on one backend, as ``f(*xs)`` of the floating ones."""
+
+    def __init__(self, case, drawn, backend=None, dtype="float64"):
+        args, kw = drawn
+        if backend is not None:
+            args, kw = backend.convert(args, dtype), backend.convert(kw, dtype)
+        self.case, self.args, self.kw = case, tuple(args), kw
+        self.where = [i for i, a in enumerate(self.args) if i not in case.static and is_float(a)]
+        self.xs = [self.args[i] for i in self.where]
+
+    def f(self, *xs):
+        full = list(self.args)
+        for i, x in zip(self.where, xs):
+            full[i] = x
+        return self.case.fn(*full, **self.kw)
+
+
+def params(test: str, cases, backends=BACKENDS, dtypes=DTYPES, exclude=()):
+    """pytest params (case, backend, dtype), with the xfail marks of known core bugs."""
+    out = []
+    for case in cases:
+        for b in backends:
+            backend = b.values[0]
+            for dtype in dtypes:
+                if (backend.name, dtype) in exclude:
+                    continue
+                marks = list(b.marks) + known_bug_marks(test, case.name, backend.name, dtype)
+                out.append(pytest.param(case, backend, dtype, marks=marks,
+                                        id=f"{case.name}-{b.id}-{dtype}"))
+    return out
+
+
+def random_like(x, rng, backend=None):
+    """A standard normal draw shaped, typed and placed like ``x``."""
+    if type(x) is float:
+        return float(rng.standard_normal())
+    a = rng.standard_normal(np.shape(to_numpy(x))).astype(dtype_name(x))
+    return a if backend is None else backend.asarray(a)
+
+
+def inner(a_leaves, b_leaves) -> tuple[float, float]:
+    """``sum(a * b)`` over all leaves in float64, and ``sum(|a * b|)``."""
+    total = scale = 0.0
+    for a, b in zip(a_leaves, b_leaves):
+        p = to_numpy(a).astype(np.float64) * to_numpy(b).astype(np.float64)
+        total += float(np.sum(p))
+        scale += float(np.sum(np.abs(p)))
+    return total, scale
+
+
+# -- a primitive's VJP against its JVP --------------------------------------------------
+def differentiable_positions(call) -> list[int]:
+    prim = call.prim
+    candidates = range(len(call.args))
+    if prim.kind == "linear" and prim.linear_args is not None:
+        candidates = prim.linear_args
+    return [i for i in candidates if is_float(call.args[i])]
+
+
+def check_call_vjp(call, backend, rng) -> None:
+    """``<u, J v> = <J^T u, v>`` for one recorded primitive application."""
+    prim, args, prms = call.prim, call.args, call.params
+    n = len(args)
+    if prim.kind in ("zero", "nondiff"):
+        res = residuals(prim, call.ans, args, prms)
+        cots = vjp(prim, call.ans, res, (True,) * n, prms)
+        assert cots == (None,) * n, f"{call}: a {prim.kind} primitive returned cotangents {cots}"
+        return
+    pos = differentiable_positions(call)
+    if not pos:
+        return
+    needs = tuple(i in pos for i in range(n))
+    v = [random_like(args[i], rng, backend) for i in pos]
+
+    def f(*d):
+        full = list(args)
+        for i, x in zip(pos, d):
+            full[i] = x
+        return bind(prim, *full, **prms)
+
+    ans, jv = dualad.jvp(f, tuple(args[i] for i in pos), tuple(v))
+    ans_leaves = flatten(ans)[0] if prim.multiple_results else [ans]
+    jv_leaves = flatten(jv)[0] if prim.multiple_results else [jv]
+    u_leaves = [random_like(a, rng, backend) for a in ans_leaves]
+    u = tuple(u_leaves) if prim.multiple_results else u_leaves[0]
+    cots = vjp(prim, u, residuals(prim, call.ans, args, prms), needs, prms)
+    assert len(cots) == n, f"{call}: {len(cots)} cotangents for {n} inputs"
+    for i, c in enumerate(cots):
+        if not needs[i]:
+            assert c is None, f"{call}: cotangent {i} was computed although not needed"
+            continue
+        if c is None:
+            continue
+        a = args[i]
+        if type(a) is float:
+            assert np.shape(to_numpy(c)) == () and is_float(c), f"{call}: cotangent {i} of a float is {c!r}"
+        else:
+            assert np.shape(to_numpy(c)) == np.shape(to_numpy(a)), \
+                f"{call}: cotangent {i} has shape {np.shape(to_numpy(c))}, input has {tuple(a.shape)}"
+            assert dtype_name(c) == dtype_name(a), \
+                f"{call}: cotangent {i} has dtype {dtype_name(c)}, input has {dtype_name(a)}"
+    lhs, lscale = inner(u_leaves, jv_leaves)
+    rhs, rscale = inner([c for i, c in enumerate(cots) if needs[i] and c is not None],
+                        [vi for i, vi in zip(pos, v) if cots[i] is not None])
+    # the least precise dtype involved (astype float32 -> float64 rounds its cotangent)
+    tol = max(EXACT_RTOL.get(dtype_name(a), 0.0) for a in [*ans_leaves, *(args[i] for i in pos)])
+    allowed = tol * max(lscale, rscale, 1e-30) + 1e-300
+    if not (np.isfinite(lhs) and np.isfinite(rhs)):  # a call outside the domain (log(0))
+        assert lhs == rhs or (np.isnan(lhs) and np.isnan(rhs)), \
+            f"{call}: <u, J v> = {lhs}, <J^T u, v> = {rhs}"
+        return
+    assert abs(lhs - rhs) <= allowed, (
+        f"{call}: VJP and JVP disagree: <u, J v> = {lhs!r} (JVP), <J^T u, v> = {rhs!r} (VJP), "
+        f"error {abs(lhs - rhs):.3g} > {allowed:.3g}")
+
+
+# -- second order ---------------------------------------------------------------------
+def scalarize(prep: Prepared, backend, rng):
+    """``s(z)``: a random weighted sum of the outputs, of all float inputs packed into one vector."""
+    shapes = [tuple(np.shape(to_numpy(x))) for x in prep.xs]
+    sizes = [int(np.prod(s)) for s in shapes]
+    z = np.concatenate([to_numpy(x).astype(np.float64).ravel() for x in prep.xs] or [np.zeros(0)])
+    out_leaves = [o for o in flatten(prep.f(*prep.xs))[0] if is_float(o)]
+    weights = [backend.asarray(rng.standard_normal(np.shape(to_numpy(o))), dtype_name(o))
+               for o in out_leaves]
+
+    def s(zv):
+        parts, start = [], 0
+        for shape, size in zip(shapes, sizes):
+            parts.append(ops.reshape(ops.getitem(zv, (slice(start, start + size),)), shape))
+            start += size
+        outs = [o for o in flatten(prep.f(*parts))[0] if is_float(o) or hasattr(o, "_level")]
+        total = 0.0
+        for w, o in zip(weights, outs):
+            total = total + ops.sum(o * w)
+        return total
+
+    return s, backend.asarray(z)
+
+
+def hyperdual_vs_nested(prep: Prepared, rng, backend=None) -> None:
+    """f(HyperDual(x, u, w, 0)) against nested Duals: real, eps1, eps2 and u^T H w."""
+    us = [random_like(x, rng, backend) for x in prep.xs]
+    ws = [random_like(x, rng, backend) for x in prep.xs]
+    zeros = [x * 0.0 if not isinstance(x, float) else 0.0 for x in prep.xs]
+    hd = prep.f(*[HyperDual(x, u, w, z) for x, u, w, z in zip(prep.xs, us, ws, zeros)])
+    real = prep.f(*prep.xs)
+    _, e1 = dualad.jvp(prep.f, tuple(prep.xs), tuple(us))
+    _, e2 = dualad.jvp(prep.f, tuple(prep.xs), tuple(ws))
+    _, e12 = dualad.jvp(lambda *xs: dualad.jvp(prep.f, xs, tuple(us))[1], tuple(prep.xs), tuple(ws))
+    leaves = flatten(hd)[0]
+    expected = [flatten(t)[0] for t in (real, e1, e2, e12)]
+    for j, leaf in enumerate(leaves):
+        if not is_float(leaf) and not isinstance(leaf, HyperDual):
+            continue
+        if isinstance(leaf, HyperDual):
+            parts = (leaf.real, leaf.eps1, leaf.eps2, leaf.eps1eps2)
+        else:
+            parts = (leaf, 0.0, 0.0, 0.0)
+        for name, got, want in zip(("real", "eps1", "eps2", "eps1eps2"), parts, (e[j] for e in expected)):
+            g, w = to_numpy(got).astype(np.float64), to_numpy(want).astype(np.float64)
+            if isinstance(leaf, HyperDual) and not isinstance(got, float):
+                assert dtype_name(got) == dtype_name(leaf.real), \
+                    f"HyperDual part {name} of output {j} has dtype {dtype_name(got)}"
+            tol = EXACT_RTOL[dtype_name(want)]
+            scale = max(1.0, float(np.max(np.abs(w), initial=0.0)))
+            np.testing.assert_allclose(*np.broadcast_arrays(g, w), rtol=tol, atol=tol * scale,
+                                       err_msg=f"HyperDual {name} of output {j} differs from nested Duals")
+
+
+# -- every first-order check of one drawn case -------------------------------------------
+def check_case(case, drawn, backend, dtype):
+    prep = Prepared(case, drawn, backend, dtype)
+    rng = np.random.default_rng(0)
+    if case.kind == "diff":
+        check_grads(prep.f, tuple(prep.xs), order=1, modes=("fwd",))
+        check_batched_jvp(prep, backend, rng)
+    elif case.kind == "zero":
+        check_zero_derivative(prep, backend, rng)
+    else:
+        check_plain_boolean_result(prep, backend, rng)
+    for call in record(case.fn, prep.args, prep.kw, wrap=set(prep.where)):
+        check_call_vjp(call, backend, rng)
+    if case.kind == "diff" and case.second_order:
+        hyperdual_vs_nested(prep, rng, backend)
+
+
+def check_batched_jvp(prep, backend, rng, k=3):
+    """k directions in one pass (a leading batch axis, as jacfwd uses) equal k single JVPs."""
+    dirs = [[random_like(x, rng, backend) for x in prep.xs] for _ in range(k)]
+    stacked = tuple(backend.xp.stack([d[i] for d in dirs], axis=0) for i in range(len(prep.xs)))
+    _, batched = dualad.jvp(prep.f, tuple(prep.xs), stacked)
+    singles = [flatten(dualad.jvp(prep.f, tuple(prep.xs), tuple(d))[1])[0] for d in dirs]
+    for j, leaf in enumerate(flatten(batched)[0]):
+        want = np.stack([to_numpy(s[j]) for s in singles], axis=0)
+        got = to_numpy(leaf)
+        assert got.shape in (want.shape, want.shape[1:]), \
+            f"batched tangent {j} has shape {got.shape}, expected {want.shape}"
+        tol = EXACT_RTOL[dtype_name(leaf)]
+        np.testing.assert_allclose(np.broadcast_to(got, want.shape), want, rtol=tol,
+                                   atol=tol * max(1.0, float(np.max(np.abs(want), initial=0.0))),
+                                   err_msg=f"a batch of {k} tangents differs from {k} single JVPs")
+
+
+def check_zero_derivative(prep, backend, rng):
+    out, t = dualad.jvp(prep.f, tuple(prep.xs), tuple(random_like(x, rng, backend) for x in prep.xs))
+    expected = prep.f(*prep.xs)
+    for o, ti, e in zip(flatten(out)[0], flatten(t)[0], flatten(expected)[0]):
+        assert dtype_name(ti) == dtype_name(e), f"tangent dtype {dtype_name(ti)}, output {dtype_name(e)}"
+        assert np.all(to_numpy(ti) == 0), f"{prep.case.name} has a nonzero derivative {to_numpy(ti)}"
+        np.testing.assert_array_equal(to_numpy(o), to_numpy(e))
+
+
+def check_plain_boolean_result(prep, backend, rng):
+    out = prep.f(*[Dual(x, random_like(x, rng, backend)) for x in prep.xs])
+    expected = prep.f(*prep.xs)
+    for o, e in zip(flatten(out)[0], flatten(expected)[0]):
+        assert not isinstance(o, Value), f"{prep.case.name} returned a {type(o).__name__}, not a plain array"
+        assert dtype_name(o) == "bool" and type(o) is type(e)
+        np.testing.assert_array_equal(to_numpy(o), to_numpy(e))

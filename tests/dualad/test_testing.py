@@ -1,0 +1,112 @@
+"""The oracle itself: ``dualad.testing.check_grads`` must catch wrong rules."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+from _support.backends import BACKENDS
+
+from dualad import Primitive, bind, ops
+from dualad._core import REGISTRY
+from dualad.testing import check_grads
+
+
+@pytest.fixture
+def primitive():
+    """Register a throwaway primitive; remove it from the table afterwards."""
+    made = []
+
+    def make(name, *args, **kwargs):
+        p = Primitive(name, *args, **kwargs)
+        made.append(name)
+        return lambda *xs: bind(p, *xs)
+
+    yield make
+    for name in made:
+        REGISTRY.pop(name, None)
+
+
+def test_a_wrong_jvp_is_reported_with_the_error_found(primitive):
+    bad = primitive("_bad_square", lambda xp, x: x * x, "elementwise", partials=(lambda ans, x: x,))
+    with pytest.raises(AssertionError, match=r"JVP of f does not match central finite differences"
+                                             r"(.|\n)*max abs error"):
+        check_grads(bad, (np.array([1.0, 2.0]),), modes=("fwd",))
+
+
+def test_a_wrong_second_derivative_is_caught_only_at_order_2(primitive):
+    # The partial is right in value but a constant to every outer derivative.
+    bad = primitive("_bad_cube", lambda xp, x: x * x * x, "elementwise",
+                    partials=(lambda ans, x: ops.stop_gradient(3.0 * x * x),))
+    x = (np.array([0.5, -1.5]),)
+    check_grads(bad, x, order=1, modes=("fwd",))
+    with pytest.raises(AssertionError, match=r"jvp\(f\)"):
+        check_grads(bad, x, order=2, modes=("fwd",))
+
+
+def test_a_wrong_vjp_is_caught_through_the_adjoint_identity(primitive):
+    pytest.importorskip("reverse")
+    import reverse
+    if not hasattr(reverse, "vjp"):
+        pytest.skip("reverse.vjp is not there yet")
+    bad = primitive("_bad_scale", lambda xp, x: 2.0 * x, "custom",
+                    jvp=lambda primals, tangents, ans: 2.0 * tangents[0],
+                    vjp=lambda g, ans, x: (3.0 * g,))
+    with pytest.raises(AssertionError, match=r"<u, J v> = <J\^T u, v>"):
+        check_grads(bad, (np.array([1.0, 2.0]),), order=1, modes=("rev",))
+
+
+def test_rev_mode_without_reverse_vjp_is_an_error_not_a_skip(monkeypatch):
+    monkeypatch.setitem(sys.modules, "reverse", types.ModuleType("reverse"))
+    with pytest.raises(NotImplementedError, match="reverse.vjp"):
+        check_grads(ops.sin, (np.ones(2),))
+    check_grads(ops.sin, (np.ones(2),), modes=("fwd",))  # forward alone still works
+
+
+def test_rev_mode_with_the_reverse_package():
+    reverse = pytest.importorskip("reverse")
+    if not hasattr(reverse, "vjp"):
+        pytest.skip("reverse.vjp is not there yet")
+    check_grads(lambda x, y: ops.sum(ops.sin(x) * y ** 2), (np.array([0.3, 0.9]), np.array([1.5, -0.5])),
+                order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_correct_functions_pass_on_every_backend_and_dtype(backend, dtype):
+    x = backend.asarray(np.array([[0.3, -1.2, 2.0], [0.1, 0.5, -0.7]]), dtype)
+    check_grads(lambda a: ops.sum(ops.tanh(a) * ops.exp(a), axis=0) * 40.0, (x,), order=2, modes=("fwd",))
+
+
+def test_pytrees_and_constant_leaves():
+    def f(p):
+        return {"out": ops.sin(p["w"]) * p["scale"][0] ** p["n"], "flag": p["w"] > 0}
+
+    check_grads(f, {"w": np.array([0.2, 0.4]), "scale": [np.array(1.5)], "n": 3}, order=2, modes=("fwd",))
+
+
+def test_python_floats():
+    check_grads(lambda x, y: ops.sin(x) * y + x ** 2, (0.3, 1.7), order=1, modes=("fwd",))
+
+
+def test_argument_validation():
+    with pytest.raises(ValueError, match="modes"):
+        check_grads(ops.sin, (np.ones(2),), modes=("sideways",))
+    with pytest.raises(ValueError, match="order"):
+        check_grads(ops.sin, (np.ones(2),), order=0, modes=("fwd",))
+    with pytest.raises(ValueError, match="floating-point"):
+        check_grads(lambda n: n * 2, (np.array([1, 2]),), modes=("fwd",))
+
+
+def test_float32_tolerance_absorbs_rounding_of_large_values():
+    x = np.array([300.0, -250.0, 120.0], dtype=np.float32)
+    check_grads(lambda a: a ** 3 / 7.0, (x,), order=2, modes=("fwd",))
+
+
+def test_user_tolerances_are_used(primitive):
+    off = primitive("_off_by_1e_4", lambda xp, x: x, "elementwise", partials=(lambda ans, x: 1.0 + 1e-4,))
+    check_grads(off, (np.ones(2),), order=1, modes=("fwd",), rtol=1e-3, atol=1e-3)
+    with pytest.raises(AssertionError):
+        check_grads(off, (np.ones(2),), order=1, modes=("fwd",))
