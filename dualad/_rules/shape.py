@@ -17,7 +17,7 @@ from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import Primitive, bind
 from dualad._rules import reductions as _reductions
-from dualad._shapes import dtype_of, ndim_of, normalize_axes, normalize_axis, raw, shape_of
+from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
@@ -291,9 +291,8 @@ def _normalize_index(idx, ndim):
     idx = idx if isinstance(idx, tuple) else (idx,)
     idx = tuple(raw(i) for i in idx)
     idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
-    used = sum(1 if i is not None and i is not Ellipsis else 0 for i in idx
-               if not (hasattr(i, "dtype") and str(i.dtype) == "bool")) + sum(
-        i.ndim for i in idx if hasattr(i, "dtype") and str(i.dtype) == "bool")
+    used = sum(0 if i is None or i is Ellipsis else i.ndim if _is_advanced(i) and is_mask(i) else 1
+               for i in idx)
     if any(i is Ellipsis for i in idx):
         k = next(j for j, i in enumerate(idx) if i is Ellipsis)
         idx = idx[:k] + (slice(None),) * (ndim - used) + idx[k + 1:]
@@ -317,20 +316,25 @@ def _getitem_batch(params, k):
     return {"idx": (slice(None),) + idx}
 
 
+def _native_indexing(xp) -> bool:
+    """NumPy and CuPy index (and scatter-add) with every NumPy index form."""
+    return xp is _NUMPY_XP or xp.__name__.startswith(("cupy", "array_api_compat.cupy"))
+
+
+def _flat_positions(shape, idx):
+    """``arange(size).reshape(shape)[idx]`` on the host: the flat position of
+    each selected element, in result order (for namespaces whose indexing is
+    only the array API's: one integer array, masks alone, no mixing)."""
+    host = tuple(np.asarray(i) if _is_advanced(i) else i for i in idx)
+    return np.arange(math.prod(shape)).reshape(shape)[host]
+
+
 def _getitem_impl(xp, x, *, idx):
-    if xp is _NUMPY_XP or not any(_is_advanced(i) for i in idx):
+    if _native_indexing(xp) or not any(_is_advanced(i) for i in idx):
         return x[idx]
-    # The array API indexes with one integer array only when it is alone; use take.
-    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
-    if len(adv) == 1:
-        a, index = adv[0], idx[adv[0]]
-        rest = all(i == slice(None) for j, i in enumerate(idx) if j != a)
-        if rest and not xp.isdtype(index.dtype, "bool"):
-            flat = xp.take(x, xp.reshape(index, (-1,)), axis=a)
-            return xp.reshape(flat, x.shape[:a] + tuple(index.shape) + x.shape[a + 1:])
-        if xp.isdtype(index.dtype, "bool") and a == 0 and index.ndim == x.ndim:
-            return x[index]  # a mask over every axis: no padding slices
-    return x[idx]
+    pos = _flat_positions(x.shape, idx)
+    flat = xp.take(xp.reshape(x, (-1,)), xp.asarray(pos.reshape(-1)), axis=0)
+    return xp.reshape(flat, pos.shape)
 
 
 _getitem_p = _linear(
@@ -353,42 +357,25 @@ def take(x, indices, axis=None):
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)
-    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
-    if len(adv) == 1 and xp.isdtype(idx[adv[0]].dtype, "bool"):
-        if idx[adv[0]].ndim == len(shape):
-            idx = idx[:1]  # a mask over every axis: no padding slices
-        out[idx] = values  # a mask selects each element once
+    advanced = any(_is_advanced(i) for i in idx)
+    if _native_indexing(xp):
+        if not advanced:
+            out[idx] = values  # basic indices select each element once
+        elif xp is _NUMPY_XP:
+            xp.add.at(out, idx, values)  # repeated indices accumulate
+        else:
+            import cupyx
+            cupyx.scatter_add(out, idx, values)
         return out
-    if not adv:
-        out[idx] = values  # basic indices select each element once
+    # Elsewhere: add into the flat array at the selected flat positions, as a
+    # one-hot matrix product (the array API has no scatter-add).
+    pos = _flat_positions(shape, idx).reshape(-1)
+    n = math.prod(shape)
+    if pos.size == 0 or n == 0:
         return out
-    add = getattr(xp, "add", None)
-    if hasattr(add, "at"):
-        add.at(out, idx, values)
-        return out
-    try:
-        import cupyx
-    except ImportError:
-        return _one_hot_scatter_add(xp, out, values, idx)
-    cupyx.scatter_add(out, idx, values)
-    return out
-
-
-def _one_hot_scatter_add(xp, out, values, idx):
-    """Scatter-add for one integer-array index in a namespace without ``add.at``."""
-    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
-    if len(adv) != 1 or any(i != slice(None) for j, i in enumerate(idx) if j != adv[0]):
-        raise NotImplementedError("this array namespace has no scatter-add; only one "
-                                  "integer-array index with full slices elsewhere is supported")
-    a = adv[0]
-    index = idx[a]
-    n = out.shape[a]
-    index = xp.where(index < 0, index + n, index)
-    onehot = xp.astype(xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(n), (1, -1)), out.dtype)
-    v = xp.moveaxis(values, tuple(range(a, a + index.ndim)), tuple(range(index.ndim)))
-    v = xp.reshape(v, (onehot.shape[0], -1))
-    added = xp.reshape(xp.matrix_transpose(onehot) @ v, (n,) + out.shape[:a] + out.shape[a + 1:])
-    return out + xp.moveaxis(added, 0, a)
+    onehot = xp.asarray(pos[:, None] == np.arange(n)[None, :], dtype=values.dtype)
+    added = xp.reshape(values, (1, -1)) @ onehot
+    return xp.reshape(added, shape)
 
 
 def _scatter_batch(params, k):

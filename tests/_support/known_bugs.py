@@ -16,19 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-BUGS = {
-    "strict-indexing": "core bug: on array_api_strict, getitem with integer arrays next to slices "
-                       "(diagonal, batched tangents, x[idx, 1:]) or a mask after a batch slice, and "
-                       "its transpose (scatter) with None, two integer arrays or empty indices; see "
-                       "test_regressions.py",
-}
-
-# Cases whose draws can hit the bug on array_api_strict.
-_STRICT_INDEXING = ("getitem_basic", "getitem_operator", "getitem_int_arrays", "getitem_mixed",
-                    "getitem_mask", "index_add", "take", "repeat", "diagonal", "trace")
-
-KNOWN_BUGS: dict[tuple, str] = {
-    (None, case, "array_api_strict", None): BUGS["strict-indexing"] for case in _STRICT_INDEXING}
+# Empty: every bug the table found is fixed (its reproduction lives on in
+# tests/dualad/test_regressions.py). Keys are (test, case, backend, dtype),
+# None matching anything; values are the reason.
+KNOWN_BUGS: dict[tuple, str] = {}
 
 
 def known_bug_marks(test: str, case: str, backend: str, dtype: str) -> list:

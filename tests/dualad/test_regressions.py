@@ -3,10 +3,8 @@
 ``SHRUNK`` replays draws that once failed through every first-order check of
 their case (test_rules.py): they failed because of the test harness or the
 strategies and now pass. The rest are minimal reproductions of bugs the table
-tests found in the core: fixed ones stay as plain regression tests (the
-comment above each says what was wrong), open ones are ``xfail(strict=True)``
-until fixed (then delete the xfail here and the bug's entries in
-tests/_support/known_bugs.py).
+tests found in the core, all fixed, kept as plain regression tests (the
+comment above each says what was wrong).
 """
 
 from __future__ import annotations
@@ -46,10 +44,6 @@ def test_shrunk_example(name, drawn, backend, dtype):
 
 
 # -- core bugs -------------------------------------------------------------------------------
-def _xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
 def test_prod_hessian_with_a_zero_entry():
     """prod's partial was piecewise constant where an entry is 0: H[1, 0] came out 0."""
     h = dualad.hessian(ops.prod)(np.array([0.0, 2.0, 3.0]))
@@ -132,12 +126,6 @@ def test_advanced_indexing_on_array_api_strict(what):
     jvp(f, (x,), (x,))
 
 
-@_xfail("getitem still uses NumPy-only indexing on array_api_strict: two integer arrays after a "
-        "slice (diagonal of a 3-d array, or of a chunk of tangents in jacfwd), an integer array "
-        "followed by a slice (x[idx, 1:]), and a boolean mask behind the batch slice a chunk "
-        "of tangents prefixes. Fix: move the advanced axes to the front (permute_dims) and "
-        "index with integer arrays only, or gather through the raveled linear index with "
-        "xp.take; for a mask, ravel the masked axes and take with nonzero(mask).")
 @pytest.mark.parametrize("what", ["diagonal_3d", "diagonal_jacfwd", "array_then_slice", "mask_jacfwd"])
 def test_indexing_left_on_array_api_strict(what):
     xp = STRICT.xp
@@ -153,11 +141,6 @@ def test_indexing_left_on_array_api_strict(what):
         dualad.jacfwd(lambda a: a[x > 2.0])(x)
 
 
-@_xfail("getitem's transpose (scatter) uses NumPy indexing on array_api_strict: None in the "
-        "index of a basic scatter (out[idx] = values), two integer arrays (the one-hot "
-        "fallback takes one only), or empty indices (the one-hot reshape to (0, -1)). Fix: drop "
-        "None from idx and reshape values to match; scatter several integer arrays through "
-        "their raveled (linear) index; return zeros early when there are no indices.")
 @pytest.mark.parametrize("what", ["newaxis_vjp", "two_arrays_vjp", "empty_vjp"])
 def test_scatter_on_array_api_strict(what):
     from dualad._core import REGISTRY, bind
