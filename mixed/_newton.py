@@ -70,6 +70,15 @@ def _trapezoid_decrease(g: Any, g_new: Any, p: Any) -> float:
     return -0.5 * (dot(g, p) + dot(g_new, p))
 
 
+def _stop(x, fval, g, gnorm, tol, it, nfev, nhvp) -> OptimizeResult | None:
+    """The result, if the solve ends here: converged, or met a non-finite value."""
+    if not (math.isfinite(fval) and math.isfinite(gnorm)):
+        return OptimizeResult(x, fval, g, it, nfev, nhvp, False, "non-finite objective or gradient")
+    if gnorm <= tol:
+        return OptimizeResult(x, fval, g, it, nfev, nhvp, True, f"gradient norm {gnorm:.3g} <= tol")
+    return None
+
+
 def _value_and_grad(f: Callable) -> Callable:
     vg = reverse.value_and_grad(f)
 
@@ -131,12 +140,9 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     nfev, nhvp = 1, 0
     for it in range(maxiter + 1):
         gnorm = _norm(g)
-        if not (math.isfinite(fval) and math.isfinite(gnorm)):
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                  "non-finite objective or gradient")
-        if gnorm <= tol:
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, True,
-                                  f"gradient norm {gnorm:.3g} <= tol")
+        done = _stop(x, fval, g, gnorm, tol, it, nfev, nhvp)
+        if done is not None:
+            return done
         if it == maxiter:
             break
         # The 1-norm (SciPy's choice) rather than the 2-norm in the forcing
@@ -241,12 +247,9 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     nfev, nhvp = 1, 0
     for it in range(maxiter + 1):
         gnorm = _norm(g)
-        if not (math.isfinite(fval) and math.isfinite(gnorm)):
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                  "non-finite objective or gradient")
-        if gnorm <= tol:
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, True,
-                                  f"gradient norm {gnorm:.3g} <= tol")
+        done = _stop(x, fval, g, gnorm, tol, it, nfev, nhvp)
+        if done is not None:
+            return done
         if it == maxiter:
             break
         p, hp, used, finite = steihaug_cg(lambda d, x=x: _hvp(f, x, d), g, radius,
