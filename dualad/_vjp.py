@@ -20,13 +20,43 @@ def aval(x: Any) -> tuple:
     return shape_of(x), dtype_of(raw(x))
 
 
-def residuals(prim: Primitive, ans: Any, args: tuple, params: dict) -> Any:
-    """What the VJP of ``prim`` needs, computed when the operation is recorded."""
+class Dropped:
+    """Stands for a value the VJP does not read: keeps its shape, not its data."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x: Any):
+        self.shape, self.dtype = aval(x)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def residuals(prim: Primitive, ans: Any, args: tuple, params: dict, needs: tuple | None = None) -> Any:
+    """What the VJP of ``prim`` needs, computed when the operation is recorded.
+
+    ``needs`` says which inputs will get a cotangent; values that no needed
+    partial reads are replaced by :class:`Dropped`, so a tape does not keep
+    temporaries alive for nothing (``prim.saves``: "none" for constant
+    partials, "output" or "inputs" for partials that read only those,
+    "cross" for products, whose partial in one input is the other inputs).
+    """
     if prim.residual is not None:
         return prim.residual(ans, *args, **params), tuple(aval(a) for a in args)
-    if prim.kind == "linear" or prim.saves == "avals":
+    saves = prim.saves
+    if prim.kind == "linear" or saves == "avals":
         return tuple(aval(a) for a in args)
-    return ans, args
+    if saves == "all":
+        return ans, args
+    if saves == "inputs":
+        return None, args
+    if saves == "cross":
+        needs = needs or (True,) * len(args)
+        return None, tuple(a if any(n for i, n in enumerate(needs) if i != j) else Dropped(a)
+                           for j, a in enumerate(args))
+    dropped = tuple(Dropped(a) for a in args)
+    return (ans if saves == "output" else None), dropped
 
 
 def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:

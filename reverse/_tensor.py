@@ -11,7 +11,7 @@ from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._core import Primitive, Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
-from dualad._vjp import aval, residuals
+from dualad._vjp import Dropped, aval, residuals
 from reverse._tape import HookHandle, Node, VersionCounter
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
@@ -268,31 +268,30 @@ class Tensor(ArrayLike, Value):
         kind = prim.kind
         if kind == "nondiff":
             return ans
-        if not _saves_values(prim):  # nothing saved, nothing an in-place update can spoil
-            versions = []
-        if not prim.multiple_results:
-            if not recording or kind == "zero":
-                return Tensor._make(ans, level)
-            node = Node(prim, params, tuple(parents), residuals(prim, ans, values, params), 1,
-                        (aval(ans),), versions)
-            out = Tensor._make(ans, level, node, 0, _is_float_value(ans))
-            if versions and prim.saves != "inputs":
-                versions.append((out._version, 0, -1))
-            return out
+        multiple = prim.multiple_results
         if not recording or kind == "zero":
-            return tuple(Tensor._make(a, level) for a in ans)
-        node = Node(prim, params, tuple(parents), residuals(prim, ans, values, params), len(ans),
-                    tuple(aval(a) for a in ans), versions)
-        outs = tuple(Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(ans))
-        if versions and prim.saves != "inputs":
-            versions.extend((t._version, 0, -1 - j) for j, t in enumerate(outs))
-        return outs
+            return tuple(Tensor._make(a, level) for a in ans) if multiple else Tensor._make(ans, level)
+        parents = tuple(parents)
+        res = residuals(prim, ans, values, params, tuple(p is not None for p in parents))
+        saved_ans = False
+        if _saves_values(prim):  # an in-place update of a saved value must be caught
+            kept = res[1]
+            versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
+            saved_ans = res[0] is not None
+        else:
+            versions = []
+        outs = ans if multiple else (ans,)
+        node = Node(prim, params, parents, res, len(outs), tuple(aval(a) for a in outs), versions)
+        tensors = tuple(Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(outs))
+        if saved_ans:
+            versions.extend((t._version, 0, -1 - j) for j, t in enumerate(tensors))
+        return tensors if multiple else tensors[0]
 
 
 def _saves_values(prim: Primitive) -> bool:
     """Whether the tape keeps this primitive's input and output values (not
     just shapes, or a mask computed at record time)."""
-    return prim.residual is None and prim.kind != "linear" and prim.saves not in ("avals", "none")
+    return prim.residual is None and prim.kind != "linear" and prim.saves != "avals"
 
 
 def _is_float_value(x) -> bool:

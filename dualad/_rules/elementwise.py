@@ -27,11 +27,12 @@ __all__ = [
 ]
 
 
-def _elementwise(name, impl, *partials, save_partials=False, doc=None):
+def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, doc=None):
+    """An elementwise entry; ``saves`` says what its partials read (see ``_vjp.residuals``)."""
     def all_partials(ans, *args, **params):
         return tuple(p(ans, *args, **params) for p in partials)
 
-    prim = Primitive(name, impl, "elementwise", partials=partials,
+    prim = Primitive(name, impl, "elementwise", partials=partials, saves=saves,
                      residual=all_partials if save_partials else None)
     return _function(prim, doc)
 
@@ -63,15 +64,15 @@ def _nondiff(name, impl):
 
 
 # -- arithmetic ---------------------------------------------------------------
-add = _elementwise("add", lambda xp, x, y: x + y, _one, _one)
-subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one)
+add = _elementwise("add", lambda xp, x, y: x + y, _one, _one, saves="none")
+subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one, saves="none")
 multiply = _elementwise("multiply", lambda xp, x, y: x * y,
-                        lambda ans, x, y: y, lambda ans, x, y: x)
+                        lambda ans, x, y: y, lambda ans, x, y: x, saves="cross")
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
-                      lambda ans, x, y: divide(negative(ans), y))
-negative = _elementwise("negative", lambda xp, x: -x, _minus_one)
+                      lambda ans, x, y: divide(negative(ans), y), saves="all")
+negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none")
 
 
 def _pow_base_partial(ans, x, y):
@@ -90,7 +91,7 @@ def _pow_exponent_partial(ans, x, y):
 
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
-                    _pow_base_partial, _pow_exponent_partial)
+                    _pow_base_partial, _pow_exponent_partial, saves="all")
 
 
 def _integer_pow_partial(ans, x, *, exponent):
@@ -136,10 +137,10 @@ abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x),
                    doc="``abs``; its derivative at 0 is taken to be 0.")
 sign = _zero("sign", lambda xp, x: xp.sign(x))
 square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x))
-sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans),
+sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
                     doc="``sqrt``; its derivative at 0 is ``inf``.")
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
-                    lambda ans, x: reciprocal(3.0 * square(ans)))
+                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output")
 
 
 def _cbrt(xp, x):
@@ -149,13 +150,13 @@ def _cbrt(xp, x):
 
 
 reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
-                          lambda ans, x: negative(square(ans)))
+                          lambda ans, x: negative(square(ans)), saves="output")
 
 # -- exponentials and logarithms ------------------------------------------------
-exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans)
+exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output")
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
-                    lambda ans, x: multiply(ans, math.log(2.0)))
-expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0)
+                    lambda ans, x: multiply(ans, math.log(2.0)), saves="output")
+expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output")
 log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x))
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
                     lambda ans, x: reciprocal(multiply(x, math.log(2.0))))
@@ -164,12 +165,12 @@ log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
 log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
                      lambda ans, x: reciprocal(x + 1.0))
 logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
-                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans))
+                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all")
 
 # -- trigonometric and hyperbolic --------------------------------------------------
 sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x))
 cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)))
-tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0)
+tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output")
 arcsin = _elementwise("arcsin", lambda xp, x: xp.asin(x),
                       lambda ans, x: reciprocal(sqrt(1.0 - square(x))))
 arccos = _elementwise("arccos", lambda xp, x: xp.acos(x),
@@ -182,7 +183,7 @@ arctan2 = _elementwise(
     lambda ans, y, x: divide(negative(y), square(x) + square(y)))
 sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x))
 cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x))
-tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans))
+tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output")
 arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
                        lambda ans, x: reciprocal(sqrt(square(x) + 1.0)))
 arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
@@ -197,7 +198,7 @@ def _hypot_partial(ans, x, y):
 
 
 hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
-                     _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x))
+                     _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all")
 
 # -- piecewise: the partials are masks, which the tape keeps instead of inputs --
 # A tie goes to the first argument, so both partials are 0/1 masks and
