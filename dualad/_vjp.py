@@ -23,10 +23,10 @@ def aval(x: Any) -> tuple:
 class Dropped:
     """Stands for a value the VJP does not read: keeps its shape, not its data."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape",)
 
     def __init__(self, x: Any):
-        self.shape, self.dtype = aval(x)
+        self.shape = shape_of(x)
 
     @property
     def ndim(self) -> int:
@@ -51,11 +51,12 @@ def residuals(prim: Primitive, ans: Any, args: tuple, params: dict, needs: tuple
         return ans, args
     if saves == "inputs":
         return None, args
-    if saves == "cross":
-        needs = needs or (True,) * len(args)
-        return None, tuple(a if any(n for i, n in enumerate(needs) if i != j) else Dropped(a)
-                           for j, a in enumerate(args))
-    dropped = tuple(Dropped(a) for a in args)
+    if saves == "cross":  # a binary product: keep x if y needs a cotangent, and y if x does
+        x, y = args
+        if needs is None:
+            return None, args
+        return None, (x if needs[1] else Dropped(x), y if needs[0] else Dropped(y))
+    dropped = tuple([Dropped(a) for a in args])
     return (ans if saves == "output" else None), dropped
 
 

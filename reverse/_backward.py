@@ -90,34 +90,38 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     # Without create_graph the pass runs on the inner values, so this level
     # records nothing (inner levels, say a Dual under hvp, still do); with
     # it, the residuals are rewrapped as tape values and the pass is recorded.
+    captured = {k[0] for k in capture} if capture else ()
     for node in _reachable([r[0] for r in roots]):
         gs = grads.pop(id(node), None)
         if gs is None:
             continue
         if node.hooks:
             gs = [_run_hooks(node.hooks.get(j), g) if g is not None else g for j, g in enumerate(gs)]
-        if capture is not None:
+        if id(node) in captured:
             for j, g in enumerate(gs):
                 if (id(node), j) in capture:
                     capture[(id(node), j)] = g
-        if all(g is None for g in gs):
+        if not node.prim.multiple_results:
+            g = gs[0]
+            if g is None:
+                continue
+        elif all(g is None for g in gs):
             continue
+        else:
+            some = next(g for g in gs if g is not None)
+            g = tuple(ops.astype(zeros(some, shape), dtype) if g is None else g
+                      for g, (shape, dtype) in zip(gs, node.out_avals))
+        gs = None  # so that the accumulated cotangent is owned by g alone
         if node.freed:
             raise RuntimeError(
                 f"trying to backward through the graph a second time (node '{node.prim.name}'): "
                 "its saved values were freed; pass retain_graph=True to the first backward")
-        _check_versions(node)
+        if node.versions:
+            _check_versions(node)
         res = node.res
         if create_graph and _is_value_residual(node):
             res = _as_tensor_args(node, res, level)
-        if node.prim.multiple_results:
-            some = next(g for g in gs if g is not None)
-            g = tuple(ops.astype(zeros(some, shape), dtype) if g is None else g
-                      for g, (shape, dtype) in zip(gs, node.out_avals))
-        else:
-            g = gs[0]
-        needs = tuple(p is not None for p in node.parents)
-        cots = vjp(node.prim, g, res, needs, node.params)
+        cots = vjp(node.prim, g, res, node.needs, node.params)
         if not retain_graph:
             node.res = None
             node.freed = True
@@ -125,12 +129,16 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if p is None or c is None:
                 continue
             target, index = p
-            if isinstance(target, Node):
-                slot = grads.setdefault(id(target), [None] * target.n_out)
-                slot[index] = _add(slot[index], c)
+            if type(target) is Node:
+                slot = grads.get(id(target))
+                if slot is None:
+                    slot = grads[id(target)] = [None] * target.n_out
+                acc, slot[index] = slot[index], None  # so that add may reuse it in place
+                slot[index] = c if acc is None else _inplace.add(acc, c)
             else:
                 entry = leaf_grads.setdefault(id(target), [target, None])
-                entry[1] = _add(entry[1], c)
+                acc, entry[1] = entry[1], None
+                entry[1] = c if acc is None else _inplace.add(acc, c)
     for leaf, g in leaf_grads.values():
         g = _run_hooks(leaf._hooks, g)
         if capture is not None and (id(leaf), 0) in capture:

@@ -19,14 +19,15 @@ _sequence = itertools.count()
 class Node:
     """The record of one primitive application."""
 
-    __slots__ = ("prim", "params", "parents", "res", "seq", "n_out", "out_avals",
+    __slots__ = ("prim", "params", "parents", "needs", "res", "seq", "n_out", "out_avals",
                  "versions", "hooks", "freed", "__weakref__")
 
-    def __init__(self, prim: Primitive, params: dict, parents: tuple, res: Any,
-                 n_out: int, out_avals: tuple, versions: tuple):
+    def __init__(self, prim: Primitive, params: dict, parents: tuple, needs: tuple, res: Any,
+                 n_out: int, out_avals: tuple, versions: list):
         self.prim = prim
         self.params = params
         self.parents = parents  # per input: None, or (Node | leaf Tensor, output index)
+        self.needs = needs  # per input: whether a cotangent flows to it
         self.res = res
         self.seq = next(_sequence)
         self.n_out = n_out

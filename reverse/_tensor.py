@@ -270,22 +270,34 @@ class Tensor(ArrayLike, Value):
             return ans
         multiple = prim.multiple_results
         if not recording or kind == "zero":
-            return tuple(Tensor._make(a, level) for a in ans) if multiple else Tensor._make(ans, level)
-        parents = tuple(parents)
-        res = residuals(prim, ans, values, params, tuple(p is not None for p in parents))
+            return tuple([Tensor._make(a, level) for a in ans]) if multiple else Tensor._make(ans, level)
+        needs = tuple([p is not None for p in parents])
+        res = residuals(prim, ans, values, params, needs)
         saved_ans = False
         if _saves_values(prim):  # an in-place update of a saved value must be caught
-            kept = res[1]
-            versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
+            if prim.saves != "all":
+                kept = res[1]
+                versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
             saved_ans = res[0] is not None
         else:
             versions = []
-        outs = ans if multiple else (ans,)
-        node = Node(prim, params, parents, res, len(outs), tuple(aval(a) for a in outs), versions)
-        tensors = tuple(Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(outs))
+        if not multiple:
+            if type(ans) is np.ndarray:  # the common case, without the generic helpers
+                dtype = ans.dtype
+                av, is_float = (ans.shape, dtype), dtype.kind in "fc"
+            else:
+                av, is_float = aval(ans), _is_float_value(ans)
+            node = Node(prim, params, tuple(parents), needs, res, 1, (av,), versions)
+            out = Tensor._make(ans, level, node, 0, is_float)
+            if saved_ans:
+                versions.append((out._version, 0, -1))
+            return out
+        node = Node(prim, params, tuple(parents), needs, res, len(ans), tuple([aval(a) for a in ans]),
+                    versions)
+        outs = tuple([Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(ans)])
         if saved_ans:
-            versions.extend((t._version, 0, -1 - j) for j, t in enumerate(tensors))
-        return tensors if multiple else tensors[0]
+            versions.extend([(t._version, 0, -1 - j) for j, t in enumerate(outs)])
+        return outs
 
 
 def _saves_values(prim: Primitive) -> bool:
