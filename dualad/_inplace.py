@@ -61,3 +61,12 @@ def sub(a: Any, b: Any) -> Any:
         a -= b
         return a
     return ops.subtract(a, b) if hasattr(b, "_strip") else a - b
+
+
+def add_at(a: Any, idx: tuple, b: Any) -> bool:
+    """Add ``b`` into ``a[idx]`` (basic indices) in place, if ``a`` is an owned
+    temporary of ``b``'s dtype; return whether it was done."""
+    if type(b) is not type(a) or b.dtype != a.dtype or not _owned(a, 0.0):
+        return False
+    a[idx] += b
+    return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dualad import _inplace, ops
+from dualad._core import REGISTRY
 from dualad._shapes import raw, shape_of, zeros
 from dualad._vjp import vjp
 from reverse._tape import Node
@@ -118,6 +119,10 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 "its saved values were freed; pass retain_graph=True to the first backward")
         if node.versions:
             _check_versions(node)
+        if node.prim is _GETITEM and not create_graph and _added_in_place(node, g, grads, leaf_grads):
+            if not retain_graph:
+                node.res, node.freed = None, True
+            continue
         res = node.res
         if create_graph and _is_value_residual(node):
             res = _as_tensor_args(node, res, level)
@@ -139,6 +144,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 entry = leaf_grads.setdefault(id(target), [target, None])
                 acc, entry[1] = entry[1], None
                 entry[1] = c if acc is None else _inplace.add(acc, c)
+        cots = c = acc = g = None  # drop this frame's references, so later updates may be in place
     for leaf, g in leaf_grads.values():
         g = _run_hooks(leaf._hooks, g)
         if capture is not None and (id(leaf), 0) in capture:
@@ -147,6 +153,30 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if create_graph and not isinstance(g, Tensor):
                 g = Tensor._make(g, leaf._level)
             leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+_GETITEM = REGISTRY["getitem"]
+
+
+def _added_in_place(node: Node, g: Any, grads: dict, leaf_grads: dict) -> bool:
+    """For ``x[idx]`` with basic indices: add the cotangent into the slice of
+    x's accumulated cotangent, when there is one we own, instead of
+    scattering it into a fresh array of x's shape and adding that."""
+    idx = node.params["idx"]
+    parent = node.parents[0]
+    if parent is None or any(not isinstance(i, (int, slice)) and i is not None for i in idx):
+        return False
+    target, index = parent
+    if type(target) is Node:
+        holder, key = grads.get(id(target)), index
+    else:
+        holder, key = leaf_grads.get(id(target)), 1
+    if holder is None or holder[key] is None:
+        return False
+    acc, holder[key] = holder[key], None  # held by this frame alone while it is updated
+    done = _inplace.add_at(acc, idx, g)
+    holder[key] = acc
+    return done
 
 
 def _is_value_residual(node: Node) -> bool:
