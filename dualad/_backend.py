@@ -77,7 +77,6 @@ def _build_scalar_namespace() -> types.SimpleNamespace:
     ns.maximum = lambda x, y: x if x >= y or x != x else y
     ns.minimum = lambda x, y: x if x <= y or x != x else y
     ns.where = lambda c, x, y: x if c else y
-    ns.is_scalar = True
     return ns
 
 

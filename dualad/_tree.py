@@ -31,15 +31,6 @@ def _build(spec, it):
     return kind(*values) if hasattr(kind, "_fields") else kind(values)  # namedtuples
 
 
-def tree_map(fn: Callable, tree: Any, *rest: Any) -> Any:
-    leaves, build = flatten(tree)
-    others = [flatten(r)[0] for r in rest]
-    for i, o in enumerate(others):
-        if len(o) != len(leaves):
-            raise ValueError(f"argument {i + 1} has {len(o)} leaves where {len(leaves)} were expected")
-    return build([fn(*ls) for ls in zip(leaves, *others)])
-
-
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:
     """Human-readable names of the leaves, for error messages."""
     if isinstance(tree, (tuple, list)):

@@ -7,7 +7,7 @@ float64); the gradient and H v come from one forward-over-reverse pass.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import reverse
@@ -31,7 +31,6 @@ class OptimizeResult:
     nhvp: int
     success: bool
     message: str
-    history: list = field(default_factory=list, repr=False)
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
