@@ -100,8 +100,6 @@ class Dual(ArrayLike, Value):
             return ans
         if prim.multiple_results:
             return tuple(_wrap(a, t, level, nb) for a, t in zip(ans, out))
-        if out is None:
-            return ans
         d = _new(Dual)
         d.primal, d.tangent, d._level, d._nb = ans, out, level, nb
         return d

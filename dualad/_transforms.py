@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from dualad import ops
+from dualad._backend import namespace_of
 from dualad._core import new_level
 from dualad._dual import Dual, validate_tangent
 from dualad._shapes import dtype_of, raw, shape_of, zeros
@@ -93,21 +96,27 @@ def derivative(f: Callable) -> Callable:
     return df
 
 
-def _basis_chunks(x, chunk: int):
-    """Yield (start, stop, directions) with directions of shape (k,) + x.shape."""
-    import numpy as np
+def chunk_of(n: int, chunk_size: int | None) -> int:
+    """The number of directions per pass: ``chunk_size``, or all n by default."""
+    chunk = max(n, 1) if chunk_size is None else chunk_size
+    if chunk < 1:
+        raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
+    return chunk
+
+
+def basis_chunks(x, chunk: int):
+    """The basis directions of ``x``'s space, ``chunk`` at a time: (k,) + x.shape each."""
     r = raw(x)
     n = math.prod(shape_of(x))
-    from dualad._backend import namespace_of
-    xp = namespace_of([r]) if not isinstance(r, float) else None
     for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
-        eye = np.zeros((stop - start, n))
-        eye[np.arange(stop - start), np.arange(start, stop)] = 1.0
-        if xp is None:
-            yield start, stop, eye[:, 0].astype(float)
+        k = min(chunk, n - start)
+        eye = np.zeros((k, n))
+        eye[np.arange(k), np.arange(start, start + k)] = 1.0
+        if type(r) is float:
+            yield eye[:, 0]
         else:
-            yield start, stop, xp.reshape(xp.asarray(eye, dtype=r.dtype), (stop - start,) + shape_of(x))
+            xp = namespace_of([r])
+            yield xp.reshape(xp.asarray(eye, dtype=r.dtype), (k,) + shape_of(x))
 
 
 def jacfwd(f: Callable, chunk_size: int | None = None) -> Callable:
@@ -127,28 +136,21 @@ def jacfwd(f: Callable, chunk_size: int | None = None) -> Callable:
            [0., 4.]])
     """
     def jac(x):
-        n = math.prod(shape_of(x))
-        chunk = max(n, 1) if chunk_size is None else chunk_size
-        if chunk < 1:
-            raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
         pieces = []
         out = None
-        for _, _, directions in _basis_chunks(x, max(chunk, 1)):
+        for directions in basis_chunks(x, chunk_of(math.prod(shape_of(x)), chunk_size)):
             out, t = jvp(f, (x,), (directions,))
-            pieces.append(t)
+            pieces.append((shape_of(directions)[0], t))
         if not pieces:  # an empty input
             out = f(x)
             leaves, build = flatten(out)
             return build([zeros(leaf, shape_of(leaf) + shape_of(x)) for leaf in leaves])
         xs = shape_of(x)
         out_leaves, build = flatten(out)
-        t_leaves = [flatten(p)[0] for p in pieces]
+        t_leaves = [(k, flatten(p)[0]) for k, p in pieces]
         result = []
         for j, leaf in enumerate(out_leaves):
-            parts = [tl[j] for tl in t_leaves]
-            parts = [ops.broadcast_to(p, (min(chunk, n - i * chunk),) + shape_of(leaf))
-                     if shape_of(p) != (min(chunk, n - i * chunk),) + shape_of(leaf) else p
-                     for i, p in enumerate(parts)]
+            parts = [ops.broadcast_to(tl[j], (k,) + shape_of(leaf)) for k, tl in t_leaves]
             t = parts[0] if len(parts) == 1 else ops.concatenate(parts, axis=0)
             t = ops.moveaxis(t, 0, -1) if shape_of(leaf) else t
             result.append(ops.reshape(t, shape_of(leaf) + xs))

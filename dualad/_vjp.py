@@ -33,6 +33,12 @@ class Dropped:
         return len(self.shape)
 
 
+def saves_values(prim: Primitive) -> bool:
+    """Whether a record of ``prim`` keeps (some of) its input and output values,
+    rather than only shapes or a residual computed at record time."""
+    return prim.residual is None and prim.kind != "linear" and prim.saves != "avals"
+
+
 def residuals(prim: Primitive, ans: Any, args: tuple, params: dict, needs: tuple | None = None) -> Any:
     """What the VJP of ``prim`` needs, computed when the operation is recorded.
 
@@ -44,9 +50,9 @@ def residuals(prim: Primitive, ans: Any, args: tuple, params: dict, needs: tuple
     """
     if prim.residual is not None:
         return prim.residual(ans, *args, **params), tuple(aval(a) for a in args)
-    saves = prim.saves
-    if prim.kind == "linear" or saves == "avals":
+    if not saves_values(prim):
         return tuple(aval(a) for a in args)
+    saves = prim.saves
     if saves == "all":
         return ans, args
     if saves == "inputs":

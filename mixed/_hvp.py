@@ -16,7 +16,7 @@ from dualad import ops
 from dualad._core import new_level
 from dualad._dual import Dual, validate_tangent
 from dualad._shapes import shape_of, zeros
-from dualad._transforms import _basis_chunks, split
+from dualad._transforms import basis_chunks, chunk_of, split
 from dualad._tree import flatten, leaf_paths, structure
 
 __all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
@@ -120,12 +120,10 @@ def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
     """
     def hess(x):
         n = math.prod(shape_of(x))
-        chunk = max(n, 1) if chunk_size is None else chunk_size
-        if chunk < 1:
-            raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
+        chunk = chunk_of(n, chunk_size)
         if n == 0:
             return zeros(x, shape_of(x) * 2)
-        rows = [grad_and_hvp(f, x, directions)[1] for _, _, directions in _basis_chunks(x, chunk)]
+        rows = [grad_and_hvp(f, x, directions)[1] for directions in basis_chunks(x, chunk)]
         h = rows[0] if len(rows) == 1 else ops.concatenate(rows, axis=0)
         return ops.reshape(h, shape_of(x) * 2)
     return hess

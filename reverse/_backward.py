@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from dualad import _inplace, ops
 from dualad._core import REGISTRY
 from dualad._shapes import raw, shape_of, zeros
-from dualad._vjp import vjp
+from dualad._vjp import saves_values, vjp
 from reverse._tape import Node
 from reverse._tensor import Tensor
 
@@ -124,7 +124,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 node.res, node.freed = None, True
             continue
         res = node.res
-        if create_graph and _is_value_residual(node):
+        if create_graph and saves_values(node.prim):
             res = _as_tensor_args(node, res, level)
         cots = vjp(node.prim, g, res, node.needs, node.params)
         if not retain_graph:
@@ -177,11 +177,6 @@ def _added_in_place(node: Node, g: Any, grads: dict, leaf_grads: dict) -> bool:
     done = _inplace.add_at(acc, idx, g)
     holder[key] = acc
     return done
-
-
-def _is_value_residual(node: Node) -> bool:
-    prim = node.prim
-    return prim.residual is None and prim.kind != "linear" and prim.saves != "avals"
 
 
 def _default_cotangent(t: Tensor, name: str):

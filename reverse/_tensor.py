@@ -11,7 +11,7 @@ from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._core import Primitive, Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
-from dualad._vjp import Dropped, aval, residuals
+from dualad._vjp import Dropped, aval, residuals, saves_values
 from reverse._tape import HookHandle, Node, VersionCounter
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
@@ -274,7 +274,7 @@ class Tensor(ArrayLike, Value):
         needs = tuple([p is not None for p in parents])
         res = residuals(prim, ans, values, params, needs)
         saved_ans = False
-        if _saves_values(prim):  # an in-place update of a saved value must be caught
+        if saves_values(prim):  # an in-place update of a saved value must be caught
             if prim.saves != "all":
                 kept = res[1]
                 versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
@@ -298,12 +298,6 @@ class Tensor(ArrayLike, Value):
         if saved_ans:
             versions.extend([(t._version, 0, -1 - j) for j, t in enumerate(outs)])
         return outs
-
-
-def _saves_values(prim: Primitive) -> bool:
-    """Whether the tape keeps this primitive's input and output values (not
-    just shapes, or a mask computed at record time)."""
-    return prim.residual is None and prim.kind != "linear" and prim.saves != "avals"
 
 
 def _is_float_value(x) -> bool:
