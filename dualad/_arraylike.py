@@ -40,8 +40,8 @@ def _register_defaults() -> None:
              np.amin: ops.min, np.around: ops.round, np.fabs: ops.abs,
              np.conjugate: lambda x: x, np.real: lambda x: x,
              np.shape: lambda x: x.shape, np.ndim: lambda x: x.ndim,
-             np.size: lambda x: x.size, np.result_type: None}
-    NUMPY_FUNCTIONS.update({k: v for k, v in extra.items() if v is not None})
+             np.size: lambda x: x.size}
+    NUMPY_FUNCTIONS.update(extra)
     for name in ("solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "svd", "norm"):
         if hasattr(ops.linalg, name):
             NUMPY_FUNCTIONS[getattr(np.linalg, name)] = getattr(ops.linalg, name)

@@ -64,7 +64,7 @@ def _build_scalar_namespace() -> types.SimpleNamespace:
                    "atanh": "arctanh", "pow": "power"}
     for name, fn in guarded.items():
         setattr(ns, name, _guarded(fn, numpy_names.get(name, name)))
-    for name in ("cbrt", "logaddexp", "sign", "rint"):
+    for name in ("cbrt", "logaddexp", "sign"):
         setattr(ns, name, _numpy_fallback(name))
     ns.floor = lambda x: float(math.floor(x))
     ns.ceil = lambda x: float(math.ceil(x))

@@ -187,19 +187,22 @@ def _linear_jvp(prim, primals, tangents, params, nb):
     lin = range(len(primals)) if prim.linear_args is None else prim.linear_args
     if all(tangents[i] is None for i in lin):
         return None
+    if nb and prim.batch_params is not None:
+        k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
+        batched = prim.batch_params(params, k)
+        if batched is None:  # these parameters cannot take a leading batch axis
+            return _one_direction_at_a_time(
+                lambda ts: _linear_jvp(prim, primals, ts, params, 0), tangents, None, False)
+        params = batched
     args = list(primals)
     for i in lin:
         t = tangents[i]
         if t is None:
             shape = shape_of(primals[i])
             if nb:
-                k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
-                shape = (k,) + shape
+                shape = (next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None),) + shape
             t = zeros(primals[i], shape)
         args[i] = t
-    if nb and prim.batch_params is not None:
-        k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
-        params = prim.batch_params(params, k)
     return bind(prim, *args, **params)
 
 
@@ -208,13 +211,16 @@ def _custom_jvp(prim, primals, tangents, ans, params, nb):
         return None
     if not nb or prim.batch_params is True:
         return prim.jvp(primals, tangents, ans, **params)
-    # The rule sees one direction at a time; stack the k results.
+    return _one_direction_at_a_time(lambda ts: prim.jvp(primals, ts, ans, **params),
+                                    tangents, ans, prim.multiple_results)
+
+
+def _one_direction_at_a_time(rule, tangents, ans, multiple):
+    """``rule`` applied to each of a chunk's k directions, the results stacked."""
     k = next(shape_of(t)[0] for t in tangents if t is not None)
-    outs = [prim.jvp(primals, [None if t is None else t[i] for t in tangents], ans, **params)
-            for i in range(k)]
-    if prim.multiple_results:
-        return tuple(_stack_or_none([o[j] for o in outs], a)
-                     for j, a in enumerate(ans))
+    outs = [rule([None if t is None else t[i] for t in tangents]) for i in range(k)]
+    if multiple:
+        return tuple(_stack_or_none([o[j] for o in outs], a) for j, a in enumerate(ans))
     return _stack_or_none(outs, ans)
 
 

@@ -188,3 +188,18 @@ def test_dual_of_a_dual_tangent_is_fine_for_arrays():
     out = jvp(lambda v: jvp(ops.sin, (np.array(1.0),), (v,))[1], (np.array(2.0),), (np.array(1.0),))
     np.testing.assert_allclose(out, (2.0 * np.cos(1.0), np.cos(1.0)))
     assert isinstance(Dual(np.array(1.0), np.array(1.0)), Dual)
+
+
+def test_jacfwd_through_separated_advanced_indices():
+    # Integer arrays separated by a slice move their axis to the front, so a
+    # chunk of tangents cannot keep its batch axis in front: getitem's batch
+    # rule declines, and the JVP once failed instead of taking one direction
+    # at a time.
+    x = np.arange(24.0).reshape(2, 3, 4)
+
+    def f(a):
+        return a[np.array([0, 1]), :, np.array([1, 2])]
+
+    columns = [jvp(f, (x,), (e.reshape(x.shape),))[1] for e in np.eye(x.size)]
+    expected = np.stack(columns, axis=-1).reshape((2, 3) + x.shape)
+    np.testing.assert_array_equal(dualad.jacfwd(f)(x), expected)
