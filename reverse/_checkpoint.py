@@ -19,6 +19,7 @@ from dualad._core import REGISTRY, Primitive, Value, bind
 from dualad._shapes import raw
 from dualad._transforms import jvp as _forward_jvp
 from dualad._tree import flatten
+from reverse._function import _is_operand, merge_operands, split_operands
 
 __all__ = ["checkpoint"]
 
@@ -35,13 +36,9 @@ class _Block:
 
     def call(self, operands) -> tuple:
         """``fn`` at ``operands`` (array leaves in order), as a tuple of output leaves."""
-        it = iter(operands)
-        leaves = [next(it) if o is _OPERAND else o for o in self.layout]
+        leaves = merge_operands(self.layout, operands)
         out_leaves, self.out_build = flatten(self.fn(*self.build(leaves)))
         return tuple(out_leaves)
-
-
-_OPERAND = object()
 
 
 def _impl(xp, *operands, block):
@@ -52,7 +49,7 @@ def _impl(xp, *operands, block):
                 f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__} although fn was run "
                 "on plain arrays: fn uses a differentiable value it closes over; pass every Tensor "
                 "(or Dual) that fn uses as an argument of checkpoint")
-        if not _is_array(o):
+        if not _is_operand(o):
             raise TypeError(f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__}; "
                             "fn must return arrays or floats (or tuples/lists/dicts of them)")
     return outs
@@ -136,26 +133,12 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
     if not callable(fn):
         raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
     leaves, build = flatten(args)
-    layout, operands = [], []
-    for leaf in leaves:
-        if _is_array(leaf):
-            layout.append(_OPERAND)
-            operands.append(leaf)
-        else:
-            layout.append(leaf)
+    operands, layout = split_operands(leaves)
     block = _Block(fn, layout, build)
     if not operands:
         return fn(*args)
     outs = bind(_checkpoint_p, *operands, block=block)
     return block.out_build(list(outs))
-
-
-def _is_array(x: Any) -> bool:
-    if isinstance(x, (Value, float)):
-        return True
-    if type(x) in SCALAR_TYPES or x is None or isinstance(x, (str, bytes)):
-        return False
-    return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
 def _is_float(x: Any) -> bool:

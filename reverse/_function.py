@@ -190,13 +190,7 @@ class Function:
         """Run ``forward`` on ``args``, recording it for every transform present."""
         if cls._primitive is None:
             raise TypeError("apply is called on a subclass of Function, not on Function itself")
-        operands, layout = [], []
-        for a in args:
-            if _is_operand(a):
-                layout.append(_OPERAND)
-                operands.append(a)
-            else:
-                layout.append(a)
+        operands, layout = split_operands(args)
         ctx = FunctionCtx(cls, tuple(_tracks_derivative(a) if o is _OPERAND else False
                                      for a, o in zip(args, layout)), tuple(layout))
         outs = bind(cls._primitive, *operands, ctx=ctx)
@@ -225,10 +219,28 @@ def _tracks_derivative(a: Any) -> bool:
     return False
 
 
-def _full_args(ctx: FunctionCtx, operands, fill=None) -> list:
-    """The arguments of ``forward`` in order: operands in place, constants (or ``fill``) elsewhere."""
+def split_operands(items) -> tuple[list, list]:
+    """The operands among ``items``, and a layout holding ``_OPERAND`` in their
+    places and the constants themselves elsewhere."""
+    operands, layout = [], []
+    for a in items:
+        if _is_operand(a):
+            layout.append(_OPERAND)
+            operands.append(a)
+        else:
+            layout.append(a)
+    return operands, layout
+
+
+def merge_operands(layout, operands, fill=None) -> list:
+    """Inverse of :func:`split_operands`: operands in place, constants (or ``fill(c)``) elsewhere."""
     it = iter(operands)
-    return [next(it) if o is _OPERAND else (o if fill is None else fill(o)) for o in ctx._layout]
+    return [next(it) if o is _OPERAND else (o if fill is None else fill(o)) for o in layout]
+
+
+def _full_args(ctx: FunctionCtx, operands, fill=None) -> list:
+    """The arguments of ``forward`` in order."""
+    return merge_operands(ctx._layout, operands, fill)
 
 
 def _make_impl(cls):
