@@ -5,10 +5,13 @@ temporaries in variables, which defeats that, so this module does it by
 hand: an operand is overwritten only when it is a raw array of the result's
 shape and dtype whose only reference is the caller's local variable (a
 fresh partial such as ``2.0 * x``, never an input, an output, a saved value
-or a view). At n = 1e6 this saves an allocation and its page faults per term.
+or a view), or a ``Dual`` so held whose primal and tangent are such arrays
+referenced by it alone (the cotangents and partials of a Hessian-vector
+product). At n = 1e6 this saves an allocation and its page faults per term.
 The reference count is trusted on CPython before 3.14 only; elsewhere every
-operation allocates, as plain operators do. A value type on the right goes through ``ops`` (a
-raw array on the left may not know how to multiply it: array_api_strict).
+operation allocates, as plain operators do. A value type on the right goes
+through ``ops`` (a raw array on the left may not know how to multiply it:
+array_api_strict).
 """
 
 from __future__ import annotations
@@ -19,54 +22,115 @@ from typing import Any
 from dualad import ops
 
 _RELIABLE = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-# References to an array held only by one local of our caller: that local,
-# this function's parameter, and getrefcount's argument.
-_ONLY_CALLER = 3
-
+# References to a value held only by one local of our caller, counted in
+# _owned_array or _owned_dual called by add_at: that local, add_at's parameter,
+# the checking function's parameter, and getrefcount's argument (one more,
+# _owned's parameter, when mul/add/sub check through _owned).
+_ONLY_CALLER = 4
+# References to the primal or tangent of such a Dual, counted in _owned_array:
+# its slot, the local of _owned_dual, _owned_array's parameter, getrefcount's argument.
+_ONLY_DUAL = 4
 
 # Below this many elements an allocation is cheap and the checks are not.
 _MIN_SIZE = 8192
 
 
-def _owned(a: Any, b: Any) -> bool:
-    """Whether ``a`` can take the result of ``a op b`` in place."""
-    if not _RELIABLE or type(a).__name__ != "ndarray" or a.size < _MIN_SIZE or a.base is not None:
-        return False  # large NumPy/CuPy arrays that own their memory (a view shares it)
-    if sys.getrefcount(a) > _ONLY_CALLER + 1:  # +1: the caller of _owned
+def _owned_array(a: Any, refs: int) -> bool:
+    """``a`` is a large NumPy/CuPy array that owns its memory (a view shares it)
+    and has no references but the ``refs`` we know of."""
+    return (type(a).__name__ == "ndarray" and a.size >= _MIN_SIZE and a.base is None
+            and sys.getrefcount(a) <= refs)
+
+
+def _owned_dual(a: Any, b: Any, refs: int) -> bool:
+    """``a`` is a Dual held only by our caller's local, of owned arrays, and
+    ``b`` a Dual of the same level and chunking."""
+    if (type(a).__name__ != "Dual" or type(b) is not type(a) or a._level != b._level
+            or a._nb != b._nb or sys.getrefcount(a) > refs):
         return False
-    if type(b) is float or type(b) is int:
-        return True
-    return (type(b) is type(a) and b.shape == a.shape and b.dtype == a.dtype)
+    primal = a.primal
+    if not _owned_array(primal, _ONLY_DUAL):
+        return False
+    primal = None
+    tangent = a.tangent
+    return _owned_array(tangent, _ONLY_DUAL)
+
+
+def _fits(a: Any, b: Any) -> bool:
+    """``b`` can be combined into the array ``a`` without changing its shape or dtype."""
+    return type(b) is float or type(b) is int or (
+        type(b) is type(a) and b.shape == a.shape and b.dtype == a.dtype)
+
+
+def _owned(a: Any, b: Any) -> str | None:
+    """How ``a`` can take the result of ``a op b`` in place: "array", "dual" or None."""
+    if not _RELIABLE:
+        return None
+    if type(a).__name__ == "ndarray":
+        return "array" if _owned_array(a, _ONLY_CALLER + 1) and _fits(a, b) else None
+    if _owned_dual(a, b, _ONLY_CALLER + 1) and _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent):
+        return "dual"
+    return None
 
 
 def mul(a: Any, b: Any) -> Any:
     """``a * b``, written into ``a`` when ``a`` is an owned temporary."""
-    if _owned(a, b):
+    how = _owned(a, b)
+    if how == "array":
         a *= b
+        return a
+    if how == "dual" and not a._nb:  # (p + t eps)(q + s eps) = pq + (tq + ps) eps
+        t = a.tangent
+        t *= b.primal
+        t += a.primal * b.tangent
+        a.primal *= b.primal
         return a
     return ops.multiply(a, b) if hasattr(b, "_strip") else a * b
 
 
 def add(a: Any, b: Any) -> Any:
     """``a + b``, written into ``a`` when ``a`` is an owned temporary."""
-    if _owned(a, b):
+    how = _owned(a, b)
+    if how == "array":
         a += b
+        return a
+    if how == "dual":
+        a.primal += b.primal
+        a.tangent += b.tangent
         return a
     return ops.add(a, b) if hasattr(b, "_strip") else a + b
 
 
 def sub(a: Any, b: Any) -> Any:
     """``a - b``, written into ``a`` when ``a`` is an owned temporary."""
-    if _owned(a, b):
+    how = _owned(a, b)
+    if how == "array":
         a -= b
+        return a
+    if how == "dual":
+        a.primal -= b.primal
+        a.tangent -= b.tangent
         return a
     return ops.subtract(a, b) if hasattr(b, "_strip") else a - b
 
 
 def add_at(a: Any, idx: tuple, b: Any) -> bool:
     """Add ``b`` into ``a[idx]`` (basic indices) in place, if ``a`` is an owned
-    temporary of ``b``'s dtype; return whether it was done."""
-    if type(b) is not type(a) or b.dtype != a.dtype or not _owned(a, 0.0):
+    temporary (an array, or a Dual of arrays) of ``b``'s dtype; return whether
+    it was done."""
+    if not _RELIABLE or type(b) is not type(a):
         return False
-    a[idx] += b
+    if type(a).__name__ == "ndarray":
+        if b.dtype != a.dtype or not _owned_array(a, _ONLY_CALLER):
+            return False
+        a[idx] += b
+        return True
+    if not _owned_dual(a, b, _ONLY_CALLER) or a._nb:
+        return False
+    dtype = a.primal.dtype
+    if any(type(p) is not type(a.primal) or p.dtype != dtype
+           for p in (b.primal, a.tangent, b.tangent)):
+        return False
+    a.primal[idx] += b.primal
+    a.tangent[idx] += b.tangent
     return True
