@@ -22,11 +22,12 @@ from typing import Any
 from dualad import ops
 
 _RELIABLE = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-# References to a value held only by one local of our caller, counted in
-# _owned_array or _owned_dual called by add_at: that local, add_at's parameter,
-# the checking function's parameter, and getrefcount's argument (one more,
-# _owned's parameter, when mul/add/sub check through _owned).
-_ONLY_CALLER = 4
+# ``owners`` (default 1) is how many references the callers of mul/add/sub/add_at
+# hold and hand over (the caller's local, plus a parameter for each helper in
+# between, such as ``_vjp.scale``). On top of those, the checks below count
+# their own: the parameter of mul/add/sub (add_at), _owned's parameter (not
+# for add_at), the checking function's parameter and getrefcount's argument.
+_OWN_REFS = 4
 # References to the primal or tangent of such a Dual, counted in _owned_array:
 # its slot, the local of _owned_dual, _owned_array's parameter, getrefcount's argument.
 _ONLY_DUAL = 4
@@ -44,9 +45,10 @@ def _owned_array(a: Any, refs: int) -> bool:
 
 def _owned_dual(a: Any, b: Any, refs: int) -> bool:
     """``a`` is a Dual held only by our caller's local, of owned arrays, and
-    ``b`` a Dual of the same level and chunking."""
-    if (type(a).__name__ != "Dual" or type(b) is not type(a) or a._level != b._level
-            or a._nb != b._nb or sys.getrefcount(a) > refs):
+    ``b`` a Dual of the same level and chunking, or a constant (no ``_strip``)."""
+    if (type(a).__name__ != "Dual" or sys.getrefcount(a) > refs
+            or (type(b) is type(a) and (a._level != b._level or a._nb != b._nb))
+            or (type(b) is not type(a) and hasattr(b, "_strip"))):
         return False
     primal = a.primal
     if not _owned_array(primal, _ONLY_DUAL):
@@ -62,20 +64,23 @@ def _fits(a: Any, b: Any) -> bool:
         type(b) is type(a) and b.shape == a.shape and b.dtype == a.dtype)
 
 
-def _owned(a: Any, b: Any) -> str | None:
-    """How ``a`` can take the result of ``a op b`` in place: "array", "dual" or None."""
-    if not _RELIABLE:
+def _owned(a: Any, b: Any, owners: int) -> str | None:
+    """How ``a`` can take the result of ``a op b`` in place: "array", "dual"
+    (``b`` a Dual), "dual-constant" (``b`` a raw array or number) or None."""
+    if not _RELIABLE or getattr(a, "size", 0) < _MIN_SIZE:  # small arrays and floats: allocate
         return None
     if type(a).__name__ == "ndarray":
-        return "array" if _owned_array(a, _ONLY_CALLER + 1) and _fits(a, b) else None
-    if _owned_dual(a, b, _ONLY_CALLER + 1) and _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent):
-        return "dual"
-    return None
+        return "array" if _owned_array(a, owners + _OWN_REFS) and _fits(a, b) else None
+    if not _owned_dual(a, b, owners + _OWN_REFS):
+        return None
+    if type(b) is not type(a):  # the tangent broadcasts b over its chunk axis, if any
+        return "dual-constant" if _fits(a.primal, b) else None
+    return "dual" if _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent) else None
 
 
-def mul(a: Any, b: Any) -> Any:
+def mul(a: Any, b: Any, owners: int = 1) -> Any:
     """``a * b``, written into ``a`` when ``a`` is an owned temporary."""
-    how = _owned(a, b)
+    how = _owned(a, b, owners)
     if how == "array":
         a *= b
         return a
@@ -85,12 +90,16 @@ def mul(a: Any, b: Any) -> Any:
         t += a.primal * b.tangent
         a.primal *= b.primal
         return a
+    if how == "dual-constant":
+        a.primal *= b
+        a.tangent *= b
+        return a
     return ops.multiply(a, b) if hasattr(b, "_strip") else a * b
 
 
-def add(a: Any, b: Any) -> Any:
+def add(a: Any, b: Any, owners: int = 1) -> Any:
     """``a + b``, written into ``a`` when ``a`` is an owned temporary."""
-    how = _owned(a, b)
+    how = _owned(a, b, owners)
     if how == "array":
         a += b
         return a
@@ -98,12 +107,15 @@ def add(a: Any, b: Any) -> Any:
         a.primal += b.primal
         a.tangent += b.tangent
         return a
+    if how == "dual-constant":
+        a.primal += b
+        return a
     return ops.add(a, b) if hasattr(b, "_strip") else a + b
 
 
-def sub(a: Any, b: Any) -> Any:
+def sub(a: Any, b: Any, owners: int = 1) -> Any:
     """``a - b``, written into ``a`` when ``a`` is an owned temporary."""
-    how = _owned(a, b)
+    how = _owned(a, b, owners)
     if how == "array":
         a -= b
         return a
@@ -111,21 +123,24 @@ def sub(a: Any, b: Any) -> Any:
         a.primal -= b.primal
         a.tangent -= b.tangent
         return a
+    if how == "dual-constant":
+        a.primal -= b
+        return a
     return ops.subtract(a, b) if hasattr(b, "_strip") else a - b
 
 
-def add_at(a: Any, idx: tuple, b: Any) -> bool:
+def add_at(a: Any, idx: tuple, b: Any, owners: int = 1) -> bool:
     """Add ``b`` into ``a[idx]`` (basic indices) in place, if ``a`` is an owned
     temporary (an array, or a Dual of arrays) of ``b``'s dtype; return whether
     it was done."""
     if not _RELIABLE or type(b) is not type(a):
         return False
     if type(a).__name__ == "ndarray":
-        if b.dtype != a.dtype or not _owned_array(a, _ONLY_CALLER):
+        if b.dtype != a.dtype or not _owned_array(a, owners + _OWN_REFS - 1):
             return False
         a[idx] += b
         return True
-    if not _owned_dual(a, b, _ONLY_CALLER) or a._nb:
+    if not _owned_dual(a, b, owners + _OWN_REFS - 1) or a._nb:
         return False
     dtype = a.primal.dtype
     if any(type(p) is not type(a.primal) or p.dtype != dtype

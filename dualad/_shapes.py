@@ -72,6 +72,8 @@ def is_mask(x: Any) -> bool:
     Masks come from comparisons, which return raw arrays in every mode.
     """
     t = type(x)
+    if t is np.ndarray:  # the common case first
+        return x.dtype.kind == "b"
     if t is bool:
         return True
     if t in SCALAR_TYPES or hasattr(x, "_strip"):

@@ -99,17 +99,22 @@ def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
     return (None,) * len(needs)
 
 
-def scale(p: Any, t: Any) -> Any:
-    """``p * t`` for a local partial ``p``: an int 1/-1 costs nothing, a mask selects."""
+def scale(p: Any, t: Any, owners: int = 1) -> Any:
+    """``p * t`` for a local partial ``p``: an int 1/-1 costs nothing, a mask selects.
+
+    ``owners`` counts the callers' references to ``p`` (1: one local), which
+    do not stop ``p`` from being reused for the product.
+    """
     if type(p) is int:
         return t if p == 1 else -t if p == -1 else t * p
     if is_mask(p):
         return ops.where(p, t, 0.0)
-    return _inplace.mul(p, t)
+    return _inplace.mul(p, t, owners + 1)
 
 
 def _unbroadcast_scaled(g, p, shape):
-    t = scale(p, g)
-    if shape_of(t) != tuple(shape):
-        t = ops.unbroadcast(t, shape) if len(shape_of(t)) >= len(shape) else ops.broadcast_to(t, shape)
+    t = scale(p, g, 2)  # p: this parameter and vjp's local
+    t_shape = shape_of(t)
+    if t_shape != shape:
+        t = ops.unbroadcast(t, shape) if len(t_shape) >= len(shape) else ops.broadcast_to(t, shape)
     return t

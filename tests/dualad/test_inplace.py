@@ -43,6 +43,20 @@ def test_owned_dual_add_sub_mul_match_dual_arithmetic():
         np.testing.assert_allclose(out.tangent, expected.tangent, rtol=1e-15)
 
 
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_owned_dual_with_a_constant_matches_dual_arithmetic(chunk):
+    p, q = _fresh(0), _fresh(2)
+    t = _fresh(1) if chunk is None else np.stack([_fresh(10 + i) for i in range(chunk)])
+    for op, name in ((_inplace.add, "add"), (_inplace.sub, "subtract"), (_inplace.mul, "multiply")):
+        for constant in (q, 2.5):
+            a = Dual(p.copy(), t.copy())
+            expected = getattr(np, name)(Dual(p, t), constant)
+            out = op(a, constant)
+            assert out is a, name
+            np.testing.assert_allclose(out.primal, expected.primal, rtol=1e-15)
+            np.testing.assert_allclose(out.tangent, expected.tangent, rtol=1e-15)
+
+
 def test_dual_with_a_shared_part_is_not_overwritten():
     p, t, q, s = (_fresh(i) for i in range(4))
     shared_tangent = t.copy()
