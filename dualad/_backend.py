@@ -15,6 +15,7 @@ import array_api_compat
 import numpy as np
 
 _np_xp = array_api_compat.array_namespace(np.zeros(0))
+NUMPY_ARRAY = np.ndarray  # the type ``bind`` sends straight to ``_np_xp`` (with floats beside it)
 SCALAR_TYPES = (float, int, bool)
 
 

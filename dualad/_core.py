@@ -16,7 +16,7 @@ import itertools
 import threading
 from typing import Any, Callable
 
-from dualad._backend import _np_xp, namespace_of, scalar_xp
+from dualad._backend import NUMPY_ARRAY, _np_xp, namespace_of, scalar_xp
 
 __all__ = ["Primitive", "Value", "bind", "get_cut", "new_level", "set_cut"]
 
@@ -136,6 +136,16 @@ def strip(x: Any, cut: int) -> Any:
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim`` to ``args``, dispatching to the outermost value type."""
+    any_array = False
+    for a in args:  # NumPy arrays and floats only (the most common call): straight to impl
+        kind = type(a)
+        if kind is NUMPY_ARRAY:
+            any_array = True
+        elif kind is not float:
+            break
+    else:
+        if any_array:
+            return prim.impl(_np_xp, *args, **params)
     top = None
     top_level = -1
     for a in args:
