@@ -137,7 +137,7 @@ def strip(x: Any, cut: int) -> Any:
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim`` to ``args``, dispatching to the outermost value type."""
     any_array = False
-    for a in args:  # NumPy arrays and floats only (the most common call): straight to impl
+    for a in args:  # NumPy arrays and floats only (the most common calls): straight to impl
         kind = type(a)
         if kind is NUMPY_ARRAY:
             any_array = True
@@ -146,6 +146,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     else:
         if any_array:
             return prim.impl(_np_xp, *args, **params)
+        if prim.scalar_ok:
+            return prim.impl(scalar_xp, *args, **params)
     top = None
     top_level = -1
     for a in args:
