@@ -33,8 +33,7 @@ import reverse
 from dualad import ops
 from mixed import hessian, hvp, newton_cg, trust_region
 
-from .common import (MLP_WIDTHS, SEED, direction, mlp_classifier, ratio, rosenbrock, speed_ratio,
-                     vector)
+from .common import MLP_WIDTHS, SEED, direction, mlp_classifier, ratio, rosenbrock, speed_ratio, vector
 
 # Ascending: the smoke test runs the first value.
 MIXED_SIZES = [1_000, 10_000, 100_000, 1_000_000]
