@@ -11,7 +11,9 @@ the process running one call. Run the ratios without asv with
 
 from __future__ import annotations
 
+import functools
 import gc
+import time
 import tracemalloc
 from typing import Callable
 
@@ -19,6 +21,7 @@ import numpy as np
 
 import reverse
 
+from . import common
 from .common import (
     CHAIN_OPS,
     MLP_WIDTHS,
@@ -74,6 +77,48 @@ class ReverseOverhead:
     @ratio
     def track_grad_over_numpy(self, size):
         return speed_ratio(self._grad, self._numpy)
+
+
+class LongTape:
+    """Record + backward of ``common.op_chain`` with 1e3 and 1e5 operations, the cyclic GC on.
+
+    ``timeit`` (and so asv and ``common.best_seconds``) switches Python's
+    cyclic garbage collector off while it times; a user's program runs with
+    it on, and on a long tape its full collections scan every object the
+    tape keeps. ``track_us_per_op`` is one ``reverse.grad`` call of the chain
+    on a size-1 array with the GC on, per operation (the fastest of a few
+    calls); ``track_gc_on_over_off`` divides it by the same with the GC off.
+    """
+
+    params = [[1_000, 100_000]]
+    param_names = ["n_ops"]
+    timeout = 300
+
+    def setup(self, n_ops):
+        self.x = vector(1)
+        self.grad = reverse.grad(functools.partial(op_chain, n_ops=n_ops))
+
+    def _seconds(self, gc_on: bool) -> float:
+        was_on = gc.isenabled()
+        (gc.enable if gc_on else gc.disable)()
+        try:
+            best = float("inf")
+            for _ in range(min(common.RATIO_REPEAT, 3)):
+                start = time.perf_counter()
+                self.grad(self.x)
+                best = min(best, time.perf_counter() - start)
+            return best
+        finally:
+            (gc.enable if was_on else gc.disable)()
+
+    def track_us_per_op(self, n_ops):
+        return self._seconds(gc_on=True) / n_ops * 1e6
+
+    track_us_per_op.unit = "us/op"
+
+    @ratio
+    def track_gc_on_over_off(self, n_ops):
+        return self._seconds(gc_on=True) / self._seconds(gc_on=False)
 
 
 class ReverseGrad:

@@ -166,13 +166,13 @@ CHAIN_OPS = 200  # elementwise operations in ``op_chain`` (the final sum is not 
 CHAIN_SCALE = 1.5
 
 
-def op_chain(x):
-    """``CHAIN_OPS`` elementwise operations, ``sin`` and ``* 1.5`` alternating, then a sum.
+def op_chain(x, n_ops: int = CHAIN_OPS):
+    """``n_ops`` elementwise operations, ``sin`` and ``* 1.5`` alternating, then a sum.
 
     ``x -> 1.5 sin(x)`` has an attracting fixed point near 1.496, so the
     values stay O(1) (no overflow, no denormals) however long the chain.
     """
-    for _ in range(CHAIN_OPS // 2):
+    for _ in range(n_ops // 2):
         x = np.sin(x)
         x = x * CHAIN_SCALE
     return np.sum(x)

@@ -21,7 +21,11 @@ def aval(x: Any) -> tuple:
 
 
 class Dropped:
-    """Stands for a value the VJP does not read: keeps its shape, not its data."""
+    """Stands for a value the VJP does not read: keeps its shape, not its data.
+
+    ``Dropped.of(x)`` shares one instance per shape, so a tape of many
+    operations does not hold (and the cyclic GC does not scan) one per input.
+    """
 
     __slots__ = ("shape",)
 
@@ -31,6 +35,39 @@ class Dropped:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @staticmethod
+    def of(x: Any) -> "Dropped":
+        return shared_by_key(("of", shape_of(x)), lambda: Dropped(x))
+
+    @staticmethod
+    def all(args: Any) -> tuple:
+        """``tuple(Dropped.of(a) for a in args)``, shared per tuple of shapes."""
+        return shared_by_key(("all",) + tuple([shape_of(a) for a in args]),
+                       lambda: tuple([Dropped.of(a) for a in args]))
+
+    @staticmethod
+    def nothing(args: Any) -> tuple:
+        """``(None, Dropped.all(args))``: the residuals of a rule that reads no value."""
+        return shared_by_key(("nothing",) + tuple([shape_of(a) for a in args]),
+                       lambda: (None, Dropped.all(args)))
+
+
+_SHARED_BY_KEY: dict[tuple, Any] = {}
+
+
+def shared_by_key(key: tuple, make: Any) -> Any:
+    """``make()``, made once per ``key`` (a tag, then shapes or avals) and shared after.
+
+    Tapes keep these instead of one copy per record, which keeps the objects
+    Python's cyclic GC scans on long tapes few. The table starts over at 4096 keys.
+    """
+    out = _SHARED_BY_KEY.get(key)
+    if out is None:
+        if len(_SHARED_BY_KEY) >= 4096:
+            _SHARED_BY_KEY.clear()
+        out = _SHARED_BY_KEY[key] = make()
+    return out
 
 
 def saves_values(prim: Primitive) -> bool:
@@ -54,16 +91,17 @@ def residuals(prim: Primitive, ans: Any, args: tuple, params: dict, needs: tuple
         return tuple(aval(a) for a in args)
     saves = prim.saves
     if saves == "all":
-        return ans, args
+        return ans, tuple(args)
     if saves == "inputs":
-        return None, args
+        return None, tuple(args)
     if saves == "cross":  # a binary product: keep x if y needs a cotangent, and y if x does
         x, y = args
         if needs is None:
-            return None, args
-        return None, (x if needs[1] else Dropped(x), y if needs[0] else Dropped(y))
-    dropped = tuple([Dropped(a) for a in args])
-    return (ans if saves == "output" else None), dropped
+            return None, tuple(args)
+        return None, (x if needs[1] else Dropped.of(x), y if needs[0] else Dropped.of(y))
+    if saves == "output":
+        return ans, Dropped.all(args)
+    return Dropped.nothing(args)
 
 
 def vjp(prim: Primitive, g: Any, res: Any, needs: tuple, params: dict) -> tuple:

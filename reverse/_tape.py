@@ -23,7 +23,7 @@ class Node:
                  "versions", "hooks", "freed", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict, parents: tuple, needs: tuple, res: Any,
-                 n_out: int, out_avals: tuple, versions: list):
+                 n_out: int, out_avals: tuple, versions: tuple):
         self.prim = prim
         self.params = params
         self.parents = parents  # per input: None, or (Node | leaf Tensor, output index)
@@ -32,7 +32,7 @@ class Node:
         self.seq = next(_sequence)
         self.n_out = n_out
         self.out_avals = out_avals  # (shape, dtype) per output
-        self.versions = versions  # [(version counter, version when saved, input index), ...]
+        self.versions = versions  # ((version counter, version when saved, input index), ...)
         self.hooks: dict[int, list] | None = None
         self.freed = False
 

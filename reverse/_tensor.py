@@ -11,7 +11,7 @@ from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._core import Primitive, Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
-from dualad._vjp import Dropped, aval, residuals, saves_values
+from dualad._vjp import Dropped, aval, residuals, saves_values, shared_by_key
 from reverse._tape import HookHandle, Node, VersionCounter
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
@@ -281,22 +281,27 @@ class Tensor(ArrayLike, Value):
             saved_ans = res[0] is not None
         else:
             versions = []
+        # Objects a node keeps are few and shared where possible (empty versions,
+        # avals): on long tapes the cyclic GC's full scans cost more than recording.
         if not multiple:
             if type(ans) is np.ndarray:  # the common case, without the generic helpers
                 dtype = ans.dtype
-                av, is_float = (ans.shape, dtype), dtype.kind in "fc"
+                avals = shared_by_key(("avals", ans.shape, dtype), lambda: ((ans.shape, dtype),))
+                is_float = dtype.kind in "fc"
             else:
-                av, is_float = aval(ans), _is_float_value(ans)
-            node = Node(prim, params, tuple(parents), needs, res, 1, (av,), versions)
-            out = Tensor._make(ans, level, node, 0, is_float)
+                avals, is_float = (aval(ans),), _is_float_value(ans)
+            out = Tensor._make(ans, level, None, 0, is_float)
             if saved_ans:
                 versions.append((out._version, 0, -1))
+            out._node = Node(prim, params, tuple(parents), needs, res, 1, avals, tuple(versions))
             return out
-        node = Node(prim, params, tuple(parents), needs, res, len(ans), tuple([aval(a) for a in ans]),
-                    versions)
-        outs = tuple([Tensor._make(a, level, node, j, _is_float_value(a)) for j, a in enumerate(ans)])
+        outs = tuple([Tensor._make(a, level, None, j, _is_float_value(a)) for j, a in enumerate(ans)])
         if saved_ans:
             versions.extend([(t._version, 0, -1 - j) for j, t in enumerate(outs)])
+        node = Node(prim, params, tuple(parents), needs, res, len(ans), tuple([aval(a) for a in ans]),
+                    tuple(versions))
+        for t in outs:
+            t._node = node
         return outs
 
 
