@@ -15,7 +15,9 @@ import array_api_compat
 import numpy as np
 
 _np_xp = array_api_compat.array_namespace(np.zeros(0))
-NUMPY_ARRAY = np.ndarray  # the type ``bind`` sends straight to ``_np_xp`` (with floats beside it)
+# The types ``bind`` sends straight to ``_np_xp`` (with Python numbers beside them),
+# as ``namespace_of`` would: arrays, and the scalars that indexing them gives.
+NUMPY_ARRAY, NUMPY_FLOAT64 = np.ndarray, np.float64
 SCALAR_TYPES = (float, int, bool)
 
 

@@ -16,7 +16,7 @@ import itertools
 import threading
 from typing import Any, Callable
 
-from dualad._backend import NUMPY_ARRAY, _np_xp, namespace_of, scalar_xp
+from dualad._backend import NUMPY_ARRAY, NUMPY_FLOAT64, _np_xp, namespace_of, scalar_xp
 
 __all__ = ["Primitive", "Value", "bind", "get_cut", "new_level", "set_cut"]
 
@@ -137,11 +137,11 @@ def strip(x: Any, cut: int) -> Any:
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim`` to ``args``, dispatching to the outermost value type."""
     any_array = False
-    for a in args:  # NumPy arrays and floats only (the most common calls): straight to impl
+    for a in args:  # NumPy arrays and Python numbers only (the most common calls): straight to impl
         kind = type(a)
-        if kind is NUMPY_ARRAY:
+        if kind is NUMPY_ARRAY or kind is NUMPY_FLOAT64:
             any_array = True
-        elif kind is not float:
+        elif kind is not float and kind is not int:
             break
     else:
         if any_array:

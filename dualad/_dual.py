@@ -72,16 +72,20 @@ class Dual(ArrayLike, Value):
             primals, tangents, nb = (self.primal,), (self.tangent,), self._nb
         else:
             nb = 0
+            unbatched = False  # a Dual operand with one direction beside chunked ones
             primals, tangents = [], []
             for a in args:
                 if type(a) is Dual and a._level == level:
                     primals.append(a.primal)
                     tangents.append(a.tangent)
-                    nb |= a._nb
+                    if a._nb:
+                        nb = 1
+                    else:
+                        unbatched = True
                 else:
                     primals.append(a)
                     tangents.append(None)
-            if nb:  # every tangent of a chunked call carries the batch axis
+            if nb and unbatched:  # every tangent of a chunked call carries the batch axis
                 k = next(shape_of(t)[0] for t, a in zip(tangents, args)
                          if t is not None and a._nb)
                 tangents = [_batch(t, p, k) if t is not None and not a._nb else t
@@ -154,15 +158,16 @@ def elementwise_jvp(prim, primals, tangents, ans, params, nb):
     """Sum of local partial times tangent, broadcast to the output."""
     out = None
     unary = len(primals) == 1
+    ans_ndim = ndim_of(ans) if nb and not unary else 0
     for partial, t, x in zip(prim.partials, tangents, primals):
         if t is None:
             continue
         p = partial(ans, *primals, **params)
         if p is None:
             continue
-        if nb and not unary and ndim_of(x) < ndim_of(ans):  # keep the batch axis in front
+        if ans_ndim and ndim_of(x) < ans_ndim:  # keep the batch axis in front
             s = shape_of(t)
-            t = ops.reshape(t, s[:1] + (1,) * (ndim_of(ans) - ndim_of(x)) + s[1:])
+            t = ops.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
         if out is not None and type(p) is int and p == -1:
             out = _inplace.sub(out, t)  # one pass instead of a negation and an addition
             continue
@@ -172,14 +177,15 @@ def elementwise_jvp(prim, primals, tangents, ans, params, nb):
             out = _inplace.add(out, scale(p, t))
     if out is None or unary:  # a unary partial has the shape and dtype of its input
         return out
-    want = shape_of(ans)
-    if nb:
-        want = shape_of(out)[:1] + want
-    if shape_of(out) != want:
+    out_shape = shape_of(out)
+    want = out_shape[:1] + shape_of(ans) if nb else shape_of(ans)
+    if out_shape != want:
         out = ops.broadcast_to(out, want)
-    r_out, r_ans = raw(out), raw(ans)
-    if type(r_out) not in SCALAR_TYPES and r_out.dtype != dtype_of(r_ans):
-        out = ops.astype(out, r_ans.dtype)
+    r_out = raw(out)
+    if type(r_out) not in SCALAR_TYPES:
+        r_ans = raw(ans)
+        if r_out.dtype != dtype_of(r_ans):
+            out = ops.astype(out, r_ans.dtype)
     return out
 
 
