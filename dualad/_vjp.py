@@ -44,13 +44,13 @@ class Dropped:
     def all(args: Any) -> tuple:
         """``tuple(Dropped.of(a) for a in args)``, shared per tuple of shapes."""
         return shared_by_key(("all",) + tuple([shape_of(a) for a in args]),
-                       lambda: tuple([Dropped.of(a) for a in args]))
+                             lambda: tuple([Dropped.of(a) for a in args]))
 
     @staticmethod
     def nothing(args: Any) -> tuple:
         """``(None, Dropped.all(args))``: the residuals of a rule that reads no value."""
         return shared_by_key(("nothing",) + tuple([shape_of(a) for a in args]),
-                       lambda: (None, Dropped.all(args)))
+                             lambda: (None, Dropped.all(args)))
 
 
 _SHARED_BY_KEY: dict[tuple, Any] = {}
