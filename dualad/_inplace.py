@@ -8,7 +8,9 @@ fresh partial such as ``2.0 * x``, never an input, an output, a saved value
 or a view), or a ``Dual`` so held whose primal and tangent are such arrays
 referenced by it alone (the cotangents and partials of a Hessian-vector
 product). At n = 1e6 this saves an allocation and its page faults per term.
-The reference count is trusted on CPython before 3.14 only; elsewhere every
+The reference counts below are those of CPython 3.11 to 3.13 (3.10 also
+counts each argument on the caller's stack, 3.14 borrows stack references),
+and tests/dualad/test_inplace.py checks them on each; elsewhere every
 operation allocates, as plain operators do. A value type on the right goes
 through ``ops`` (a raw array on the left may not know how to multiply it:
 array_api_strict).
@@ -21,7 +23,7 @@ from typing import Any
 
 from dualad import ops
 
-_RELIABLE = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_RELIABLE = sys.implementation.name == "cpython" and (3, 11) <= sys.version_info[:2] < (3, 14)
 # ``owners`` (default 1) is how many references the callers of mul/add/sub/add_at
 # hold and hand over (the caller's local, plus a parameter for each helper in
 # between, such as ``_vjp.scale``). On top of those, the checks below count

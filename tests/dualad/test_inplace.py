@@ -12,7 +12,7 @@ from dualad import Dual, _inplace
 
 N = 2 * _inplace._MIN_SIZE  # large enough to be considered
 pytestmark = pytest.mark.skipif(not _inplace._RELIABLE,
-                                reason="reference counts are trusted on CPython < 3.14 only")
+                                reason="reference counts are trusted on CPython 3.11-3.13 only")
 
 
 def _fresh(seed, n=N):
