@@ -46,7 +46,9 @@ Times are the fastest of interleaved samples (all libraries of a row take
 turns), as in ``common.speed_ratio``.
 
 Run from the repository root, with single-threaded BLAS (on the 2-CPU VM a
-threaded BLAS is pathological; ``--threads`` also sets torch's and XLA's)::
+threaded BLAS is pathological; ``--threads`` also sets torch's and XLA's, and
+on Linux pins the process to that many CPUs, because XLA's CPU runtime ran
+its matrix products on 1.8 cores with its thread flags set to one)::
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m benchmarks.compare
     ... python -m benchmarks.compare --quick                  # N <= 1e5, fewer samples
@@ -708,14 +710,22 @@ class NumDual(Library):
 
 
 LIBRARIES = [NumPy, Dualad, Jax, JaxJit, TorchFunc, TorchEager, Autograd, MyGrad, NumDual]
+PEER_NAMES = [cls.name for cls in LIBRARIES[2:]]
 
 
-def load_libraries(device: Device, threads: int) -> tuple[list[Library], dict[str, str]]:
-    """The libraries that run here, and why each other one does not."""
+def load_libraries(device: Device, threads: int,
+                   peers: list[str] | None = None) -> tuple[list[Library], dict[str, str]]:
+    """The libraries that run here, and why each other one does not.
+
+    ``peers`` names the peer libraries to run (NumPy and dualad always run);
+    None runs every one that is installed.
+    """
     loaded, skipped = [], {}
     for cls in LIBRARIES:
         missing = [m for m in cls.modules if importlib.util.find_spec(m) is None]
-        if missing:
+        if peers is not None and cls.name not in ("numpy", "dualad") and cls.name not in peers:
+            skipped[cls.name] = "not asked for (--peers)"
+        elif missing:
             skipped[cls.name] = f"not installed ({', '.join(missing)})"
         elif device.name not in cls.devices:
             skipped[cls.name] = f"no {device.name} support"
@@ -1036,6 +1046,21 @@ def plot(rows: list[dict], names: list[str], path: Path) -> str:
     return f"plot: {path}"
 
 
+def pin_cpus(threads: int) -> list[int] | None:
+    """Keep this process (and the threads it starts later) on ``threads`` CPUs.
+
+    Thread-count settings are per library and not all are obeyed (XLA's
+    CPU matrix products used 1.8 cores of 2 with one thread asked for), so
+    on Linux the CPU affinity makes every library share the same cores.
+    Returns the CPUs, or None where the platform has no affinity call.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))[:max(threads, 1)]
+    os.sched_setaffinity(0, cpus)
+    return cpus
+
+
 def machine(device: Device, libraries: list[Library], skipped: dict, threads: int) -> dict:
     cpu = platform.processor()
     if not cpu and os.path.exists("/proc/cpuinfo"):
@@ -1050,6 +1075,7 @@ def machine(device: Device, libraries: list[Library], skipped: dict, threads: in
             pass
     return {"cpu": cpu or "?", "arch": platform.machine(), "nproc": os.cpu_count(),
             "device": device.name, "threads": threads,
+            "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             "blas_env": {v: os.environ.get(v, "unset") for v in _BLAS_VARS},
             "xla_flags": os.environ.get("XLA_FLAGS", ""), "versions": versions,
             "libraries": [lib.name for lib in libraries], "skipped": skipped}
@@ -1063,15 +1089,26 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", help="N for rosenbrock and mlp")
     parser.add_argument("--only", nargs="+", help="workloads to run (chain rosenbrock mlp "
                         "hessian50 scalar newton); default: all")
-    parser.add_argument("--threads", type=int, default=1, help="torch / XLA threads (default 1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch / XLA threads, and CPUs the process is pinned to (default 1)")
+    parser.add_argument("--peers", nargs="+", metavar="NAME",
+                        help=f"peers to run ({', '.join(PEER_NAMES)}, or none); default: every "
+                        "one installed")
     args = parser.parse_args(argv)
+    peers = None if args.peers is None else [p for p in args.peers if p != "none"]
+    unknown = sorted(set(peers or ()) - set(PEER_NAMES))
+    if unknown:
+        parser.error(f"--peers: unknown {', '.join(unknown)}; choose from {', '.join(PEER_NAMES)} or none")
 
     device = Device(args.device)
     for var in _BLAS_VARS:
         if os.environ.get(var) != str(args.threads):
             print(f"note: {var}={os.environ.get(var, 'unset')} (set it to {args.threads} before "
                   "starting Python for NumPy's BLAS to match --threads)")
-    libraries, skipped = load_libraries(device, args.threads)
+    if device.name == "cpu" and pin_cpus(args.threads) is None:
+        print(f"note: no CPU affinity on this platform; libraries may use more than {args.threads} "
+              "thread(s)")
+    libraries, skipped = load_libraries(device, args.threads, peers)
     info = machine(device, libraries, skipped, args.threads)
     print(f"machine: {info['cpu']} {info['arch']}, {info['nproc']} CPUs; device {device.name}; "
           + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))

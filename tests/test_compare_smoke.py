@@ -1,0 +1,41 @@
+"""``benchmarks/compare.py`` runs end to end (dualad and NumPy only, smallest sizes).
+
+It runs in a subprocess: the script pins its process to ``--threads`` CPUs,
+which must not leak into the test run.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOADS = ["chain", "rosenbrock", "mlp", "hessian50", "scalar", "newton"]
+
+
+def _compare(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "benchmarks.compare", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_every_workload_runs_and_is_saved(tmp_path):
+    done = _compare("--quick", "--sizes", "100", "--peers", "none", "--only", *WORKLOADS,
+                    "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(!)" not in done.stdout  # a result that disagreed with dualad's
+    report = json.loads((tmp_path / "compare.json").read_text())
+    assert report["machine"]["libraries"] == ["numpy", "dualad"]
+    timed = {(row["workload"], row["op"]) for row in report["rows"] if "dualad" in row["libraries"]}
+    assert {w for w, _ in timed} == set(WORKLOADS)
+    assert {("rosenbrock", op) for op in ("jvp", "grad", "hvp")} <= timed
+    for row in report["rows"]:
+        for result in row["libraries"].values():
+            assert result["seconds"] > 0 and result["check"] == ""
+    table = (tmp_path / "compare.md").read_text()
+    assert table.startswith("| workload | size | op | baseline s | dualad |")
+
+
+def test_an_unknown_peer_is_refused_by_name(tmp_path):
+    done = _compare("--peers", "tensorflow", "--out", str(tmp_path))
+    assert done.returncode == 2
+    assert "--peers: unknown tensorflow" in done.stderr
