@@ -61,9 +61,18 @@ def square_matrix(n: int) -> np.ndarray:
 
 
 # -- workloads -----------------------------------------------------------------
-def rosenbrock(x):
+# ``xp`` is the namespace a workload's functions come from: NumPy (whose
+# functions dispatch to dualad on value types) by default, and each peer's own
+# (``jax.numpy``, ``torch``, ``autograd.numpy``, ``mygrad``) in compare.py, so
+# that every library runs the same written expression.
+def rosenbrock(x, xp=np):
     """The extended Rosenbrock function, R^n -> R (memory-bound slices)."""
-    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def tanh_rosenbrock(x, a, xp=np):
+    """``sum(tanh(a @ x)**2) + rosenbrock(x)``: a dense Hessian for ``a`` square."""
+    return xp.sum(xp.tanh(a @ x) ** 2) + rosenbrock(x, xp)
 
 
 def elementwise(x):
@@ -74,9 +83,9 @@ def elementwise(x):
 VECTOR_WORKLOADS: dict[str, Callable] = {"rosenbrock": rosenbrock, "elementwise": elementwise}
 
 
-def g(x, y):
-    """A scalar function of two variables written with ``dualad.ops``."""
-    return ops.exp(x * y) * ops.sin(x) / (1.0 + y ** 2) + ops.log(1.0 + x ** 2)
+def g(x, y, xp=ops):
+    """A scalar function of two variables, written with ``dualad.ops`` by default."""
+    return xp.exp(x * y) * xp.sin(x) / (1.0 + y ** 2) + xp.log(1.0 + x ** 2)
 
 
 def g_math(x: float, y: float) -> float:
@@ -166,23 +175,23 @@ CHAIN_OPS = 200  # elementwise operations in ``op_chain`` (the final sum is not 
 CHAIN_SCALE = 1.5
 
 
-def op_chain(x, n_ops: int = CHAIN_OPS):
+def op_chain(x, n_ops: int = CHAIN_OPS, xp=np):
     """``n_ops`` elementwise operations, ``sin`` and ``* 1.5`` alternating, then a sum.
 
     ``x -> 1.5 sin(x)`` has an attracting fixed point near 1.496, so the
     values stay O(1) (no overflow, no denormals) however long the chain.
     """
     for _ in range(n_ops // 2):
-        x = np.sin(x)
+        x = xp.sin(x)
         x = x * CHAIN_SCALE
-    return np.sum(x)
+    return xp.sum(x)
 
 
 MLP_WIDTHS = (784, 256, 256, 10)
 MLP_BATCH = 256
 
 
-def mlp_loss(params, inputs, targets):
+def mlp_loss(params, inputs, targets, xp=np):
     """Softmax cross-entropy of a tanh MLP with two hidden layers, averaged over the batch.
 
     ``params = (w1, b1, w2, b2, w3, b3)``, ``targets`` one-hot. The log-sum-exp
@@ -190,10 +199,10 @@ def mlp_loss(params, inputs, targets):
     library in ``compare.py`` computes exactly this expression.
     """
     w1, b1, w2, b2, w3, b3 = params
-    h = np.tanh(inputs @ w1 + b1)
-    h = np.tanh(h @ w2 + b2)
+    h = xp.tanh(inputs @ w1 + b1)
+    h = xp.tanh(h @ w2 + b2)
     z = h @ w3 + b3
-    return np.mean(np.log(np.sum(np.exp(z), axis=1)) - np.sum(targets * z, axis=1))
+    return xp.mean(xp.log(xp.sum(xp.exp(z), axis=1)) - xp.sum(targets * z, axis=1))
 
 
 def mlp_size(widths: tuple) -> int:

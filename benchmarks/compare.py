@@ -5,8 +5,10 @@ Not an asv benchmark: a script, and nothing in it is named like one
 tests/test_benchmarks_smoke.py import it and find nothing to run. Peers
 are imported only when the script runs; they are not project dependencies.
 
-Libraries (columns), each workload written once per library in its own idiom,
-the same math everywhere:
+Libraries (columns). Each workload is written once, in ``common``, with the
+functions of a namespace ``xp``; every library runs that one expression with
+its own namespace (``jax.numpy``, ``torch``, ``autograd.numpy``, ``mygrad``;
+num_dual's methods for ``g``):
 
 - ``numpy``: the plain function, no AD (the baseline of every ratio);
 - ``dualad``: ``dualad.jvp``, ``reverse.grad``, ``mixed.hvp`` (forward-over-reverse),
@@ -29,7 +31,8 @@ Workloads (rows):
   MLP with widths ``common.mlp_widths(N)``, batch 256, softmax cross-entropy,
   gradients with respect to the six weight arrays) at N = 1e3, 1e5, 1e6
   (and 784-256-256-10, N = 269,322): ``f``, ``jvp``, ``grad``, ``hvp``;
-- ``hessian50``: the dense Hessian of ``sum(tanh(A x)**2) + rosenbrock(x)``, x in R^50;
+- ``hessian50``: the dense Hessian of ``common.tanh_rosenbrock``, ``sum(tanh(A x)**2) +
+  rosenbrock(x)``, x in R^50;
 - ``scalar``: value, gradient and Hessian of ``common.g(x, y) = exp(xy) sin(x) /
   (1 + y^2) + log(1 + x^2)`` at two floats (``vgh``), and one hyper-dual
   evaluation (``hyperdual``); the baseline is the ``math``-module ``g``;
@@ -62,6 +65,7 @@ matplotlib is installed).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.metadata
 import importlib.util
 import json
@@ -72,6 +76,7 @@ import sys
 import time
 import timeit
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -83,11 +88,13 @@ from .common import (
     g_math,
     hyperdual_value_grad_hessian,
     mlp_classifier,
+    mlp_loss,
     mlp_size,
     mlp_widths,
     op_chain,
     rosenbrock,
     square_matrix,
+    tanh_rosenbrock,
     vector,
 )
 from .common import direction as _direction
@@ -320,53 +327,28 @@ class Jax(Library):
                 for op, fn in ops.items()}
 
     def rosenbrock(self, x, v):
-        return self._vector_ops(_rosenbrock_in(self.jnp), x, v)
+        return self._vector_ops(_in(rosenbrock, self.jnp), x, v)
 
     def mlp(self, loss, params, v):
-        jnp = self.jnp
         inputs, targets = self.put(loss.inputs), self.put(loss.targets)
-
-        def f(params):
-            w1, b1, w2, b2, w3, b3 = params
-            h = jnp.tanh(inputs @ w1 + b1)
-            h = jnp.tanh(h @ w2 + b2)
-            z = h @ w3 + b3
-            return jnp.mean(jnp.log(jnp.sum(jnp.exp(z), axis=1)) - jnp.sum(targets * z, axis=1))
-        return self._vector_ops(f, tuple(params), tuple(v))
+        return self._vector_ops(_in(mlp_loss, self.jnp, inputs, targets), tuple(params), tuple(v))
 
     def chain(self, x):
-        jnp = self.jnp
-
-        def f(x):
-            for _ in range(_CHAIN_OPS // 2):
-                x = jnp.sin(x)
-                x = x * 1.5
-            return jnp.sum(x)
-        x = self.put(x)
+        f, x = _in(op_chain, self.jnp), self.put(x)
         return {"f": self._run(self._wrap(f), x), "grad": self._run(self._wrap(self.jax.grad(f)), x)}
 
     def hessian50(self, f_np, x):
-        jnp = self.jnp
-        a = self.put(f_np.a)
-
-        def f(x):
-            return (jnp.sum(jnp.tanh(a @ x) ** 2)
-                    + jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
+        f = _in(tanh_rosenbrock, self.jnp, self.put(f_np.a))
         return {"hessian": self._run(self._wrap(self.jax.hessian(f)), self.put(x))}
 
     def scalar(self, x, y):
-        jax, jnp = self.jax, self.jnp
-
-        def f(xy):
-            x, y = xy[0], xy[1]
-            return jnp.exp(x * y) * jnp.sin(x) / (1.0 + y ** 2) + jnp.log(1.0 + x ** 2)
-
+        jax, f = self.jax, _scalar_in(self.jnp)
         vgh = self._wrap(lambda xy: (f(xy), jax.grad(f)(xy), jax.hessian(f)(xy)))
         return {"vgh": self._run(vgh, self.put(np.array([x, y])))}
 
     def newton(self):
         jax = self.jax
-        f = _rosenbrock_in(self.jnp)
+        f = _in(rosenbrock, self.jnp)
         grad = self._wrap(jax.grad(f))
         hvp = self._wrap(lambda x, v: jax.jvp(jax.grad(f), (x,), (v,))[1])
         return (lambda x: np.asarray(grad(self.put(x))),
@@ -403,61 +385,19 @@ class _Torch(Library):
             return out
         return call
 
-    def rosenbrock_f(self):
-        torch = self.torch
-
-        def f(x):
-            return torch.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-        return f
-
-    def mlp_f(self, loss):
-        torch = self.torch
-        inputs, targets = self.put(loss.inputs), self.put(loss.targets)
-
-        def f(params):
-            w1, b1, w2, b2, w3, b3 = params
-            h = torch.tanh(inputs @ w1 + b1)
-            h = torch.tanh(h @ w2 + b2)
-            z = h @ w3 + b3
-            return torch.mean(torch.log(torch.exp(z).sum(dim=1)) - (targets * z).sum(dim=1))
-        return f
-
-    def chain_f(self):
-        torch = self.torch
-
-        def f(x):
-            for _ in range(_CHAIN_OPS // 2):
-                x = torch.sin(x)
-                x = x * 1.5
-            return torch.sum(x)
-        return f
-
     def hessian50_f(self, f_np):
-        torch = self.torch
-        a = self.put(f_np.a)
-
-        def f(x):
-            return (torch.sum(torch.tanh(a @ x) ** 2)
-                    + torch.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
-        return f
-
-    def scalar_f(self):
-        torch = self.torch
-
-        def f(xy):
-            x, y = xy[0], xy[1]
-            return torch.exp(x * y) * torch.sin(x) / (1.0 + y ** 2) + torch.log(1.0 + x ** 2)
-        return f
+        return _in(tanh_rosenbrock, self.torch, self.put(f_np.a))
 
     def rosenbrock(self, x, v):
-        return self._vector_ops(self.rosenbrock_f(), x, v)
+        return self._vector_ops(_in(rosenbrock, self.torch), x, v)
 
     def mlp(self, loss, params, v):
-        return self._vector_ops(self.mlp_f(loss), tuple(params), tuple(v))
+        inputs, targets = self.put(loss.inputs), self.put(loss.targets)
+        return self._vector_ops(_in(mlp_loss, self.torch, inputs, targets), tuple(params), tuple(v))
 
     def newton(self):
         """NumPy in, NumPy out, for SciPy: each call converts ``x`` (and ``p``) to tensors."""
-        f = self.rosenbrock_f()
+        f = _in(rosenbrock, self.torch)
 
         def grad(x):
             return self._vector_ops(f, x, x, only="grad")["grad"]().cpu().numpy()
@@ -482,7 +422,7 @@ class TorchFunc(_Torch):
 
     def chain(self, x):
         from torch.func import grad
-        f, x = self.chain_f(), self.put(x)
+        f, x = _in(op_chain, self.torch), self.put(x)
         return {"f": self._run(f, x), "grad": self._run(grad(f), x)}
 
     def hessian50(self, f_np, x):
@@ -491,7 +431,7 @@ class TorchFunc(_Torch):
 
     def scalar(self, x, y):
         from torch.func import grad, hessian
-        f = self.scalar_f()
+        f = _scalar_in(self.torch)
         xy = self.put(np.array([x, y]))
         return {"vgh": self._run(lambda: (f(xy), grad(f)(xy), hessian(f)(xy)))}
 
@@ -536,8 +476,7 @@ class TorchEager(_Torch):
         return {op: self._run(fn) for op, fn in ops.items() if only in (None, op)}
 
     def chain(self, x):
-        f = self.chain_f()
-        ops = self._vector_ops(f, x, x)
+        ops = self._vector_ops(_in(op_chain, self.torch), x, x)
         return {"f": ops["f"], "grad": ops["grad"]}
 
     def hessian50(self, f_np, x):
@@ -547,7 +486,7 @@ class TorchEager(_Torch):
 
     def scalar(self, x, y):
         from torch.autograd.functional import hessian
-        f = self.scalar_f()
+        f = _scalar_in(self.torch)
         xy_plain = self.put(np.array([x, y]))
         xy = self.put(np.array([x, y]), requires_grad=True)
 
@@ -578,56 +517,39 @@ class Autograd(Library):
                 "hvp": lambda: ag.make_hvp(f)(x)[0](v)}
 
     def rosenbrock(self, x, v):
-        return self._vector_ops(_rosenbrock_in(self.anp), x, v)
+        return self._vector_ops(_in(rosenbrock, self.anp), x, v)
 
     def mlp(self, loss, params, v):
-        anp = self.anp
-        inputs, targets = loss.inputs, loss.targets
-
-        def f(params):
-            w1, b1, w2, b2, w3, b3 = params
-            h = anp.tanh(anp.dot(inputs, w1) + b1)
-            h = anp.tanh(anp.dot(h, w2) + b2)
-            z = anp.dot(h, w3) + b3
-            return anp.mean(anp.log(anp.sum(anp.exp(z), axis=1)) - anp.sum(targets * z, axis=1))
+        f = _in(mlp_loss, self.anp, loss.inputs, loss.targets)
         return self._vector_ops(f, tuple(params), tuple(v))
 
     def chain(self, x):
-        anp = self.anp
-
-        def f(x):
-            for _ in range(_CHAIN_OPS // 2):
-                x = anp.sin(x)
-                x = x * 1.5
-            return anp.sum(x)
+        f = _in(op_chain, self.anp)
         return {"f": lambda: f(x), "grad": lambda: self.autograd.grad(f)(x)}
 
     def hessian50(self, f_np, x):
-        anp, a = self.anp, f_np.a
-
-        def f(x):
-            return anp.sum(anp.tanh(anp.dot(a, x)) ** 2) + _rosenbrock_in(anp)(x)
+        f = _in(tanh_rosenbrock, self.anp, f_np.a)
         return {"hessian": lambda: self.autograd.hessian(f)(x)}
 
     def scalar(self, x, y):
-        anp, ag = self.anp, self.autograd
-
-        def f(xy):
-            x, y = xy[0], xy[1]
-            return anp.exp(x * y) * anp.sin(x) / (1.0 + y ** 2) + anp.log(1.0 + x ** 2)
+        ag, f = self.autograd, _scalar_in(self.anp)
         xy = np.array([x, y])
         value_and_grad, hessian = ag.value_and_grad(f), ag.hessian(f)
         return {"vgh": lambda: (*value_and_grad(xy), hessian(xy))}
 
     def newton(self):
-        f = _rosenbrock_in(self.anp)
+        f = _in(rosenbrock, self.anp)
         return self.autograd.grad(f), lambda x, p: self.autograd.make_hvp(f)(x)[0](p)
 
 
-def _rosenbrock_in(xp):
-    def f(x):
-        return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-    return f
+def _in(workload: Callable, xp, *data) -> Callable:
+    """``x -> workload(x, *data, xp=xp)``: a ``common`` workload written with ``xp``'s functions."""
+    return lambda x: workload(x, *data, xp=xp)
+
+
+def _scalar_in(xp) -> Callable:
+    """``common.g`` written with ``xp``'s functions, on a vector ``[x, y]``."""
+    return lambda xy: g(xy[0], xy[1], xp=xp)
 
 
 class MyGrad(Library):
@@ -651,29 +573,13 @@ class MyGrad(Library):
         return {"f": lambda: f(constant), "grad": grad}
 
     def rosenbrock(self, x, v):
-        return self._grad_ops(_rosenbrock_in(self.mg), x)
+        return self._grad_ops(_in(rosenbrock, self.mg), x)
 
     def mlp(self, loss, params, v):
-        mg = self.mg
-        inputs, targets = loss.inputs, loss.targets
-
-        def f(params):
-            w1, b1, w2, b2, w3, b3 = params
-            h = mg.tanh(mg.matmul(inputs, w1) + b1)
-            h = mg.tanh(mg.matmul(h, w2) + b2)
-            z = mg.matmul(h, w3) + b3
-            return mg.mean(mg.log(mg.sum(mg.exp(z), axis=1)) - mg.sum(targets * z, axis=1))
-        return self._grad_ops(f, tuple(params))
+        return self._grad_ops(_in(mlp_loss, self.mg, loss.inputs, loss.targets), tuple(params))
 
     def chain(self, x):
-        mg = self.mg
-
-        def f(x):
-            for _ in range(_CHAIN_OPS // 2):
-                x = mg.sin(x)
-                x = x * 1.5
-            return mg.sum(x)
-        return self._grad_ops(f, x)
+        return self._grad_ops(_in(op_chain, self.mg), x)
 
 
 class NumDual(Library):
@@ -685,12 +591,11 @@ class NumDual(Library):
         import num_dual
         self.nd = num_dual
 
-    @staticmethod
-    def _g(x, y):
-        return (x * y).exp() * x.sin() / (1.0 + y ** 2) + (1.0 + x ** 2).log()
+    # num_dual's numbers carry their functions as methods
+    _METHODS = SimpleNamespace(exp=lambda z: z.exp(), sin=lambda z: z.sin(), log=lambda z: z.log())
 
     def scalar(self, x, y):
-        nd, g_nd = self.nd, self._g
+        nd, g_nd = self.nd, functools.partial(g, xp=self._METHODS)
         hx, hy = nd.HyperDual64(x, 1.0, 0.0, 0.0), nd.HyperDual64(y, 0.0, 1.0, 0.0)
 
         def hyperdual():
@@ -703,9 +608,7 @@ class NumDual(Library):
         nd, a = self.nd, f_np.a
 
         def f(v):  # one dual2 number per variable, in a NumPy object array
-            x = np.array(v, dtype=object)
-            z = np.tanh(a @ x)
-            return np.sum(z * z) + np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+            return tanh_rosenbrock(np.array(v, dtype=object), a)
         return {"hessian": lambda: nd.hessian(f, list(x))[2]}
 
 
@@ -924,10 +827,7 @@ class Runner:
 
 def _hessian50_function():
     a = np.array(square_matrix(HESSIAN_N))
-
-    def f(x):
-        return np.sum(np.tanh(a @ x) ** 2) + rosenbrock(x)
-
+    f = _in(tanh_rosenbrock, np, a)
     f.a = a
     return f
 
