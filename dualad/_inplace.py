@@ -18,8 +18,9 @@ array_api_strict).
 
 from __future__ import annotations
 
+import operator
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from dualad import ops
 
@@ -99,36 +100,27 @@ def mul(a: Any, b: Any, owners: int = 1) -> Any:
     return ops.multiply(a, b) if hasattr(b, "_strip") else a * b
 
 
-def add(a: Any, b: Any, owners: int = 1) -> Any:
-    """``a + b``, written into ``a`` when ``a`` is an owned temporary."""
-    how = _owned(a, b, owners)
-    if how == "array":
-        a += b
-        return a
-    if how == "dual":
-        a.primal += b.primal
-        a.tangent += b.tangent
-        return a
-    if how == "dual-constant":
-        a.primal += b
-        return a
-    return ops.add(a, b) if hasattr(b, "_strip") else a + b
+def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str) -> Callable:
+    """``add`` or ``sub``: they differ only in the operator."""
+    def combine(a: Any, b: Any, owners: int = 1) -> Any:
+        how = _owned(a, b, owners)
+        if how == "array":
+            return in_place(a, b)
+        if how == "dual":  # linear: each part on its own
+            in_place(a.primal, b.primal)
+            in_place(a.tangent, b.tangent)
+            return a
+        if how == "dual-constant":
+            in_place(a.primal, b)
+            return a
+        return traced(a, b) if hasattr(b, "_strip") else plain(a, b)
+
+    combine.__doc__ = f"``a {symbol} b``, written into ``a`` when ``a`` is an owned temporary."
+    return combine
 
 
-def sub(a: Any, b: Any, owners: int = 1) -> Any:
-    """``a - b``, written into ``a`` when ``a`` is an owned temporary."""
-    how = _owned(a, b, owners)
-    if how == "array":
-        a -= b
-        return a
-    if how == "dual":
-        a.primal -= b.primal
-        a.tangent -= b.tangent
-        return a
-    if how == "dual-constant":
-        a.primal -= b
-        return a
-    return ops.subtract(a, b) if hasattr(b, "_strip") else a - b
+add = _additive(operator.iadd, operator.add, ops.add, "+")
+sub = _additive(operator.isub, operator.sub, ops.subtract, "-")
 
 
 def add_at(a: Any, idx: tuple, b: Any, owners: int = 1) -> bool:
