@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dualad import _inplace, ops
+from dualad import ops
 from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._core import Primitive, Value, bind, level_of, new_level
-from dualad._shapes import dtype_of, ndim_of, raw, shape_of, zeros
-from dualad._vjp import scale
+from dualad._core import Value, bind, level_of, new_level
+from dualad._shapes import dtype_of, raw, shape_of
+from dualad._table import Primitive
 
 DUAL_LEVEL = 1  # shared level of directly constructed Duals
 
@@ -91,15 +91,7 @@ class Dual(ArrayLike, Value):
                 tangents = [_batch(t, p, k) if t is not None and not a._nb else t
                             for t, p, a in zip(tangents, primals, args)]
         ans = bind(prim, *primals, **params)
-        kind = prim.kind
-        if kind == "elementwise":
-            out = elementwise_jvp(prim, primals, tangents, ans, params, nb)
-        elif kind == "linear":
-            out = _linear_jvp(prim, primals, tangents, params, nb)
-        elif kind == "custom":
-            out = _custom_jvp(prim, primals, tangents, ans, params, nb)
-        else:
-            return ans
+        out = prim.jvp(primals, tangents, ans, params, nb)
         if out is None:
             return ans
         if prim.multiple_results:
@@ -152,85 +144,3 @@ def check_differentiable(x: Any, name: str) -> None:
                                and not is_float_dtype(namespace_of([r]), r.dtype)):
         raise TypeError(f"{name} must be floating point to be differentiated, "
                         f"got dtype {dtype_of(r)}; convert it with astype(float)")
-
-
-def elementwise_jvp(prim, primals, tangents, ans, params, nb):
-    """Sum of local partial times tangent, broadcast to the output."""
-    out = None
-    unary = len(primals) == 1
-    ans_ndim = ndim_of(ans) if nb and not unary else 0
-    for partial, t, x in zip(prim.partials, tangents, primals):
-        if t is None:
-            continue
-        p = partial(ans, *primals, **params)
-        if p is None:
-            continue
-        if ans_ndim and ndim_of(x) < ans_ndim:  # keep the batch axis in front
-            s = shape_of(t)
-            t = ops.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
-        if out is not None and type(p) is int and p == -1:
-            out = _inplace.sub(out, t)  # one pass instead of a negation and an addition
-            continue
-        if out is None:
-            out = scale(p, t)
-        else:
-            out = _inplace.add(out, scale(p, t))
-    if out is None or unary:  # a unary partial has the shape and dtype of its input
-        return out
-    out_shape = shape_of(out)
-    want = out_shape[:1] + shape_of(ans) if nb else shape_of(ans)
-    if out_shape != want:
-        out = ops.broadcast_to(out, want)
-    r_out = raw(out)
-    if type(r_out) not in SCALAR_TYPES:
-        r_ans = raw(ans)
-        if r_out.dtype != dtype_of(r_ans):
-            out = ops.astype(out, r_ans.dtype)
-    return out
-
-
-def _linear_jvp(prim, primals, tangents, params, nb):
-    lin = range(len(primals)) if prim.linear_args is None else prim.linear_args
-    if all(tangents[i] is None for i in lin):
-        return None
-    if nb and prim.batch_params is not None:
-        k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
-        batched = prim.batch_params(params, k)
-        if batched is None:  # these parameters cannot take a leading batch axis
-            return _one_direction_at_a_time(
-                lambda ts: _linear_jvp(prim, primals, ts, params, 0), tangents, None, False)
-        params = batched
-    args = list(primals)
-    for i in lin:
-        t = tangents[i]
-        if t is None:
-            shape = shape_of(primals[i])
-            if nb:
-                shape = (next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None),) + shape
-            t = zeros(primals[i], shape)
-        args[i] = t
-    return bind(prim, *args, **params)
-
-
-def _custom_jvp(prim, primals, tangents, ans, params, nb):
-    if all(t is None for t in tangents):
-        return None
-    if not nb or prim.batch_params is True:
-        return prim.jvp(primals, tangents, ans, **params)
-    return _one_direction_at_a_time(lambda ts: prim.jvp(primals, ts, ans, **params),
-                                    tangents, ans, prim.multiple_results)
-
-
-def _one_direction_at_a_time(rule, tangents, ans, multiple):
-    """``rule`` applied to each of a chunk's k directions, the results stacked."""
-    k = next(shape_of(t)[0] for t in tangents if t is not None)
-    outs = [rule([None if t is None else t[i] for t in tangents]) for i in range(k)]
-    if multiple:
-        return tuple(_stack_or_none([o[j] for o in outs], a) for j, a in enumerate(ans))
-    return _stack_or_none(outs, ans)
-
-
-def _stack_or_none(ts, like):
-    if all(t is None for t in ts):
-        return None
-    return ops.stack([zeros(like) if t is None else t for t in ts], axis=0)

@@ -14,9 +14,10 @@ from typing import Any
 
 from dualad._arraylike import ArrayLike
 from dualad._backend import scalar_xp
-from dualad._core import Primitive, Value, bind, level_of, new_level
+from dualad._core import Value, bind, level_of, new_level
 from dualad._dual import Dual, validate_tangent
 from dualad._shapes import dtype_of, shape_of, zeros
+from dualad._table import Primitive
 
 HYPERDUAL_LEVEL = 2  # shared level of directly constructed HyperDuals
 _FLOAT = float
@@ -143,7 +144,7 @@ class HyperDual(ArrayLike, Value):
     # -- every primitive ----------------------------------------------------------
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level
-        if prim.kind == "elementwise" and len(args) == 1 and type(self.real) is float:
+        if prim.partials is not None and len(args) == 1 and type(self.real) is float:
             return _scalar_unary(prim, self, params)
         l1, l2 = new_level(), new_level()
         nested = [_to_nested(a, l1, l2) if type(a) is HyperDual and a._level == level else a

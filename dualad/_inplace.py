@@ -119,8 +119,9 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
     return combine
 
 
-add = _additive(operator.iadd, operator.add, ops.add, "+")
-sub = _additive(operator.isub, operator.sub, ops.subtract, "-")
+# ``ops`` is still loading when the table imports this module: look its functions up per call.
+add = _additive(operator.iadd, operator.add, lambda a, b: ops.add(a, b), "+")
+sub = _additive(operator.isub, operator.sub, lambda a, b: ops.subtract(a, b), "-")
 
 
 def add_at(a: Any, idx: tuple, b: Any, owners: int = 1) -> bool:

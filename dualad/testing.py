@@ -76,16 +76,14 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
 
     A wrong derivative is reported with the error found:
 
-    >>> from dualad import Primitive, bind
-    >>> bad = Primitive("bad_square", lambda xp, x: x * x, "elementwise",
-    ...                 partials=(lambda ans, x: x,))  # should be 2 x
+    >>> from dualad.extend import bind, elementwise, unregister
+    >>> bad = elementwise("bad_square", lambda xp, x: x * x, lambda ans, x: x)  # should be 2 x
     >>> try:
     ...     check_grads(lambda x: bind(bad, x), (np.array([1.0, 2.0]),), modes=("fwd",))
     ... except AssertionError as e:
     ...     print(str(e).splitlines()[0])
     check_grads: JVP of f does not match central finite differences (derivative order 1)
-    >>> from dualad._core import REGISTRY
-    >>> del REGISTRY["bad_square"]
+    >>> unregister("bad_square")
     """
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = [m for m in modes if m not in _MODES]

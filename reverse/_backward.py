@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dualad import _inplace, ops
-from dualad._core import REGISTRY
 from dualad._shapes import raw, shape_of, zeros
-from dualad._vjp import saves_values, vjp
+from dualad._table import REGISTRY
 from reverse._tape import Node
 from reverse._tensor import Tensor
 
@@ -124,9 +123,9 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 node.res, node.freed = None, True
             continue
         res = node.res
-        if create_graph and saves_values(node.prim):
+        if create_graph and node.prim.saves_values:
             res = _as_tensor_args(node, res, level)
-        cots = vjp(node.prim, g, res, node.needs, node.params)
+        cots = node.prim.vjp(g, res, node.needs, node.params)
         if not retain_graph:
             node.res = None
             node.freed = True

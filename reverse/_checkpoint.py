@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._core import REGISTRY, Primitive, Value, bind
+from dualad._core import Value
 from dualad._shapes import raw
 from dualad._transforms import jvp as _forward_jvp
 from dualad._tree import flatten
+from dualad.extend import bind, custom
 from reverse._function import _is_operand, merge_operands, split_operands
 
 __all__ = ["checkpoint"]
@@ -89,11 +90,10 @@ def _jvp(primals, tangents, ans, *, block):
     return tuple(out_tangents)
 
 
-_checkpoint_p = Primitive("checkpoint", _impl, "custom", jvp=_jvp, vjp=_vjp,
-                          multiple_results=True, scalar_ok=True)
 # A higher-order primitive around user code: not an entry of the built-in
 # table, whose table-driven tests and benchmarks need a domain per entry.
-REGISTRY.pop("checkpoint", None)
+_checkpoint_p = custom("checkpoint", _impl, jvp=_jvp, vjp=_vjp, multiple_results=True,
+                       scalar_ok=True, register=False)
 
 
 def checkpoint(fn: Callable, *args: Any) -> Any:

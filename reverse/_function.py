@@ -2,7 +2,7 @@
 
 A subclass gives ``forward(ctx, *args)`` on raw arrays and floats, and
 ``backward(ctx, *grads)`` (and optionally ``jvp(ctx, *tangents)``). At class
-creation it gets one :class:`dualad.Primitive` of kind ``"custom"``; each
+creation it gets one entry made by :func:`dualad.extend.custom`; each
 ``apply`` binds it with a fresh context object in the parameters. So the
 tape, ``dualad.Dual`` (through ``jvp``), ``HyperDual`` and nested
 transforms all interpret a custom op as they interpret ``sin``: the
@@ -22,8 +22,9 @@ from typing import Any
 
 from dualad import ops
 from dualad._backend import SCALAR_TYPES
-from dualad._core import REGISTRY, Primitive, Value, bind, get_cut
+from dualad._core import Value, get_cut
 from dualad._shapes import dtype_of, raw, shape_of, zeros
+from dualad.extend import Primitive, bind, custom
 from reverse._tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx"]
@@ -166,16 +167,11 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__name__
-        previous = REGISTRY.get(name)
-        cls._primitive = Primitive(
-            name, _make_impl(cls), "custom", jvp=_make_jvp(cls), vjp=_make_vjp(cls),
-            multiple_results=True, scalar_ok=True)
         # A user's op is not an entry of the built-in table (whose tests and
         # benchmarks iterate over it), and must not shadow one of the same name.
-        if previous is None:
-            REGISTRY.pop(name, None)
-        else:
-            REGISTRY[name] = previous
+        cls._primitive = custom(
+            name, _make_impl(cls), jvp=_make_jvp(cls), vjp=_make_vjp(cls),
+            multiple_results=True, scalar_ok=True, register=False)
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:

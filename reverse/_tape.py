@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from dualad._core import Primitive
+from dualad.extend import Primitive
 
 _sequence = itertools.count()
 

@@ -9,9 +9,10 @@ import numpy as np
 from dualad import ops
 from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._core import Primitive, Value, bind, get_cut, level_of, new_level
+from dualad._core import Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
-from dualad._vjp import Dropped, aval, residuals, saves_values, shared_by_key
+from dualad._table import Primitive
+from dualad._vjp import Dropped, aval, shared_by_key
 from reverse._tape import HookHandle, Node, VersionCounter
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
@@ -265,19 +266,17 @@ class Tensor(ArrayLike, Value):
                 values.append(a)
                 parents.append(None)
         ans = bind(prim, *values, **params)
-        kind = prim.kind
-        if kind == "nondiff":
+        if prim.plain_output:
             return ans
         multiple = prim.multiple_results
-        if not recording or kind == "zero":
+        if not recording or not prim.records:
             return tuple([Tensor._make(a, level) for a in ans]) if multiple else Tensor._make(ans, level)
         needs = tuple([p is not None for p in parents])
-        res = residuals(prim, ans, values, params, needs)
+        res = prim.residuals(ans, values, params, needs)
         saved_ans = False
-        if saves_values(prim):  # an in-place update of a saved value must be caught
-            if prim.saves != "all":
-                kept = res[1]
-                versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
+        if prim.saves_values:  # an in-place update of a saved value must be caught
+            kept = res[1]
+            versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
             saved_ans = res[0] is not None
         else:
             versions = []

@@ -13,7 +13,8 @@ import math
 from functools import partial as _partial
 
 from dualad._backend import scalar_xp
-from dualad._core import Primitive, bind
+from dualad._core import bind
+from dualad._table import elementwise, non_differentiable, zero_derivative
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "negative", "abs",
@@ -28,13 +29,8 @@ __all__ = [
 
 
 def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, doc=None):
-    """An elementwise entry; ``saves`` says what its partials read (see ``_vjp.residuals``)."""
-    def all_partials(ans, *args, **params):
-        return tuple(p(ans, *args, **params) for p in partials)
-
-    prim = Primitive(name, impl, "elementwise", partials=partials, saves=saves,
-                     residual=all_partials if save_partials else None)
-    return _function(prim, doc)
+    """An elementwise entry; ``saves`` says what its partials read (see ``Primitive``)."""
+    return _function(elementwise(name, impl, *partials, saves=saves, save_partials=save_partials), doc)
 
 
 def _function(prim, doc=None):
@@ -54,12 +50,12 @@ def _minus_one(ans, *args):
 
 
 def _zero(name, impl):
-    return _function(Primitive(name, impl, "zero"),
+    return _function(zero_derivative(name, impl),
                      f"``{name}``: a float result with zero derivative.")
 
 
 def _nondiff(name, impl):
-    return _function(Primitive(name, impl, "nondiff"),
+    return _function(non_differentiable(name, impl),
                      f"``{name}``: a boolean result, not differentiable.")
 
 

@@ -7,7 +7,7 @@ rule applied to ``Dual``, ``HyperDual`` or tape values is itself
 differentiated; only the ``impl`` functions touch the array namespace
 ``xp``. The JVP rules are written for matrices broadcast from the right, so
 a chunk of ``k`` tangents (a leading axis) passes through them unchanged
-(``batch_params=True``).
+(``chunked=True``).
 
 Conventions at points where the derivative does not exist or is not unique
 (each is stated again in the function's docstring):
@@ -41,11 +41,12 @@ from operator import itemgetter
 from types import MappingProxyType
 
 from dualad._backend import namespace_of
-from dualad._core import Primitive, bind
+from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._shapes import dtype_of, ndim_of, normalize_axes, raw, shape_of
+from dualad._table import custom
 
 __all__ = ["matmul", "einsum"]
 
@@ -236,8 +237,8 @@ def _matmul_vjp_y(g, ans, x, y):
     return _shape.unbroadcast(matmul(_shape.matrix_transpose(x), g), shape_of(y))
 
 
-_matmul_p = Primitive("matmul", lambda xp, x, y: xp.matmul(x, y), "custom",
-                      jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), batch_params=True,
+_matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
+                      jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
                       saves="inputs")
 
 
@@ -299,8 +300,8 @@ def _solve_vjp(g, ans, a, b, *, vector):
     return ga, gb
 
 
-_solve_p = Primitive("solve", _solve_impl, "custom", jvp=_solve_jvp, vjp=_solve_vjp,
-                     batch_params=True)
+_solve_p = custom("solve", _solve_impl, jvp=_solve_jvp, vjp=_solve_vjp,
+                     chunked=True)
 
 
 def solve(a, b):
@@ -361,8 +362,8 @@ def _inv_vjp(g, ans, a):
     return (_neg(matmul(ans_t, matmul(g, ans_t))),)
 
 
-_inv_p = Primitive("inv", lambda xp, a: xp.linalg.inv(a), "custom", jvp=_inv_jvp,
-                   vjp=_inv_vjp, batch_params=True, saves="output")
+_inv_p = custom("inv", lambda xp, a: xp.linalg.inv(a), jvp=_inv_jvp,
+                   vjp=_inv_vjp, chunked=True, saves="output")
 
 
 def inv(a):
@@ -413,8 +414,8 @@ def _det_vjp(g, ans, a):
     return (_mul(_mat(g), _cofactor(a, ans)),)
 
 
-_det_p = Primitive("det", lambda xp, a: xp.linalg.det(a), "custom", jvp=_det_jvp,
-                   vjp=_det_vjp, batch_params=True)
+_det_p = custom("det", lambda xp, a: xp.linalg.det(a), jvp=_det_jvp,
+                   vjp=_det_vjp, chunked=True)
 
 
 def det(a):
@@ -464,8 +465,8 @@ def _slogdet_vjp(g, ans, a):
     return (_mul(_mat(g_logabsdet), _inv_t_or_nan(a, ans[1])),)
 
 
-_slogdet_p = Primitive("slogdet", _slogdet_impl, "custom", jvp=_slogdet_jvp,
-                       vjp=_slogdet_vjp, batch_params=True, multiple_results=True)
+_slogdet_p = custom("slogdet", _slogdet_impl, jvp=_slogdet_jvp,
+                       vjp=_slogdet_vjp, chunked=True, multiple_results=True)
 
 
 def slogdet(a):
@@ -509,8 +510,8 @@ def _cholesky_vjp(g, ans, a):
     return (_sym(_T(_solve_m(low_t, _T(m)))),)
 
 
-_cholesky_p = Primitive("cholesky", lambda xp, a: xp.linalg.cholesky(a), "custom",
-                        jvp=_cholesky_jvp, vjp=_cholesky_vjp, batch_params=True,
+_cholesky_p = custom("cholesky", lambda xp, a: xp.linalg.cholesky(a),
+                        jvp=_cholesky_jvp, vjp=_cholesky_vjp, chunked=True,
                         saves="output")
 
 
@@ -573,7 +574,7 @@ def _qr_vjp(g, ans, a):
     return (_T(_solve_m(r, _T(big))),)
 
 
-_qr_p = Primitive("qr", _qr_impl, "custom", jvp=_qr_jvp, vjp=_qr_vjp, batch_params=True,
+_qr_p = custom("qr", _qr_impl, jvp=_qr_jvp, vjp=_qr_vjp, chunked=True,
                   multiple_results=True, saves="output")
 
 
@@ -663,8 +664,8 @@ def _eigh_vjp(g, ans, a):
     return (_sym(matmul(v, matmul(inner, _T(v)))),)
 
 
-_eigh_p = Primitive("eigh", _eigh_impl, "custom", jvp=_eigh_jvp, vjp=_eigh_vjp,
-                    batch_params=True, multiple_results=True, saves="output")
+_eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
+                    chunked=True, multiple_results=True, saves="output")
 
 
 def eigh(a, UPLO="L"):
@@ -762,8 +763,8 @@ def _svd_vjp(g, ans, a):
     return (out,)
 
 
-_svd_p = Primitive("svd", _svd_impl, "custom", jvp=_svd_jvp, vjp=_svd_vjp,
-                   batch_params=True, multiple_results=True, saves="output")
+_svd_p = custom("svd", _svd_impl, jvp=_svd_jvp, vjp=_svd_vjp,
+                   chunked=True, multiple_results=True, saves="output")
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -828,8 +829,8 @@ def _norm2_vjp(g, ans, x, *, axis, keepdims):
     return (_mul(_safe_divide(g, ans), x),)
 
 
-_norm2_p = Primitive("norm2", _norm2_impl, "custom", jvp=_norm2_jvp, vjp=_norm2_vjp,
-                     batch_params=True)
+_norm2_p = custom("norm2", _norm2_impl, jvp=_norm2_jvp, vjp=_norm2_vjp,
+                     chunked=True)
 
 
 def _norm2(x, axis, keepdims):
@@ -1075,8 +1076,8 @@ def _einsum_vjp(g, ans, *args, subscripts):
     return tuple(cots)
 
 
-_einsum_p = Primitive("einsum", _einsum_impl, "custom", jvp=_einsum_jvp, vjp=_einsum_vjp,
-                      batch_params=True, saves="inputs")
+_einsum_p = custom("einsum", _einsum_impl, jvp=_einsum_jvp, vjp=_einsum_vjp,
+                      chunked=True, saves="inputs")
 
 
 @lru_cache(maxsize=512)

@@ -10,10 +10,11 @@ import builtins
 import math
 
 from dualad._backend import namespace_of
-from dualad._core import Primitive, bind
+from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import shape as _shape
 from dualad._shapes import ndim_of, normalize_axes, shape_of
+from dualad._table import custom, linear
 
 __all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]
 
@@ -30,10 +31,9 @@ def _expand(g, xshape, axis, keepdims):
     return _shape.broadcast_to(g, xshape)
 
 
-_sum_p = Primitive(
+_sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    "linear", saves="avals",
-    transpose=lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
 
 
 def sum(x, axis=None, keepdims=False):
@@ -104,9 +104,9 @@ def _prod_vjp(g, ans, x, *, axis, keepdims):
     return (_ew.multiply(_expand(g, shape_of(x), axis, keepdims), p),)
 
 
-_prod_p = Primitive(
+_prod_p = custom(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    "custom", jvp=_prod_jvp, vjp=_prod_vjp, batch_params=True)
+    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True)
 
 
 def prod(x, axis=None, keepdims=False):
@@ -138,8 +138,7 @@ def _extremum(name, reduce):
         weight, xshape = res
         return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
-    prim = Primitive(name, impl, "custom", jvp=jvp, vjp=vjp, residual=residual,
-                     batch_params=True)
+    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True)
 
     def fn(x, axis=None, keepdims=False):
         axes = normalize_axes(axis, ndim_of(x))

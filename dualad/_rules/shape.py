@@ -4,7 +4,7 @@ the tangent and ``transpose`` gives the VJP), and the composites built on them.
 Axis parameters are normalized to negative axes before ``bind``, so a chunk
 of tangents with a leading batch axis goes through the same primitive; the
 few whose parameters name every axis (reshape, permute, broadcast, index)
-say how to prefix the batch axis in ``batch_params``.
+say how to prefix the batch axis in ``batch``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import numpy as np
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._backend import _np_xp as _NUMPY_XP
-from dualad._core import Primitive, bind
+from dualad._core import bind
 from dualad._rules import reductions as _reductions
 from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
+from dualad._table import linear
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
@@ -27,16 +28,11 @@ __all__ = [
 ]
 
 
-def _linear(name, impl, transpose, batch_params=None, linear_args=(0,)):
-    return Primitive(name, impl, "linear", transpose=transpose,
-                     batch_params=batch_params, linear_args=linear_args, saves="avals")
-
-
 # -- reshape and friends ------------------------------------------------------
-_reshape_p = _linear(
+_reshape_p = linear(
     "reshape", lambda xp, x, *, shape: xp.reshape(x, shape),
     lambda g, x, *, shape: (reshape(g, x[0]),),
-    batch_params=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]})
 
 
 def reshape(x, shape):
@@ -59,10 +55,10 @@ def ravel(x):
     return reshape(x, (-1,))
 
 
-_permute_p = _linear(
+_permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
-    batch_params=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
+    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
 
 
 def permute_dims(x, axes=None):
@@ -137,10 +133,10 @@ def unbroadcast(g, shape):
     return reshape(g, shape)
 
 
-_broadcast_p = _linear(
+_broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
-    batch_params=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]})
 
 
 def broadcast_to(x, shape):
@@ -181,9 +177,8 @@ def _concat_transpose(g, *avals, axis):
     return tuple(outs)
 
 
-_concat_p = Primitive(
-    "concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis), "linear",
-    transpose=_concat_transpose, linear_args=None, saves="avals")
+_concat_p = linear("concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis),
+                   _concat_transpose, linear_args=None)
 
 
 def concatenate(arrays, axis=0):
@@ -220,7 +215,7 @@ def split(x, indices_or_sections, axis=0):
     return [getitem(x, lead + (slice(a, b),)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-_flip_p = _linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
+_flip_p = linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
                   lambda g, x, *, axis: (flip(g, axis),))
 
 
@@ -256,10 +251,10 @@ def _pad_impl(xp, x, *, pad_width):
     return out
 
 
-_pad_p = _linear(
+_pad_p = linear(
     "pad", _pad_impl,
     lambda g, x, *, pad_width: (getitem(g, tuple(slice(a, a + s) for s, (a, _) in zip(x[0], pad_width))),),
-    batch_params=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
+    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
 
 
 def pad(x, pad_width, mode="constant", constant_values=0.0):
@@ -337,10 +332,10 @@ def _getitem_impl(xp, x, *, idx):
     return xp.reshape(flat, pos.shape)
 
 
-_getitem_p = _linear(
+_getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
-    batch_params=_getitem_batch)
+    batch=_getitem_batch)
 
 
 def getitem(x, idx):
@@ -385,9 +380,9 @@ def _scatter_batch(params, k):
 
 # The transpose of getitem: zeros of ``shape`` with ``values`` added at ``idx``
 # (repeated advanced indices accumulate).
-_scatter_p = _linear("scatter", _scatter_impl,
+_scatter_p = linear("scatter", _scatter_impl,
                      lambda g, values, *, shape, idx: (getitem(g, idx),),
-                     batch_params=_scatter_batch)
+                     batch=_scatter_batch)
 
 
 def scatter(values, shape, idx):
@@ -402,7 +397,7 @@ def index_add(base, values, idx):
 
 
 # -- dtype and prefix sums ------------------------------------------------------------
-_astype_p = _linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
+_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
                     lambda g, x, *, dtype: (astype(g, x[1]),))
 
 
@@ -423,7 +418,7 @@ def _cumsum_impl(xp, x, *, axis):
     return f(x, axis=axis)
 
 
-_cumsum_p = _linear("cumsum", _cumsum_impl,
+_cumsum_p = linear("cumsum", _cumsum_impl,
                     lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
 
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dualad._arraylike import ArrayLike
-from dualad._core import Primitive, Value, bind, new_level
+from dualad._core import Value, bind, new_level
 from dualad._shapes import dtype_of, shape_of
+from dualad.extend import Primitive
 
 
 @dataclass

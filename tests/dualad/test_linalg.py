@@ -27,9 +27,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from dualad import Dual, HyperDual, jacfwd, jvp, ops
-from dualad._core import REGISTRY, bind
 from dualad._shapes import raw
-from dualad._vjp import residuals, vjp
+from dualad.extend import REGISTRY, bind
 
 la = ops.linalg
 F64, F32 = np.float64, np.float32
@@ -291,7 +290,7 @@ def _adjoint_gap(prim, args, params, keep=None):
     _, jv = jvp(lambda *a: bind(prim, *a, **params), tuple(args), tuple(vs))
     lhs = sum(float(np.sum(u.astype(F64) * t)) for u, t in zip(us, _leaves(jv)) if u is not None)
     g = tuple(us) if prim.multiple_results else us[0]
-    cots = vjp(prim, g, residuals(prim, ans, tuple(args), params), (True,) * len(args), params)
+    cots = prim.vjp(g, prim.residuals(ans, tuple(args), params), (True,) * len(args), params)
     assert len(cots) == len(args)
     rhs = sum(float(np.sum(np.asarray(c, dtype=F64) * v)) for c, v in zip(cots, vs) if c is not None)
     for c, a in zip(cots, args):
@@ -479,10 +478,10 @@ def test_vjp_runs_on_array_api_strict(name):
     r = _rng("strict-u", name)
     us = [r.standard_normal(tuple(o.shape)) for o in outs]
     g = tuple(_to_strict(u) for u in us) if prim.multiple_results else _to_strict(us[0])
-    cots = vjp(prim, g, residuals(prim, ans, tuple(xs), params), (True,) * len(xs), params)
+    cots = prim.vjp(g, prim.residuals(ans, tuple(xs), params), (True,) * len(xs), params)
     ans64 = bind(prim, *args, **params)
     g64 = tuple(us) if prim.multiple_results else us[0]
-    ref = vjp(prim, g64, residuals(prim, ans64, tuple(args), params), (True,) * len(args), params)
+    ref = prim.vjp(g64, prim.residuals(ans64, tuple(args), params), (True,) * len(args), params)
     for c, c_ref in zip(cots, ref):
         assert isinstance(c, StrictArray)
         _assert_close(np.asarray(c), c_ref, 1e-10, 1e-12, name)
@@ -518,7 +517,7 @@ def test_det_derivative_at_singular_matrices_is_the_cofactor(a):
     assert np.linalg.det(a) == 0
     want = _cofactor(a)
     np.testing.assert_allclose(jacfwd(la.det)(a), want, atol=1e-12)
-    cot = vjp(REGISTRY["det"], 1.0, residuals(REGISTRY["det"], 0.0, (a,), {}), (True,), {})[0]
+    cot = REGISTRY["det"].vjp(1.0, REGISTRY["det"].residuals(0.0, (a,), {}), (True,), {})[0]
     np.testing.assert_allclose(cot, want, atol=1e-12)
 
 
@@ -555,7 +554,7 @@ def test_norm_has_derivative_zero_at_zero(ord, axis):
         prim = REGISTRY["norm2"]
         params = {"axis": tuple(range(-x.ndim, 0)), "keepdims": False}
         ans = bind(prim, x, **params)
-        (cot,) = vjp(prim, 1.0, residuals(prim, ans, (x,), params), (True,), params)
+        (cot,) = prim.vjp(1.0, prim.residuals(ans, (x,), params), (True,), params)
         assert np.all(cot == 0)
 
 
@@ -565,10 +564,10 @@ def test_eigenvalue_derivative_stays_finite_at_repeated_eigenvalues():
     np.testing.assert_allclose(jac, np.diag([0.0, 0.0, 1.0]), atol=1e-12)
     prim = REGISTRY["eigh"]
     ans = bind(prim, a)
-    (cot,) = vjp(prim, (np.array([1.0, 1.0, 1.0]), None), residuals(prim, ans, (a,), {}), (True,), {})
+    (cot,) = prim.vjp((np.array([1.0, 1.0, 1.0]), None), prim.residuals(ans, (a,), {}), (True,), {})
     np.testing.assert_allclose(cot, np.eye(3), atol=1e-12)  # d trace = I
     # The tape passes zeros, not None, for an unused output: still finite.
-    (cot,) = vjp(prim, (np.ones(3), np.zeros((3, 3))), residuals(prim, ans, (a,), {}), (True,), {})
+    (cot,) = prim.vjp((np.ones(3), np.zeros((3, 3))), prim.residuals(ans, (a,), {}), (True,), {})
     np.testing.assert_allclose(cot, np.eye(3), atol=1e-12)
     _, dv = jvp(la.eigh, (a,), (np.ones((3, 3)),))[1]
     assert not np.all(np.isfinite(dv))  # eigenvectors: not differentiable, and it shows
@@ -578,12 +577,12 @@ def test_singular_value_derivative_stays_finite_at_repeated_values():
     prim = REGISTRY["svd"]
     a = np.eye(3)
     ans = bind(prim, a)
-    (cot,) = vjp(prim, (None, np.ones(3), None), residuals(prim, ans, (a,), {}), (True,), {})
+    (cot,) = prim.vjp((None, np.ones(3), None), prim.residuals(ans, (a,), {}), (True,), {})
     np.testing.assert_allclose(cot, np.eye(3), atol=1e-12)  # d nuclear norm at I
     for x in (np.eye(3), np.eye(4, 3), np.eye(3, 4)):  # zeros for U and Vh, as the tape passes
         ans = bind(prim, x)
         g = (np.zeros_like(ans[0]), np.ones(3), np.zeros_like(ans[2]))
-        (cot,) = vjp(prim, g, residuals(prim, ans, (x,), {}), (True,), {})
+        (cot,) = prim.vjp(g, prim.residuals(ans, (x,), {}), (True,), {})
         np.testing.assert_allclose(cot, x, atol=1e-12)
     np.testing.assert_allclose(jacfwd(lambda x: la.norm(x, "nuc"))(a), np.eye(3), atol=1e-12)
 

@@ -28,7 +28,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import dualad
-from dualad._core import REGISTRY
+from dualad.extend import REGISTRY
 from dualad.testing import check_grads
 
 SCALAR = [c for c in CASES if c.scalar_args is not None]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from _support.backends import BACKENDS
 
-from dualad import Primitive, bind, ops
-from dualad._core import REGISTRY
+from dualad import bind, ops
+from dualad.extend import custom, elementwise, unregister
 from dualad.testing import check_grads
 
 
@@ -19,18 +19,18 @@ def primitive():
     """Register a throwaway primitive; remove it from the table afterwards."""
     made = []
 
-    def make(name, *args, **kwargs):
-        p = Primitive(name, *args, **kwargs)
+    def make(constructor, name, *args, **kwargs):
+        p = constructor(name, *args, **kwargs)
         made.append(name)
         return lambda *xs: bind(p, *xs)
 
     yield make
     for name in made:
-        REGISTRY.pop(name, None)
+        unregister(name)
 
 
 def test_a_wrong_jvp_is_reported_with_the_error_found(primitive):
-    bad = primitive("_bad_square", lambda xp, x: x * x, "elementwise", partials=(lambda ans, x: x,))
+    bad = primitive(elementwise, "_bad_square", lambda xp, x: x * x, lambda ans, x: x)
     with pytest.raises(AssertionError, match=r"JVP of f does not match central finite differences"
                                              r"(.|\n)*max abs error"):
         check_grads(bad, (np.array([1.0, 2.0]),), modes=("fwd",))
@@ -38,8 +38,8 @@ def test_a_wrong_jvp_is_reported_with_the_error_found(primitive):
 
 def test_a_wrong_second_derivative_is_caught_only_at_order_2(primitive):
     # The partial is right in value but a constant to every outer derivative.
-    bad = primitive("_bad_cube", lambda xp, x: x * x * x, "elementwise",
-                    partials=(lambda ans, x: ops.stop_gradient(3.0 * x * x),))
+    bad = primitive(elementwise, "_bad_cube", lambda xp, x: x * x * x,
+                    lambda ans, x: ops.stop_gradient(3.0 * x * x))
     x = (np.array([0.5, -1.5]),)
     check_grads(bad, x, order=1, modes=("fwd",))
     with pytest.raises(AssertionError, match=r"jvp\(f\)"):
@@ -51,7 +51,7 @@ def test_a_wrong_vjp_is_caught_through_the_adjoint_identity(primitive):
     import reverse
     if not hasattr(reverse, "vjp"):
         pytest.skip("reverse.vjp is not there yet")
-    bad = primitive("_bad_scale", lambda xp, x: 2.0 * x, "custom",
+    bad = primitive(custom, "_bad_scale", lambda xp, x: 2.0 * x,
                     jvp=lambda primals, tangents, ans: 2.0 * tangents[0],
                     vjp=lambda g, ans, x: (3.0 * g,))
     with pytest.raises(AssertionError, match=r"<u, J v> = <J\^T u, v>"):
@@ -106,7 +106,7 @@ def test_float32_tolerance_absorbs_rounding_of_large_values():
 
 
 def test_user_tolerances_are_used(primitive):
-    off = primitive("_off_by_1e_4", lambda xp, x: x, "elementwise", partials=(lambda ans, x: 1.0 + 1e-4,))
+    off = primitive(elementwise, "_off_by_1e_4", lambda xp, x: x, lambda ans, x: 1.0 + 1e-4)
     check_grads(off, (np.ones(2),), order=1, modes=("fwd",), rtol=1e-3, atol=1e-3)
     with pytest.raises(AssertionError):
         check_grads(off, (np.ones(2),), order=1, modes=("fwd",))

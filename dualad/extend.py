@@ -1,0 +1,34 @@
+"""The extension contract: how to add an entry to the table, or read it.
+
+Everything a new primitive needs is here: the constructors for each kind of
+entry (their JVP, VJP and batching are derived when the entry is made),
+``bind`` to apply one, and ``register_numpy`` to route a NumPy function to
+it. ``reverse`` builds ``Function`` and ``checkpoint`` on this contract.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dualad import derivative, ops
+>>> from dualad.extend import bind, elementwise, unregister
+>>> softsign = elementwise("softsign", lambda xp, x: x / (1.0 + xp.abs(x)),
+...                        lambda ans, x: 1.0 / ops.square(1.0 + ops.abs(x)))
+>>> derivative(lambda x: bind(softsign, x))(1.0)
+0.25
+>>> unregister("softsign")
+"""
+
+from dualad._arraylike import register_numpy
+from dualad._core import bind
+from dualad._table import (
+    REGISTRY,
+    Primitive,
+    custom,
+    elementwise,
+    linear,
+    non_differentiable,
+    unregister,
+    zero_derivative,
+)
+
+__all__ = ["REGISTRY", "Primitive", "bind", "custom", "elementwise", "linear",
+           "non_differentiable", "register_numpy", "unregister", "zero_derivative"]
