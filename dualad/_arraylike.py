@@ -3,6 +3,7 @@ and NumPy's and the array API's dispatch protocols."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -32,19 +33,23 @@ def register_numpy(numpy_function: Any, implementation: Any) -> None:
 
 
 def _register_defaults() -> None:
-    for name in ops.__all__:
-        fn = getattr(np, name, None)
-        if fn is not None and callable(fn) and name != "linalg":
-            NUMPY_FUNCTIONS[fn] = getattr(ops, name)
-    extra = {np.true_divide: ops.divide, np.absolute: ops.abs, np.amax: ops.max,
-             np.amin: ops.min, np.around: ops.round, np.fabs: ops.abs,
-             np.conjugate: lambda x: x, np.real: lambda x: x,
-             np.shape: lambda x: x.shape, np.ndim: lambda x: x.ndim,
-             np.size: lambda x: x.size}
-    NUMPY_FUNCTIONS.update(extra)
-    for name in ("solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "svd", "norm"):
-        if hasattr(ops.linalg, name):
-            NUMPY_FUNCTIONS[getattr(np.linalg, name)] = getattr(ops.linalg, name)
+    """Route each NumPy function or ufunc to the ``ops`` function of the same name.
+
+    Generated from the namespaces, not listed: every public name of ``numpy``,
+    ``numpy.linalg`` and ``numpy.fft`` that ``ops``, ``ops.linalg`` or
+    ``ops.fft`` defines (aliases included) is dispatched.
+    """
+    pairs = [(np, ops), (np.linalg, ops.linalg), (np.fft, getattr(ops, "fft", None))]
+    for numpy_ns, ours in pairs:
+        for name in dir(numpy_ns):
+            impl = getattr(ours, name, None)
+            if name.startswith("_") or not callable(impl) or isinstance(impl, type):
+                continue
+            fn = getattr(numpy_ns, name)
+            if callable(fn) and not isinstance(fn, type):
+                NUMPY_FUNCTIONS[fn] = impl
+    for name in ("shape", "ndim", "size"):  # attributes every value type has
+        NUMPY_FUNCTIONS[getattr(np, name)] = operator.attrgetter(name)
 
 
 def _no_rule(what: str) -> TypeError:

@@ -18,7 +18,7 @@ _np_xp = array_api_compat.array_namespace(np.zeros(0))
 # The types ``bind`` sends straight to ``_np_xp`` (with Python numbers beside them),
 # as ``namespace_of`` would: arrays, and the scalars that indexing them gives.
 NUMPY_ARRAY, NUMPY_FLOAT64 = np.ndarray, np.float64
-SCALAR_TYPES = (float, int, bool)
+SCALAR_TYPES = (float, int, bool, complex)
 
 
 def _numpy_fallback(name: str):
@@ -102,8 +102,8 @@ def namespace_of(args) -> object:
     if xp is not None:
         return xp
     arrays = [a for a in args if type(a) not in SCALAR_TYPES and a is not None]
-    if not arrays:
-        xp = scalar_xp
+    if not arrays:  # math has no complex functions: complex scalars go to NumPy
+        xp = _np_xp if complex in types else scalar_xp
     elif all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):
         xp = _np_xp
     else:

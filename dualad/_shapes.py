@@ -66,6 +66,17 @@ def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
     return normalize_axes(axis, ndim, name)[0]
 
 
+def is_complex(x: Any) -> bool:
+    """Whether the raw value inside ``x`` has a complex floating dtype."""
+    r = raw(x)
+    if type(r) in SCALAR_TYPES:
+        return False
+    kind = getattr(r.dtype, "kind", None)
+    if kind is not None:
+        return kind == "c"
+    return namespace_of([r]).isdtype(r.dtype, "complex floating")
+
+
 def is_mask(x: Any) -> bool:
     """Whether ``x`` is boolean (a partial that selects rather than scales).
 

@@ -29,7 +29,7 @@ from dualad import _inplace, ops
 from dualad._backend import SCALAR_TYPES
 from dualad._core import bind
 from dualad._shapes import dtype_of, ndim_of, raw, shape_of, zeros
-from dualad._vjp import Dropped, aval, scale, unbroadcast_scaled
+from dualad._vjp import Dropped, aval, real_for_real, scale, unbroadcast_scaled
 
 __all__ = ["REGISTRY", "Primitive", "custom", "elementwise", "linear", "non_differentiable",
            "zero_derivative"]
@@ -146,6 +146,8 @@ class Elementwise(Primitive):
             return out
         out_shape = shape_of(out)
         want = out_shape[:1] + shape_of(ans) if nb else shape_of(ans)
+        if type(out) in SCALAR_TYPES and want:  # only a Python number moved: into ans's backend
+            return _inplace.add(zeros(ans, want), out)
         if out_shape != want:
             out = ops.broadcast_to(out, want)
         r_out = raw(out)
@@ -158,13 +160,14 @@ class Elementwise(Primitive):
     def vjp(self, g, res, needs, params):
         if self.residual is not None:
             partials, avals = res
-            return tuple(None if p is None or not need else unbroadcast_scaled(g, p, av[0])
+            return tuple(None if p is None or not need else
+                         real_for_real(unbroadcast_scaled(g, p, av[0]), av)
                          for p, need, av in zip(partials, needs, avals))
         ans, args = res
         cots = []
         for f, need, a in zip(self.partials, needs, args):
             p = f(ans, *args, **params) if need else None
-            cots.append(None if p is None else unbroadcast_scaled(g, p, shape_of(a)))
+            cots.append(None if p is None else real_for_real(unbroadcast_scaled(g, p, shape_of(a)), a))
         return tuple(cots)
 
 
@@ -220,14 +223,14 @@ class Custom(Primitive):
     def vjp(self, g, res, needs, params):
         rule = self.vjp_rule
         if self.residual is not None:
-            cots = rule(g, res[0], **params)
+            cots, inputs = rule(g, res[0], **params), res[1]
         else:
-            ans, args = res
+            ans, inputs = res
             if isinstance(rule, tuple):  # one rule per input: skip what nobody needs
-                return tuple(r(g, ans, *args, **params) if need else None
-                             for r, need in zip(rule, needs))
-            cots = rule(g, ans, *args, **params)
-        return tuple(c if need else None for c, need in zip(cots, needs))
+                return tuple(real_for_real(r(g, ans, *inputs, **params), x) if need else None
+                             for r, need, x in zip(rule, needs, inputs))
+            cots = rule(g, ans, *inputs, **params)
+        return tuple(real_for_real(c, x) if need else None for c, need, x in zip(cots, needs, inputs))
 
 
 # -- no derivative ----------------------------------------------------------------------

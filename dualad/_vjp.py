@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from dualad import _inplace, ops
-from dualad._shapes import dtype_of, is_mask, raw, shape_of
+from dualad._shapes import dtype_of, is_complex, is_mask, raw, shape_of
 
 
 def aval(x: Any) -> tuple:
@@ -21,16 +21,16 @@ def aval(x: Any) -> tuple:
 
 
 class Dropped:
-    """Stands for a value the VJP does not read: keeps its shape, not its data.
+    """Stands for a value the VJP does not read: keeps its shape and dtype, not its data.
 
-    ``Dropped.of(x)`` shares one instance per shape, so a tape of many
-    operations does not hold (and the cyclic GC does not scan) one per input.
+    ``Dropped.of(x)`` shares one instance per shape and dtype, so a tape of
+    many operations does not hold (and the cyclic GC does not scan) one per input.
     """
 
-    __slots__ = ("shape",)
+    __slots__ = ("shape", "dtype")
 
     def __init__(self, x: Any):
-        self.shape = shape_of(x)
+        self.shape, self.dtype = aval(x)
 
     @property
     def ndim(self) -> int:
@@ -38,19 +38,32 @@ class Dropped:
 
     @staticmethod
     def of(x: Any) -> "Dropped":
-        return shared_by_key(("of", shape_of(x)), lambda: Dropped(x))
+        return shared_by_key(("of",) + aval(x), lambda: Dropped(x))
 
     @staticmethod
     def all(args: Any) -> tuple:
-        """``tuple(Dropped.of(a) for a in args)``, shared per tuple of shapes."""
-        return shared_by_key(("all",) + tuple([shape_of(a) for a in args]),
+        """``tuple(Dropped.of(a) for a in args)``, shared per tuple of avals."""
+        return shared_by_key(("all",) + tuple([aval(a) for a in args]),
                              lambda: tuple([Dropped.of(a) for a in args]))
 
     @staticmethod
     def nothing(args: Any) -> tuple:
         """``(None, Dropped.all(args))``: the residuals of a rule that reads no value."""
-        return shared_by_key(("nothing",) + tuple([shape_of(a) for a in args]),
+        return shared_by_key(("nothing",) + tuple([aval(a) for a in args]),
                              lambda: (None, Dropped.all(args)))
+
+
+def real_for_real(c: Any, x: Any) -> Any:
+    """The cotangent ``c`` of the input ``x`` (a value, ``Dropped`` or aval): its real
+    part when ``x`` is real and ``c`` complex (a real input gets a real cotangent)."""
+    if c is None or not is_complex(c):
+        return c
+    dtype = x[1] if type(x) is tuple else x.dtype if type(x) is Dropped else dtype_of(raw(x))
+    if dtype is float or dtype is int:
+        return ops.real(c)
+    if dtype is complex or getattr(dtype, "kind", "c") == "c":
+        return c
+    return ops.astype(ops.real(c), dtype)
 
 
 _SHARED_BY_KEY: dict[tuple, Any] = {}

@@ -32,7 +32,8 @@ _ALIASES = {
     "pow": "power", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
     "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh",
     "atanh": "arctanh", "concat": "concatenate", "absolute": "abs",
-    "true_divide": "divide", "cumulative_sum": "cumsum",
+    "true_divide": "divide", "cumulative_sum": "cumsum", "around": "round", "fabs": "abs",
+    "conjugate": "conj",
 }
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]

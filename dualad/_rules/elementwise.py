@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 from functools import partial as _partial
 
-from dualad._backend import scalar_xp
+from dualad import ops
+from dualad._backend import namespace_of, scalar_xp
 from dualad._core import bind
-from dualad._table import elementwise, non_differentiable, zero_derivative
+from dualad._shapes import dtype_of, is_complex, raw, zeros
+from dualad._table import elementwise, linear, non_differentiable, zero_derivative
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "negative", "abs",
@@ -24,7 +26,8 @@ __all__ = [
     "arctanh", "hypot", "logaddexp", "maximum", "minimum", "where", "floor",
     "ceil", "round", "trunc", "less", "less_equal", "greater",
     "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
-    "logical_not", "isnan", "isfinite", "isinf", "stop_gradient",
+    "logical_not", "isnan", "isfinite", "isinf", "stop_gradient", "real", "imag",
+    "conj", "angle",
 ]
 
 
@@ -129,8 +132,28 @@ def power(x, y):
     return _pow(x, y)
 
 
-abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x),
-                   doc="``abs``; its derivative at 0 is taken to be 0.")
+_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x))
+
+
+def abs(x):
+    """``abs``; its derivative at 0 is taken to be 0.
+
+    A complex ``x`` gives ``hypot(real(x), imag(x))``: ``|z|`` is not
+    complex-differentiable, so it is built from the parts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(ops.abs, (np.array([3 + 4j]),), (np.array([1 + 0j]),))[1].tolist()
+    [0.6]
+    """
+    if is_complex(x):
+        return hypot(real(x), imag(x))
+    return _abs(x)
+
+
+abs.primitive = _abs.primitive
 sign = _zero("sign", lambda xp, x: xp.sign(x))
 square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x))
 sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
@@ -221,6 +244,71 @@ where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: c,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,
                      doc="``where(condition, x, y)``; no derivative flows to the condition.")
+
+# -- complex parts: linear over the reals --------------------------------------------
+# Each sees complex inputs only (the functions below answer real ones), and
+# transposes by JAX's convention: the cotangent of a complex input is the one
+# ``grad`` of a real-valued function returns (the conjugate of PyTorch's).
+def _complex_constant(like, value):
+    """``value`` as a 0-d array of the backend and complex dtype of ``like``."""
+    r = raw(like)
+    return namespace_of([r]).asarray(value, dtype=dtype_of(r))
+
+
+def _to_complex(g, dtype):
+    if type(g) in (float, int):  # a seed cotangent of a 0-d real output
+        return complex(g)
+    return ops.astype(g, dtype)
+
+
+_real_p = linear("real", lambda xp, x: xp.real(x),
+                 lambda g, x: (_to_complex(g, x[1]),))
+
+
+def _imag_transpose(g, x):
+    g = _to_complex(g, x[1])
+    return (multiply(g, _complex_constant(g, -1j)),)  # d Im(z) pairs with -i
+
+
+_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose)
+_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),))
+
+
+def real(x):
+    """The real part; a real ``x`` is returned as it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(ops.real, (np.array([1 + 2j]),), (np.array([3 + 4j]),))[1].tolist()
+    [3.0]
+    """
+    return bind(_real_p, x) if is_complex(x) else x
+
+
+def imag(x):
+    """The imaginary part; of a real ``x``, constant zeros."""
+    return bind(_imag_p, x) if is_complex(x) else zeros(x)
+
+
+def conj(x):
+    """The complex conjugate; a real ``x`` is returned as it is."""
+    return bind(_conj_p, x) if is_complex(x) else x
+
+
+def angle(x, deg=False):
+    """The argument of complex ``x`` (``arctan2(imag, real)``); of a real ``x``,
+    the constant 0 or pi."""
+    if is_complex(x):
+        out = arctan2(imag(x), real(x))
+    else:
+        out = stop_gradient(where(less(x, 0), math.pi, 0.0))
+    return multiply(out, 180.0 / math.pi) if deg else out
+
+
+real.primitive, imag.primitive, conj.primitive = _real_p, _imag_p, _conj_p
+
 
 # -- zero derivative and non-differentiable --------------------------------------
 floor = _zero("floor", lambda xp, x: xp.floor(x))

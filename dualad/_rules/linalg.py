@@ -45,7 +45,7 @@ from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import dtype_of, ndim_of, normalize_axes, raw, shape_of
+from dualad._shapes import dtype_of, is_complex, ndim_of, normalize_axes, raw, shape_of
 from dualad._table import custom
 
 __all__ = ["matmul", "einsum"]
@@ -170,6 +170,15 @@ def _check_matrix(a, name, arg="a", square=True):
     if square and s[-1] != s[-2]:
         raise ValueError(f"{name}: {arg} must be square in its last two axes, "
                          f"got shape {s} ({s[-2]} x {s[-1]})")
+
+
+def _real_only(a, name):
+    """Refuse complex input to a rule written for real matrices (transposes, not
+    conjugate transposes), rather than return a wrong derivative."""
+    if is_complex(a):
+        raise NotImplementedError(
+            f"{name}: complex matrices are not supported yet (got dtype {dtype_of(raw(a))}); "
+            "its derivative rules assume real input")
 
 
 def _broadcast_batch(name, *shapes):
@@ -485,6 +494,7 @@ def slogdet(a):
     array([[-0.5 ,  0.  ],
            [ 0.  ,  0.25]])
     """
+    _real_only(a, "slogdet")
     _check_matrix(a, "slogdet")
     return SlogdetResult(bind(_slogdet_p, a))
 
@@ -530,6 +540,7 @@ def cholesky(a, /, *, upper=False):
     >>> float(derivative(lambda s: ops.linalg.cholesky(s * np.eye(2))[1, 1])(4.0))
     0.25
     """
+    _real_only(a, "cholesky")
     _check_matrix(a, "cholesky")
     low = bind(_cholesky_p, a)
     return _T(low) if upper else low
@@ -599,6 +610,7 @@ def qr(a, mode="reduced"):
     >>> bool(np.allclose(dq @ r + q @ dr, np.ones_like(a)))
     True
     """
+    _real_only(a, "qr")
     _check_matrix(a, "qr", square=False)
     m, n = shape_of(a)[-2:]
     if mode not in ("reduced", "r", "complete"):
@@ -690,6 +702,7 @@ def eigh(a, UPLO="L"):
     >>> dw.tolist()
     [1.0, 2.0]
     """
+    _real_only(a, "eigh")
     _check_matrix(a, "eigh")
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
@@ -790,6 +803,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     array([[1., 0.],
            [0., 0.]])
     """
+    _real_only(a, "svd")
     _check_matrix(a, "svd", square=False)
     m, n = shape_of(a)[-2:]
     if full_matrices and m != n:
@@ -835,6 +849,8 @@ _norm2_p = custom("norm2", _norm2_impl, jvp=_norm2_jvp, vjp=_norm2_vjp,
 
 def _norm2(x, axis, keepdims):
     """The Euclidean norm over ``axis`` (a tuple of negative axes); derivative 0 at 0."""
+    if is_complex(x):  # the norm of the moduli, differentiated through them
+        x = _ew.abs(x)
     if ndim_of(x) == 0:
         return _ew.abs(x)
     return bind(_norm2_p, x, axis=axis, keepdims=keepdims)

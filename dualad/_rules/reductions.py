@@ -13,7 +13,7 @@ from dualad._backend import namespace_of
 from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import shape as _shape
-from dualad._shapes import ndim_of, normalize_axes, shape_of
+from dualad._shapes import is_complex, ndim_of, normalize_axes, shape_of
 from dualad._table import custom, linear
 
 __all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]
@@ -55,7 +55,8 @@ def var(x, axis=None, keepdims=False, ddof=0, correction=None):
     axes = normalize_axes(axis, ndim_of(x))
     count = math.prod(shape_of(x)[a] for a in axes)
     d = x - mean(x, axes, keepdims=True)
-    return sum(d * d, axes, keepdims) / float(builtins.max(count - ddof, 0) or math.nan)
+    squares = _ew.real(_ew.multiply(d, _ew.conj(d))) if is_complex(d) else d * d
+    return sum(squares, axes, keepdims) / float(builtins.max(count - ddof, 0) or math.nan)
 
 
 def std(x, axis=None, keepdims=False, ddof=0, correction=None):

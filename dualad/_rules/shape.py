@@ -16,8 +16,18 @@ import numpy as np
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import bind
+from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _reductions
-from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
+from dualad._shapes import (
+    dtype_of,
+    is_complex,
+    is_mask,
+    ndim_of,
+    normalize_axes,
+    normalize_axis,
+    raw,
+    shape_of,
+)
 from dualad._table import linear
 
 __all__ = [
@@ -397,8 +407,14 @@ def index_add(base, values, idx):
 
 
 # -- dtype and prefix sums ------------------------------------------------------------
-_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                    lambda g, x, *, dtype: (astype(g, x[1]),))
+def _astype_transpose(g, x, *, dtype):
+    # Casting a real input to complex: its cotangent is the real part (JAX's convention).
+    if is_complex(g) and not namespace_of([raw(g)]).isdtype(x[1], "complex floating"):
+        g = _ew.real(g)
+    return (astype(g, x[1]),)
+
+
+_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype), _astype_transpose)
 
 
 def astype(x, dtype):

@@ -237,6 +237,26 @@ case("where", ops.where, _where_args(), ("where",),
      scalar_args=st.tuples(st.booleans(), floats(-3, 3), floats(-3, 3)).map(
          lambda a: ((a[0], float(a[1]), float(a[2])), {})))
 
+# -- complex values inside a real function (real in, real out) ------------------------------------
+def complexify(x):
+    """``x * (0.5 + 1j) + 0.25j`` as a complex array of ``x``'s precision."""
+    xp = xp_of(x)
+    z = ops.astype(x, xp.complex64 if raw(x).dtype == xp.float32 else xp.complex128)
+    return z * (0.5 + 1j) + 0.25j
+
+
+elementwise("real", lambda x: ops.real(ops.exp(complexify(x))), floats(-2, 2),
+            prims=("real", "exp", "astype", "multiply", "add"), scalar=False)
+elementwise("imag", lambda x: ops.imag(ops.sin(complexify(x))), floats(-2, 2),
+            prims=("imag", "sin", "astype"), scalar=False)
+elementwise("conj", lambda x: ops.real(ops.conj(complexify(x)) * ops.exp(complexify(x))), floats(-2, 2),
+            prims=("conj", "real", "multiply"), scalar=False)
+elementwise("abs_complex", lambda x: ops.abs(complexify(x)), floats(-2, 2),
+            prims=("real", "imag", "hypot"), scalar=False)
+elementwise("angle", lambda x: ops.angle(complexify(x) + 2.0), floats(-2, 2),
+            prims=("real", "imag", "arctan2"), scalar=False,
+            notes="real part > 0: away from the branch cut on the negative real axis")
+
 # -- zero derivative and non-differentiable ------------------------------------------------------
 for _name in ("floor", "ceil", "trunc", "round"):
     elementwise(_name, getattr(ops, _name), off_integers(), kind="zero")
@@ -282,6 +302,8 @@ case("min", ops.min, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True),
 case("var", ops.var, _reduce_args(floats(-3, 3), min_side=1), ("sum", "subtract", "multiply"))
 case("var_ddof", lambda x, **kw: ops.var(x, ddof=1, **kw),
      _reduce_args(floats(-3, 3), min_side=2), ("sum", "subtract", "multiply"))
+case("var_complex", lambda x, **kw: ops.var(complexify(x), **kw), _reduce_args(floats(-3, 3), min_side=1),
+     ("real", "conj", "sum"))
 case("std", ops.std, _reduce_args(grid(lo=-40, hi=40), min_side=2, unique=True, min_dims=1),
      ("sum", "sqrt"), notes="std'(x) is nan where std(x) = 0: at least two distinct entries")
 case("logsumexp", ops.logsumexp, _reduce_args(floats(-3, 3), min_side=1),

@@ -23,7 +23,7 @@ FEW = settings(max_examples=max(4, settings.default.max_examples // 4))
 
 # Relative tolerances for comparisons that involve no finite difference (two
 # exact computations that only round differently).
-EXACT_RTOL = {"float64": 1e-9, "float32": 2e-4}
+EXACT_RTOL = {"float64": 1e-9, "float32": 2e-4, "complex128": 1e-9, "complex64": 2e-4}
 
 
 def is_float(x: Any) -> bool:
@@ -71,15 +71,23 @@ def random_like(x, rng, backend=None):
     """A standard normal draw shaped, typed and placed like ``x``."""
     if type(x) is float:
         return float(rng.standard_normal())
-    a = rng.standard_normal(np.shape(to_numpy(x))).astype(dtype_name(x))
+    shape = np.shape(to_numpy(x))
+    a = rng.standard_normal(shape)
+    if dtype_name(x).startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    a = a.astype(dtype_name(x))
     return a if backend is None else backend.asarray(a)
 
 
 def inner(a_leaves, b_leaves) -> tuple[float, float]:
-    """``sum(a * b)`` over all leaves in float64, and ``sum(|a * b|)``."""
+    """``Re sum(a * b)`` over all leaves in double precision, and ``sum(|a * b|)``.
+
+    The real part of the bilinear pairing (no conjugation) is what a VJP in
+    JAX's convention preserves, for complex values as for real ones.
+    """
     total = scale = 0.0
     for a, b in zip(a_leaves, b_leaves):
-        p = to_numpy(a).astype(np.float64) * to_numpy(b).astype(np.float64)
+        p = np.real(to_numpy(a).astype(np.complex128) * to_numpy(b).astype(np.complex128))
         total += float(np.sum(p))
         scale += float(np.sum(np.abs(p)))
     return total, scale
