@@ -35,12 +35,11 @@ def register_numpy(numpy_function: Any, implementation: Any) -> None:
 def _register_defaults() -> None:
     """Route each NumPy function or ufunc to the ``ops`` function of the same name.
 
-    Generated from the namespaces, not listed: every public name of ``numpy``,
-    ``numpy.linalg`` and ``numpy.fft`` that ``ops``, ``ops.linalg`` or
-    ``ops.fft`` defines (aliases included) is dispatched.
+    Generated from the namespaces, not listed: every public name of ``numpy``
+    and ``numpy.linalg`` that ``ops`` or ``ops.linalg`` defines (aliases
+    included) is dispatched.
     """
-    pairs = [(np, ops), (np.linalg, ops.linalg), (np.fft, getattr(ops, "fft", None))]
-    for numpy_ns, ours in pairs:
+    for numpy_ns, ours in ((np, ops), (np.linalg, ops.linalg)):
         for name in dir(numpy_ns):
             impl = getattr(ours, name, None)
             if name.startswith("_") or not callable(impl) or isinstance(impl, type):

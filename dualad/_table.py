@@ -175,13 +175,6 @@ class Elementwise(Primitive):
 class Linear(Primitive):
     __slots__ = ("transpose", "linear_args", "batch")
 
-    @property
-    def saves_values(self) -> bool:
-        return False
-
-    def residuals(self, ans, args, params, needs=None):
-        return tuple([aval(a) for a in args])
-
     def jvp(self, primals, tangents, ans, params, nb):
         lin = range(len(primals)) if self.linear_args is None else self.linear_args
         if all(tangents[i] is None for i in lin):
@@ -205,7 +198,7 @@ class Linear(Primitive):
 
     def vjp(self, g, res, needs, params):
         cots = self.transpose(g, *res, **params)
-        return tuple(c if need else None for c, need in zip(cots, needs))
+        return tuple(real_for_real(c, x) if need else None for c, need, x in zip(cots, needs, res))
 
 
 # -- custom: a JVP and a VJP side by side ----------------------------------------------
@@ -237,13 +230,6 @@ class Custom(Primitive):
 class ZeroDerivative(Primitive):
     __slots__ = ()
     records = False
-
-    @property
-    def saves_values(self) -> bool:
-        return False
-
-    def residuals(self, ans, args, params, needs=None):
-        return ()
 
     def jvp(self, primals, tangents, ans, params, nb):
         return None
@@ -345,12 +331,12 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
 
 def zero_derivative(name: str, impl: Callable) -> ZeroDerivative:
     """An entry with a float result whose derivative is zero (floor, sign)."""
-    return ZeroDerivative(name, impl, scalar_ok=True)
+    return ZeroDerivative(name, impl, scalar_ok=True, saves="avals")
 
 
 def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True) -> NonDifferentiable:
     """An entry with a boolean or integer result, returned as a plain array in every mode."""
-    return NonDifferentiable(name, impl, scalar_ok=scalar_ok)
+    return NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals")
 
 
 def unregister(name: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from dualad import _inplace, ops
+from dualad._backend import namespace_of
 from dualad._shapes import dtype_of, is_complex, is_mask, raw, shape_of
 
 
@@ -61,7 +62,9 @@ def real_for_real(c: Any, x: Any) -> Any:
     dtype = x[1] if type(x) is tuple else x.dtype if type(x) is Dropped else dtype_of(raw(x))
     if dtype is float or dtype is int:
         return ops.real(c)
-    if dtype is complex or getattr(dtype, "kind", "c") == "c":
+    kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name
+    if dtype is complex or (kind == "c" if kind is not None
+                            else namespace_of([raw(c)]).isdtype(dtype, "complex floating")):
         return c
     return ops.astype(ops.real(c), dtype)
 

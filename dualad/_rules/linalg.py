@@ -247,8 +247,8 @@ def _matmul_vjp_y(g, ans, x, y):
 
 
 _matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
-                      jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
-                      saves="inputs")
+                   jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
+                   saves="inputs")
 
 
 def matmul(x, y):
@@ -310,7 +310,7 @@ def _solve_vjp(g, ans, a, b, *, vector):
 
 
 _solve_p = custom("solve", _solve_impl, jvp=_solve_jvp, vjp=_solve_vjp,
-                     chunked=True)
+                  chunked=True)
 
 
 def solve(a, b):
@@ -372,7 +372,7 @@ def _inv_vjp(g, ans, a):
 
 
 _inv_p = custom("inv", lambda xp, a: xp.linalg.inv(a), jvp=_inv_jvp,
-                   vjp=_inv_vjp, chunked=True, saves="output")
+                vjp=_inv_vjp, chunked=True, saves="output")
 
 
 def inv(a):
@@ -424,7 +424,7 @@ def _det_vjp(g, ans, a):
 
 
 _det_p = custom("det", lambda xp, a: xp.linalg.det(a), jvp=_det_jvp,
-                   vjp=_det_vjp, chunked=True)
+                vjp=_det_vjp, chunked=True)
 
 
 def det(a):
@@ -475,7 +475,7 @@ def _slogdet_vjp(g, ans, a):
 
 
 _slogdet_p = custom("slogdet", _slogdet_impl, jvp=_slogdet_jvp,
-                       vjp=_slogdet_vjp, chunked=True, multiple_results=True)
+                    vjp=_slogdet_vjp, chunked=True, multiple_results=True)
 
 
 def slogdet(a):
@@ -521,8 +521,8 @@ def _cholesky_vjp(g, ans, a):
 
 
 _cholesky_p = custom("cholesky", lambda xp, a: xp.linalg.cholesky(a),
-                        jvp=_cholesky_jvp, vjp=_cholesky_vjp, chunked=True,
-                        saves="output")
+                     jvp=_cholesky_jvp, vjp=_cholesky_vjp, chunked=True,
+                     saves="output")
 
 
 def cholesky(a, /, *, upper=False):
@@ -586,7 +586,7 @@ def _qr_vjp(g, ans, a):
 
 
 _qr_p = custom("qr", _qr_impl, jvp=_qr_jvp, vjp=_qr_vjp, chunked=True,
-                  multiple_results=True, saves="output")
+               multiple_results=True, saves="output")
 
 
 def qr(a, mode="reduced"):
@@ -677,7 +677,7 @@ def _eigh_vjp(g, ans, a):
 
 
 _eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
-                    chunked=True, multiple_results=True, saves="output")
+                 chunked=True, multiple_results=True, saves="output")
 
 
 def eigh(a, UPLO="L"):
@@ -777,7 +777,7 @@ def _svd_vjp(g, ans, a):
 
 
 _svd_p = custom("svd", _svd_impl, jvp=_svd_jvp, vjp=_svd_vjp,
-                   chunked=True, multiple_results=True, saves="output")
+                chunked=True, multiple_results=True, saves="output")
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -844,7 +844,7 @@ def _norm2_vjp(g, ans, x, *, axis, keepdims):
 
 
 _norm2_p = custom("norm2", _norm2_impl, jvp=_norm2_jvp, vjp=_norm2_vjp,
-                     chunked=True)
+                  chunked=True)
 
 
 def _norm2(x, axis, keepdims):
@@ -1093,7 +1093,7 @@ def _einsum_vjp(g, ans, *args, subscripts):
 
 
 _einsum_p = custom("einsum", _einsum_impl, jvp=_einsum_jvp, vjp=_einsum_vjp,
-                      chunked=True, saves="inputs")
+                   chunked=True, saves="inputs")
 
 
 @lru_cache(maxsize=512)

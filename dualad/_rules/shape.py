@@ -16,19 +16,10 @@ import numpy as np
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import bind
-from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _reductions
-from dualad._shapes import (
-    dtype_of,
-    is_complex,
-    is_mask,
-    ndim_of,
-    normalize_axes,
-    normalize_axis,
-    raw,
-    shape_of,
-)
+from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
 from dualad._table import linear
+from dualad._vjp import real_for_real
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
@@ -226,7 +217,7 @@ def split(x, indices_or_sections, axis=0):
 
 
 _flip_p = linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
-                  lambda g, x, *, axis: (flip(g, axis),))
+                 lambda g, x, *, axis: (flip(g, axis),))
 
 
 def flip(x, axis=None):
@@ -391,8 +382,8 @@ def _scatter_batch(params, k):
 # The transpose of getitem: zeros of ``shape`` with ``values`` added at ``idx``
 # (repeated advanced indices accumulate).
 _scatter_p = linear("scatter", _scatter_impl,
-                     lambda g, values, *, shape, idx: (getitem(g, idx),),
-                     batch=_scatter_batch)
+                    lambda g, values, *, shape, idx: (getitem(g, idx),),
+                    batch=_scatter_batch)
 
 
 def scatter(values, shape, idx):
@@ -407,14 +398,10 @@ def index_add(base, values, idx):
 
 
 # -- dtype and prefix sums ------------------------------------------------------------
-def _astype_transpose(g, x, *, dtype):
-    # Casting a real input to complex: its cotangent is the real part (JAX's convention).
-    if is_complex(g) and not namespace_of([raw(g)]).isdtype(x[1], "complex floating"):
-        g = _ew.real(g)
-    return (astype(g, x[1]),)
-
-
-_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype), _astype_transpose)
+# A real input cast to complex takes the real part of its cotangent before the cast
+# back (a complex-to-real cast is refused by strict array-API namespaces).
+_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
+                   lambda g, x, *, dtype: (astype(real_for_real(g, x), x[1]),))
 
 
 def astype(x, dtype):
@@ -435,7 +422,7 @@ def _cumsum_impl(xp, x, *, axis):
 
 
 _cumsum_p = linear("cumsum", _cumsum_impl,
-                    lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
+                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
 
 
 def cumsum(x, axis=None):

@@ -129,3 +129,12 @@ def test_against_jax(name):
                       "holomorphic_then_real": lambda z: jnp.sum(jnp.real(jnp.exp(z) * jnp.sin(z)))}
         jf = ops_to_jnp[name]
     np.testing.assert_allclose(reverse.grad(f)(Z), np.asarray(jax.grad(jf)(jnp.asarray(Z))), rtol=1e-10)
+
+
+def test_a_real_input_joined_with_complex_values_gets_a_real_gradient():
+    """concatenate (a linear entry) used to hand the complex cotangent back to the real input."""
+    x = np.array([1.0, 2.0])
+    f = lambda x: ops.real(ops.sum(ops.concatenate([x, Z]) * (1.0 + 2.0j)))  # noqa: E731
+    g = reverse.grad(f)(x)
+    assert np.isrealobj(g)
+    np.testing.assert_allclose(g, [1.0, 1.0])
