@@ -16,6 +16,8 @@ Examples
 from __future__ import annotations
 
 from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
+from dualad._rules.arrays import *  # noqa: F403
+from dualad._rules.arrays import __all__ as _arrays
 from dualad._rules.composites import *  # noqa: F403
 from dualad._rules.composites import __all__ as _composites
 from dualad._rules.elementwise import *  # noqa: F403
@@ -26,6 +28,10 @@ from dualad._rules.reductions import *  # noqa: F403
 from dualad._rules.reductions import __all__ as _reductions
 from dualad._rules.shape import *  # noqa: F403
 from dualad._rules.shape import __all__ as _shape_names
+from dualad._rules.statistics import *  # noqa: F403
+from dualad._rules.statistics import __all__ as _statistics
+from dualad._rules.values import *  # noqa: F403
+from dualad._rules.values import __all__ as _values
 
 # Array-API spellings of the NumPy names above.
 _ALIASES = {
@@ -33,10 +39,10 @@ _ALIASES = {
     "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh",
     "atanh": "arctanh", "concat": "concatenate", "absolute": "abs",
     "true_divide": "divide", "cumulative_sum": "cumsum", "around": "round", "fabs": "abs",
-    "conjugate": "conj",
+    "conjugate": "conj", "trapz": "trapezoid",
 }
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]
 
-__all__ = sorted({*_composites, *_elementwise, *_linalg_names, *_reductions,
-                  *_shape_names, *_ALIASES, "linalg"})
+__all__ = sorted({*_arrays, *_composites, *_elementwise, *_linalg_names, *_reductions,
+                  *_shape_names, *_statistics, *_values, *_ALIASES, "linalg"})

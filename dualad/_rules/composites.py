@@ -3,15 +3,22 @@ since every mode differentiates them through the primitives they call."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from dualad._backend import SCALAR_TYPES, namespace_of
 from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import ndim_of, shape_of
+from dualad._shapes import ndim_of, raw, shape_of
 
 __all__ = ["clip", "sigmoid", "softplus", "relu", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
-           "diagonal", "trace"]
+           "diagonal", "trace", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
+           "rad2deg", "radians", "degrees", "logaddexp2", "floor_divide", "remainder", "mod",
+           "fmod", "divmod", "copysign", "heaviside", "rint", "fix", "float_power"]
 
 
 def clip(x, a_min=None, a_max=None):
@@ -120,7 +127,6 @@ def outer(x, y):
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """``numpy.diagonal``, as a gather (its VJP scatters into the diagonal)."""
-    import numpy as np
     x = _shape.moveaxis(x, (axis1, axis2), (-2, -1))
     n, m = shape_of(x)[-2:]
     i = np.arange(max(0, -offset), min(n, m - offset))
@@ -129,3 +135,114 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 
 def trace(x, offset=0, axis1=0, axis2=1):
     return _red.sum(diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+# -- more elementwise functions, as NumPy spells them ---------------------------------------
+def positive(x):
+    return x
+
+
+def fmax(x, y):
+    """``numpy.fmax``: the maximum, ignoring a NaN in either argument."""
+    return _ew.where(_ew.isnan(raw(y)), x, _ew.where(_ew.isnan(raw(x)), y, _ew.maximum(x, y)))
+
+
+def fmin(x, y):
+    """``numpy.fmin``: the minimum, ignoring a NaN in either argument."""
+    return _ew.where(_ew.isnan(raw(y)), x, _ew.where(_ew.isnan(raw(x)), y, _ew.minimum(x, y)))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``numpy.nan_to_num``: replaced entries are constants (no derivative)."""
+    r = raw(x)
+    info = np.finfo(getattr(r, "dtype", np.float64)) if not _is_scalar(r) else np.finfo(float)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    out = _ew.where(_ew.isnan(r), nan, x)
+    out = _ew.where(_ew.logical_and(_ew.isinf(r), _ew.greater(r, 0)), hi, out)
+    return _ew.where(_ew.logical_and(_ew.isinf(r), _ew.less(r, 0)), lo, out)
+
+
+def sinc(x):
+    """``sin(pi x) / (pi x)``; near 0 its Taylor series, so every derivative is right there too."""
+    px = x * math.pi
+    small = _ew.less(_ew.abs(raw(x)), 1e-3)
+    safe = _ew.where(small, 1.0, px)
+    p2 = px * px
+    series = 1.0 - p2 / 6.0 + p2 * p2 / 120.0 - p2 * p2 * p2 / 5040.0
+    return _ew.where(small, series, _ew.sin(safe) / safe)
+
+
+def deg2rad(x):
+    return x * (math.pi / 180.0)
+
+
+def rad2deg(x):
+    return x * (180.0 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def logaddexp2(x, y):
+    """``log2(2**x + 2**y)``."""
+    ln2 = math.log(2.0)
+    return _ew.logaddexp(x * ln2, y * ln2) / ln2
+
+
+def floor_divide(x, y):
+    """``x // y``: a float result with zero derivative."""
+    return _ew.floor(_ew.divide(x, y))
+
+
+def remainder(x, y):
+    """``x % y`` with the sign of ``y``: ``x - floor(x / y) * y`` (derivatives 1 and
+    ``-floor(x / y)``; a jump where ``x / y`` is an integer)."""
+    return x - _ew.stop_gradient(floor_divide(x, y)) * y
+
+
+mod = remainder
+
+
+def fmod(x, y):
+    """C's ``fmod``: the remainder with the sign of ``x``."""
+    return x - _ew.stop_gradient(_ew.trunc(_ew.divide(x, y))) * y
+
+
+def divmod(x, y):
+    return floor_divide(x, y), remainder(x, y)
+
+
+def copysign(x, y):
+    """``|x|`` with the sign of ``y`` (derivative 0 at ``x = 0``, as ``abs``)."""
+    r = raw(y)
+    negative = math.copysign(1.0, r) < 0 if _is_scalar(r) else namespace_of([r]).signbit(r)
+    return _ew.where(negative, -_ew.abs(x), _ew.abs(x))
+
+
+def heaviside(x, h0):
+    """The step function: 0 below 0, ``h0`` at 0, 1 above; zero derivative."""
+    r = raw(x)
+    return _ew.stop_gradient(_ew.where(_ew.less(r, 0), 0.0, _ew.where(_ew.equal(r, 0), h0, 1.0)))
+
+
+rint = _ew.round
+fix = _ew.trunc
+
+
+def float_power(x, y):
+    """``numpy.float_power``: ``x ** y`` in at least double precision."""
+    return _ew.power(_promote64(x), _promote64(y))
+
+
+def _promote64(x):
+    r = raw(x)
+    if _is_scalar(r):
+        return x
+    xp = namespace_of([raw(x)])
+    wide = xp.complex128 if xp.isdtype(r.dtype, "complex floating") else xp.float64
+    return _shape.astype(x, wide)
+
+
+def _is_scalar(r):
+    return type(r) in SCALAR_TYPES

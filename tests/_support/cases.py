@@ -91,6 +91,11 @@ def grid(offset: float = 0.0, lo: int = -8, hi: int = 8):
     return st.integers(lo, hi).map(lambda i: i / 4 + offset)
 
 
+def off_grid_knots():
+    """Values in [-2.5, 2.5] at least 0.1 from the knots -2, -1, ..., 2 of the interp cases."""
+    return st.builds(lambda k, f: k + f, st.integers(-3, 2), floats(0.1, 0.9))
+
+
 def off_integers():
     """Values at least 0.1 from an integer and from a half-integer (floor, round)."""
     return st.builds(lambda k, f: k + f, st.integers(-3, 3),
@@ -613,6 +618,158 @@ def _diagonal_args():
 
 case("diagonal", ops.diagonal, _diagonal_args(), ("getitem", "permute_dims"))
 case("trace", ops.trace, _diagonal_args(), ("getitem", "permute_dims", "sum"))
+
+
+
+
+# -- assembly, rearranging, order (dualad/_rules/arrays.py) --------------------------------------
+case("diag_of_matrix", lambda x, **kw: ops.diag(x, **kw),
+     shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(
+         st.tuples(array(s, floats(-3, 3))), st.integers(-3, 3).map(lambda k: {"k": k}))), ("getitem",))
+case("diag_of_vector", lambda x, **kw: ops.diag(x, **kw),
+     shapes(min_dims=1, max_dims=1).flatmap(lambda s: st.tuples(
+         st.tuples(array(s, floats(-3, 3))), st.integers(-2, 2).map(lambda k: {"k": k}))), ("scatter",))
+case("diagflat", ops.diagflat, _no_kw(_elementwise_args([floats(-3, 3)])), ("scatter", "reshape"))
+for _name in ("tril", "triu"):
+    case(_name, getattr(ops, _name), _one_array(lambda s: st.integers(-2, 2).map(lambda k: {"k": k}),
+                                                 min_dims=2), ("where",))
+
+
+def _stack_args(n, min_dims=0, max_dims=3):
+    return shapes(min_dims=min_dims, max_dims=max_dims).flatmap(
+        lambda s: st.tuples(st.tuples(*[array(s, floats(-3, 3)) for _ in range(n)]), st.just({})))
+
+
+for _name, _lo in (("hstack", 0), ("vstack", 0), ("dstack", 0), ("column_stack", 0)):
+    case(_name, (lambda f: lambda *xs: f(list(xs)))(getattr(ops, _name)),
+         _stack_args(2, _lo, 2), ("concatenate",))
+for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+    case(_name, getattr(ops, _name), _no_kw(_elementwise_args([floats(-3, 3)])), ("reshape",))
+case("block", lambda a, b, c, d: ops.block([[a, b], [c, d]]), _stack_args(4, 2, 2), ("concatenate",))
+case("append", lambda x, y: ops.append(x, y), _stack_args(2), ("concatenate", "reshape"))
+case("array_split", lambda x, **kw: tuple(ops.array_split(x, **kw)),
+     _one_array(lambda s: st.fixed_dictionaries({"indices_or_sections": st.integers(1, 4),
+                                                 "axis": st.integers(0, len(s) - 1)}), min_dims=1),
+     ("getitem",))
+case("hsplit", lambda x: tuple(ops.hsplit(x, 1)), _stack_args(1, 1), ("getitem",))
+case("vsplit", lambda x: tuple(ops.vsplit(x, [1])), _stack_args(1, 2), ("getitem",))
+case("dsplit", lambda x: tuple(ops.dsplit(x, [1])), _stack_args(1, 3), ("getitem",))
+case("roll", ops.roll, _one_array(lambda s: st.fixed_dictionaries({
+    "shift": st.integers(-5, 5),
+    "axis": st.none() if not s else st.one_of(st.none(), st.integers(0, len(s) - 1))})),
+    ("getitem",))
+case("rot90", ops.rot90, _one_array(lambda s: st.integers(-3, 4).map(lambda k: {"k": k}), min_dims=2),
+     ("flip", "permute_dims"))
+case("flipud", ops.flipud, _stack_args(1, 1), ("flip",))
+case("fliplr", ops.fliplr, _stack_args(1, 2), ("flip",))
+case("diff", ops.diff, _one_array(lambda s: st.fixed_dictionaries({
+    "n": st.integers(0, 2), "axis": st.integers(-len(s), len(s) - 1)}), min_dims=1), ("getitem", "subtract"))
+case("diff_prepend", lambda x: ops.diff(x, prepend=0.5, append=x[..., :1]),
+     _stack_args(1, 1), ("concatenate", "subtract"))
+case("ediff1d", lambda x: ops.ediff1d(x, to_begin=x[:1]), _stack_args(1, 1, 1), ("getitem", "concatenate"))
+case("kron", ops.kron, st.tuples(shapes(max_dims=2, max_side=3), shapes(max_dims=2, max_side=3)).flatmap(
+    lambda t: _pair(*t)), ("multiply", "reshape"))
+case("cross", ops.cross, hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3).flatmap(
+    lambda bs: st.sampled_from([(3, 3), (2, 3), (2, 2)]).flatmap(lambda n: _pair(
+        bs.input_shapes[0] + (n[0],), bs.input_shapes[1] + (n[1],)))), ("multiply", "subtract"))
+case("trapezoid", ops.trapezoid, _stack_args(1, 1), ("add", "sum"))
+case("trapezoid_x", lambda y, x: ops.trapezoid(y, x), st.integers(1, 5).flatmap(
+    lambda n: _pair((2, n), (n,))), ("add", "sum", "subtract"))
+
+
+def _take_along_args():
+    def build(s):
+        axis = st.integers(0, len(s) - 1)
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(array(s, floats(-3, 3)),
+                      hnp.arrays(np.int64, s[:a] + (3,) + s[a + 1:], elements=st.integers(0, s[a] - 1))),
+            st.just({"axis": a})))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("take_along_axis", ops.take_along_axis, _take_along_args(), ("getitem",))
+def _distinct(min_dims=1, axis=True):
+    """One array of distinct grid values (sort has a kink where two entries tie)."""
+    return shapes(min_dims=min_dims, min_side=1).flatmap(lambda s: st.tuples(
+        st.tuples(array(s, grid(lo=-40, hi=40), unique=True)),
+        st.integers(-len(s), len(s) - 1).map(lambda a: {"axis": a}) if axis else st.just({})))
+
+
+case("sort", ops.sort, _distinct(), ("getitem",))
+case("sort_flat", lambda x: ops.sort(x, axis=None), _distinct(0, axis=False), ("getitem", "reshape"))
+case("meshgrid", lambda x, y: tuple(ops.meshgrid(x, y)), _stack_args(2, 1, 1), ("broadcast_to",))
+case("meshgrid_ij", lambda x, y, z: tuple(ops.meshgrid(x, y, z, indexing="ij")), _stack_args(3, 1, 1),
+     ("broadcast_to",))
+case("linspace", lambda a, b: ops.linspace(a, b, 5), _no_kw(st.tuples(array((), floats(-3, 3)),
+                                                                         array((), floats(-3, 3)))),
+     ("multiply", "add", "subtract"))
+case("gradient", ops.gradient, shapes(min_dims=1, max_dims=2, min_side=2).flatmap(
+         lambda s: st.tuples(st.tuples(array(s, floats(-3, 3))), st.just({}))), ("subtract", "concatenate"))
+case("select", lambda x, y: ops.select([raw(x) > 0.5, raw(y) < 0.125], [x * y, y], 0.25),
+     _no_kw(_elementwise_args([grid(0.125), grid()])), ("where", "multiply"))
+case("polyval", lambda p, x: ops.polyval(p, x), st.integers(1, 4).flatmap(
+    lambda n: shapes(max_dims=2).flatmap(lambda s: _pair((n,), s))), ("multiply", "add"))
+case("convolve", ops.convolve, st.tuples(st.integers(1, 5), st.integers(1, 4),
+                                         st.sampled_from(["full", "same", "valid"])).flatmap(
+    lambda t: st.tuples(st.tuples(array((t[0],), floats(-2, 2)), array((t[1],), floats(-2, 2))),
+                        st.just({"mode": t[2]}))), ("getitem", "multiply", "sum"))
+case("correlate", ops.correlate, st.tuples(st.integers(1, 5), st.integers(1, 4)).flatmap(
+    lambda t: _pair((max(t),), (min(t),))), ("getitem", "flip"))
+case("cumprod", ops.cumprod, _axis_args(with_zeros(away_from_zero(0.5, 1.5))), ("multiply", "concatenate"),
+     notes="exact where entries are 0")
+case("interp", lambda x, fp: ops.interp(x, np.linspace(-2.0, 2.0, 5), fp),
+     st.tuples(shapes(max_dims=2), st.just((5,))).flatmap(lambda t: st.tuples(
+         st.tuples(array(t[0], off_grid_knots()), array(t[1], floats(-3, 3))), st.just({}))),
+     ("getitem", "multiply", "where"))
+
+# -- statistics (dualad/_rules/statistics.py) ------------------------------------------------------
+case("median", ops.median, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
+case("quantile", lambda x, **kw: ops.quantile(x, np.array([0.1, 0.5, 0.9]), **kw),
+     _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem", "multiply"))
+case("percentile", lambda x, **kw: ops.percentile(x, 30.0, **kw),
+     _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
+for _name in ("nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd", "nanprod"):
+    case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(raw(x), 2.875), np.nan, x), **kw))(
+        getattr(ops, _name)),
+         _reduce_args(grid(lo=-12, hi=12), min_side=2, min_dims=1, unique=True),
+         ("where",), second_order=_name not in ("nanstd",))
+case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(raw(x), 2.625), np.nan, x)),
+     _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
+         lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
+case("ptp", ops.ptp, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("max", "min"))
+case("average", lambda x, w: ops.average(x, axis=-1, weights=w),
+     shapes(min_dims=1, min_side=1).flatmap(lambda s: st.tuples(
+         st.tuples(array(s, floats(-3, 3)), array(s[-1:], floats(0.5, 2))), st.just({}))),
+     ("multiply", "sum", "divide"))
+case("cov", ops.cov, st.tuples(st.integers(1, 3), st.integers(2, 5)).flatmap(
+    lambda t: st.tuples(st.tuples(array(t, floats(-3, 3))),
+                        st.fixed_dictionaries({"rowvar": st.booleans()}))),
+     ("matmul", "subtract"))
+case("corrcoef", ops.corrcoef, st.tuples(st.integers(2, 3), st.integers(3, 5)).flatmap(
+    lambda t: st.tuples(st.tuples(array(t, floats(-3, 3), unique=True)), st.just({}))),
+     ("matmul", "sqrt", "divide"))
+
+# -- elementwise extras (dualad/_rules/composites.py) ---------------------------------------------
+elementwise("fmax", ops.fmax, grid(), grid(0.125), prims=("maximum", "where"), scalar=False)
+elementwise("fmin", ops.fmin, grid(), grid(0.125), prims=("minimum", "where"), scalar=False)
+elementwise("nan_to_num", lambda x: ops.nan_to_num(ops.log(x)), away_from_zero(0.2, 3),
+            prims=("where", "log"), scalar=False, notes="log of a negative is nan, replaced by 0")
+elementwise("sinc", ops.sinc, with_zeros(floats(-2, 2)), prims=("sin", "divide", "where"))
+elementwise("deg2rad", ops.deg2rad, floats(-180, 180), prims=("multiply",))
+elementwise("rad2deg", ops.rad2deg, floats(-3, 3), prims=("multiply",))
+elementwise("logaddexp2", ops.logaddexp2, floats(-3, 3), floats(-3, 3), prims=("logaddexp",))
+elementwise("remainder", ops.remainder, off_integers(), st.just(1.0), prims=("subtract", "floor"),
+            static=(1,), scalar=False)
+elementwise("remainder_divisor", lambda x, y: x % y if hasattr(x, "_level") else ops.remainder(x, y),
+            floats(0.1, 0.9), floats(1.25, 2), prims=("subtract", "floor", "multiply"), scalar=False)
+elementwise("fmod", ops.fmod, floats(-0.9, 0.9), floats(1.25, 2), prims=("subtract", "trunc"), scalar=False)
+elementwise("floor_divide", ops.floor_divide, off_integers(), st.just(1.0), prims=("floor",), kind="zero",
+            static=(1,), scalar=False)
+elementwise("copysign", ops.copysign, away_from_zero(0.2, 3), away_from_zero(0.2, 3),
+            prims=("where", "abs"), scalar=False)
+elementwise("heaviside", lambda x: ops.heaviside(x, 0.5), away_from_zero(0.2, 3), prims=("stop_gradient",),
+            kind="zero", scalar=False)
+elementwise("float_power", ops.float_power, floats(0.5, 3), floats(-2, 2), prims=("power",), scalar=False)
 
 
 CASES_BY_NAME = {c.name: c for c in CASES}

@@ -1,0 +1,189 @@
+"""Statistics as NumPy spells them: order statistics, NaN-ignoring reductions,
+weighted means, covariance. Composites of the table's primitives.
+
+Order statistics gather the sorted values (ties keep their own
+derivatives); quantiles interpolate linearly between the two nearest ranks,
+NumPy's default method.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dualad._rules import arrays as _arrays
+from dualad._rules import elementwise as _ew
+from dualad._rules import linalg as _la
+from dualad._rules import reductions as _red
+from dualad._rules import shape as _shape
+from dualad._shapes import dtype_of, ndim_of, normalize_axes, raw, shape_of
+
+__all__ = ["median", "quantile", "percentile", "nanquantile", "nanmedian", "nansum", "nanmean",
+           "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "ptp", "average", "cov", "corrcoef"]
+
+
+def _moved_last(a, axis):
+    """``a`` with the reduced axes flattened into one last axis, and the kept shape."""
+    if axis is None:
+        return _shape.ravel(a), ()
+    axes = normalize_axes(axis, ndim_of(a))
+    nd = ndim_of(a)
+    kept = [d for d in range(nd) if d - nd not in axes]
+    moved = _shape.permute_dims(a, tuple(kept) + tuple(d % nd for d in axes))
+    front = tuple(shape_of(a)[d] for d in kept)
+    return _shape.reshape(moved, front + (-1,)), front
+
+
+def _restore(out, a, axis, keepdims, q_shape):
+    if not keepdims:
+        return out
+    nd = ndim_of(a)
+    axes = normalize_axes(axis, nd)
+    kept = tuple(1 if d - nd in axes else s for d, s in enumerate(shape_of(a)))
+    return _shape.reshape(out, q_shape + kept)
+
+
+def quantile(a, q, axis=None, keepdims=False, method="linear"):
+    """``numpy.quantile`` (method ``"linear"``); ``q`` a number or a 1-d array in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(lambda a: ops.quantile(a, 0.25), (np.array([4.0, 1.0, 3.0]),), (np.array([0.0, 1.0, 2.0]),))
+    (np.float64(2.0), np.float64(1.5))
+    """
+    if method != "linear":
+        raise NotImplementedError(f"quantile: method={method!r} is not supported yet; use 'linear'")
+    qs = np.asarray(raw(q), dtype=np.float64)
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError(f"quantile: q must be in [0, 1], got {qs}")
+    flat, front = _moved_last(a, axis)
+    n = shape_of(flat)[-1]
+    if n == 0:
+        raise ValueError("quantile of an empty axis is undefined")
+    s = _arrays.sort(flat, axis=-1)
+    pos = qs.reshape(-1) * (n - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    w = pos - lo
+    lo_v = _shape.take(s, _shape._index_like(s, lo), axis=-1)
+    hi_v = _shape.take(s, _shape._index_like(s, hi), axis=-1)
+    weight = _shape.astype(_shape._index_like(s, w), dtype_of(raw(s)))
+    out = lo_v + (hi_v - lo_v) * weight  # (..., len(q))
+    out = _shape.moveaxis(out, -1, 0)
+    if qs.ndim == 0:
+        out = _shape.reshape(out, front)
+    return _restore(out, a, axis, keepdims, qs.shape) if axis is not None or keepdims else out
+
+
+def percentile(a, q, axis=None, keepdims=False, method="linear"):
+    """``numpy.percentile``: :func:`quantile` with ``q`` in percent."""
+    return quantile(a, np.asarray(raw(q), dtype=np.float64) / 100.0, axis, keepdims, method)
+
+
+def median(a, axis=None, keepdims=False):
+    """``numpy.median``: the mean of the two middle values for an even count."""
+    return quantile(a, 0.5, axis, keepdims)
+
+
+def _nan_filled(a, fill):
+    return _ew.where(_ew.isnan(raw(a)), fill, a)
+
+
+def nansum(a, axis=None, keepdims=False):
+    return _red.sum(_nan_filled(a, 0.0), axis, keepdims)
+
+
+def nanprod(a, axis=None, keepdims=False):
+    return _red.prod(_nan_filled(a, 1.0), axis, keepdims)
+
+
+def _count(a, axis, keepdims):
+    """How many entries are not NaN (a constant)."""
+    r = raw(a)
+    return _red.sum(_shape.astype(_ew.logical_not(_ew.isnan(r)), dtype_of(r)), axis, keepdims)
+
+
+def nanmean(a, axis=None, keepdims=False):
+    return nansum(a, axis, keepdims) / _count(a, axis, keepdims)
+
+
+def nanvar(a, axis=None, keepdims=False, ddof=0):
+    mean = nanmean(a, axis, keepdims=True)
+    d = _nan_filled(a - mean, 0.0)
+    return _red.sum(d * d, axis, keepdims) / (_count(a, axis, keepdims) - ddof)
+
+
+def nanstd(a, axis=None, keepdims=False, ddof=0):
+    return _ew.sqrt(nanvar(a, axis, keepdims, ddof))
+
+
+def nanmax(a, axis=None, keepdims=False):
+    return _red.max(_nan_filled(a, -math.inf), axis, keepdims)
+
+
+def nanmin(a, axis=None, keepdims=False):
+    return _red.min(_nan_filled(a, math.inf), axis, keepdims)
+
+
+def nanquantile(a, q, axis=None, keepdims=False, method="linear"):
+    if axis is not None or ndim_of(a) != 1:
+        raise NotImplementedError("nanquantile: only 1-d input with axis=None is supported yet")
+    keep = np.flatnonzero(~np.isnan(np.asarray(raw(a))))
+    return quantile(_shape.take(a, _shape._index_like(a, keep)), q, None, keepdims, method)
+
+
+def nanmedian(a, axis=None, keepdims=False):
+    return nanquantile(a, 0.5, axis, keepdims)
+
+
+def ptp(a, axis=None, keepdims=False):
+    """Peak to peak: ``max - min`` (ties share the derivative, as in ``max``)."""
+    return _red.max(a, axis, keepdims) - _red.min(a, axis, keepdims)
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """``numpy.average``: weights (differentiable too) normalized by their sum."""
+    if weights is None:
+        out, total = _red.mean(a, axis, keepdims), None
+        if returned:
+            n = math.prod(shape_of(a)) if axis is None else math.prod(
+                shape_of(a)[d] for d in normalize_axes(axis, ndim_of(a)))
+            total = float(n)
+    else:
+        w = weights
+        if ndim_of(w) != ndim_of(a):  # 1-d weights along a single axis
+            shape = [1] * ndim_of(a)
+            shape[axis % ndim_of(a)] = shape_of(w)[0]
+            w = _shape.reshape(w, tuple(shape))
+        total = _red.sum(_shape.broadcast_to(w, shape_of(a)), axis, keepdims)
+        out = _red.sum(a * w, axis, keepdims) / total
+    return (out, total) if returned else out
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None):
+    """``numpy.cov``: variables in rows (``rowvar``) or columns."""
+    x = _arrays.atleast_2d(m)
+    if not rowvar and shape_of(x)[0] != 1:
+        x = _shape.matrix_transpose(x)
+    if y is not None:
+        yy = _arrays.atleast_2d(y)
+        if not rowvar and shape_of(yy)[0] != 1:
+            yy = _shape.matrix_transpose(yy)
+        x = _shape.concatenate([x, yy], axis=0)
+    n = shape_of(x)[1]
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    d = x - _red.mean(x, axis=1, keepdims=True)
+    c = _la.matmul(d, _ew.conj(_shape.matrix_transpose(d))) / float(n - ddof)
+    return _shape.squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+def corrcoef(x, y=None, rowvar=True):
+    """``numpy.corrcoef``: the covariance scaled by the standard deviations."""
+    c = cov(x, y, rowvar)
+    if ndim_of(c) == 0:
+        return c / c
+    d = _ew.sqrt(_la._diag_part(c))
+    return c / _shape.reshape(d, (-1, 1)) / _shape.reshape(d, (1, -1))

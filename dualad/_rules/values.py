@@ -1,0 +1,46 @@
+"""Functions of values whose results carry no derivative (indices, booleans,
+counts): computed on the raw values in their own backend and returned as
+plain arrays, in every mode, instead of raising."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dualad._backend import namespace_of
+from dualad._shapes import raw
+
+_NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize", "isclose",
+          "allclose", "array_equal", "array_equiv", "signbit", "nonzero", "flatnonzero",
+          "count_nonzero", "unique", "isreal", "iscomplex", "isposinf", "isneginf", "isin",
+          "lexsort", "bincount", "iscomplexobj",
+          "isrealobj", "result_type", "can_cast", "min_scalar_type", "shares_memory",
+          "may_share_memory", "ravel_multi_index", "unravel_index"]
+__all__ = list(_NAMES)
+
+
+def _strip_all(x: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return type(x)(_strip_all(e) for e in x)
+    return raw(x)
+
+
+def _on_values(name: str):
+    import numpy as np
+
+    def fn(*args, **kwargs):
+        args, kwargs = _strip_all(args), {k: _strip_all(v) for k, v in kwargs.items()}
+        arrays = [a for a in args if hasattr(a, "shape")]
+        xp = namespace_of(arrays) if arrays else None
+        impl = getattr(xp, name, None) if xp is not None else None
+        # The array API lacks some of these (digitize, isclose, ...): NumPy's own,
+        # which CuPy also provides, on NumPy arrays.
+        return (impl or getattr(np, name))(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``numpy.{name}`` on the values: its result carries no derivative, so it is "
+                  "returned as a plain array.")
+    return fn
+
+
+for _name in _NAMES:
+    globals()[_name] = _on_values(_name)
