@@ -210,8 +210,9 @@ def split(x, indices_or_sections, axis=0):
             raise ValueError(f"an axis of size {size} does not split into {indices_or_sections} equal parts")
         step = size // indices_or_sections
         bounds = list(range(0, size + 1, step)) if step else [0] * (indices_or_sections + 1)
-    else:
-        bounds = [0, *indices_or_sections, size]
+    else:  # clamped as NumPy clamps them (strict array-API namespaces refuse out-of-range stops)
+        bounds = [0, *(min(max(i if i >= 0 else i + size, 0), size) for i in indices_or_sections), size]
+        bounds = [max(a, b) for a, b in zip(bounds, [0] + bounds[:-1])]  # never decreasing
     lead = (slice(None),) * (axis % ndim_of(x))
     return [getitem(x, lead + (slice(a, b),)) for a, b in zip(bounds[:-1], bounds[1:])]
 

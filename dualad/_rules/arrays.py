@@ -1,0 +1,482 @@
+"""Building, rearranging and ordering arrays, as NumPy spells them.
+
+Every function here is a composite of the table's linear primitives
+(reshape, concatenate, getitem, scatter, flip, where with a constant mask),
+so every mode differentiates it with no rule of its own. Index arrays and
+masks are computed on the host from shapes or raw values (control, not
+math) and placed in the operand's backend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dualad._rules import elementwise as _ew
+from dualad._rules import reductions as _red
+from dualad._rules import shape as _shape
+from dualad._shapes import ndim_of, normalize_axis, raw, shape_of
+
+__all__ = [
+    "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
+    "row_stack", "atleast_1d", "atleast_2d", "atleast_3d", "append", "array_split", "hsplit",
+    "vsplit", "dsplit", "roll", "rot90", "flipud", "fliplr", "diff", "ediff1d", "kron",
+    "cross", "trapezoid", "take_along_axis", "sort", "msort", "block", "meshgrid",
+    "linspace", "gradient", "select", "polyval", "convolve", "correlate", "cumprod",
+    "interp",
+]
+
+_index = _shape._index_like  # a host index array placed in the operand's backend
+
+
+# -- diagonals and triangles ---------------------------------------------------------
+def diag(v, k=0):
+    """``numpy.diag``: the k-th diagonal of a matrix, or a matrix with ``v`` on it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(lambda v: ops.diag(v, 1), (np.array([1.0, 2.0]),), (np.ones(2),))[1].tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    """
+    nd = ndim_of(v)
+    if nd == 2:
+        from dualad._rules.composites import diagonal
+        return diagonal(v, offset=k)
+    if nd != 1:
+        raise ValueError(f"diag: v must be 1-d or 2-d, got shape {shape_of(v)}")
+    n = shape_of(v)[0] + (-k if k < 0 else k)
+    i = np.arange(shape_of(v)[0])
+    rows, cols = (i, i + k) if k >= 0 else (i - k, i)
+    return _shape.scatter(v, (n, n), (_index(v, rows), _index(v, cols)))
+
+
+def diagflat(v, k=0):
+    """``numpy.diagflat``: ``v`` flattened onto the k-th diagonal."""
+    return diag(_shape.ravel(v), k)
+
+
+def _triangle(m, k, lower):
+    if ndim_of(m) < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'}: m must have ndim >= 2, got shape {shape_of(m)}")
+    n, c = shape_of(m)[-2:]
+    mask = np.tri(n, c, k, dtype=bool) if lower else ~np.tri(n, c, k - 1, dtype=bool)
+    return _ew.where(_index(m, mask), m, 0.0)
+
+
+def tril(m, k=0):
+    """Lower triangle of the last two axes (entries above the k-th diagonal are 0)."""
+    return _triangle(m, k, True)
+
+
+def triu(m, k=0):
+    """Upper triangle of the last two axes (entries below the k-th diagonal are 0)."""
+    return _triangle(m, k, False)
+
+
+# -- joining and splitting ---------------------------------------------------------------
+def _at_least(ndim, arys, where):
+    out = []
+    for a in arys:
+        s = shape_of(a)
+        if len(s) < ndim:
+            s = {0: (1,) * ndim, 1: (1,) + s + (1,) * (ndim - 2), 2: s + (1,)}[len(s)] \
+                if where == "numpy" else (1,) * (ndim - len(s)) + s
+            a = _shape.reshape(a, s[:ndim] if len(s) > ndim else s)
+        out.append(a)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys):
+    return _at_least(1, arys, "front")
+
+
+def atleast_2d(*arys):
+    return _at_least(2, arys, "front")
+
+
+def atleast_3d(*arys):
+    """As ``numpy.atleast_3d``: ``(n,)`` becomes ``(1, n, 1)`` and ``(m, n)`` ``(m, n, 1)``."""
+    return _at_least(3, arys, "numpy")
+
+
+def _listed(arrays, name):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{name} needs at least one array")
+    return arrays
+
+
+def hstack(tup):
+    arrays = [atleast_1d(a) for a in _listed(tup, "hstack")]
+    return _shape.concatenate(arrays, axis=0 if ndim_of(arrays[0]) == 1 else 1)
+
+
+def vstack(tup):
+    return _shape.concatenate([atleast_2d(a) for a in _listed(tup, "vstack")], axis=0)
+
+
+row_stack = vstack
+
+
+def dstack(tup):
+    return _shape.concatenate([atleast_3d(a) for a in _listed(tup, "dstack")], axis=2)
+
+
+def column_stack(tup):
+    arrays = [_shape.reshape(a, (-1, 1)) if ndim_of(a) < 2 else a for a in _listed(tup, "column_stack")]
+    return _shape.concatenate(arrays, axis=1)
+
+
+def block(arrays):
+    """``numpy.block`` for nested lists of arrays of equal ndim."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) else 0
+
+    def join(x, level):
+        if not isinstance(x, list):
+            return x
+        return _shape.concatenate([join(e, level + 1) for e in x], axis=level - total)
+
+    total = depth(arrays)
+    return join(arrays, 0)
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        return _shape.concatenate([_shape.ravel(arr), _shape.ravel(values)], axis=0)
+    return _shape.concatenate([arr, values], axis=axis)
+
+
+def array_split(x, indices_or_sections, axis=0):
+    """``numpy.array_split``: sections may differ in size by one."""
+    if isinstance(indices_or_sections, int):
+        n, sections = shape_of(x)[axis], indices_or_sections
+        if sections <= 0:
+            raise ValueError(f"array_split: the number of sections must be positive, got {sections}")
+        size, extra = divmod(n, sections)
+        bounds = np.cumsum([0] + [size + 1] * extra + [size] * (sections - extra))
+        indices_or_sections = [int(b) for b in bounds[1:-1]]
+    return _shape.split(x, indices_or_sections, axis)
+
+
+def _split_along(x, indices_or_sections, axis, name, min_ndim):
+    if ndim_of(x) < min_ndim:
+        raise ValueError(f"{name} needs an array of ndim >= {min_ndim}, got shape {shape_of(x)}")
+    return _shape.split(x, indices_or_sections, axis)
+
+
+def hsplit(x, indices_or_sections):
+    return _split_along(x, indices_or_sections, 0 if ndim_of(x) == 1 else 1, "hsplit", 1)
+
+
+def vsplit(x, indices_or_sections):
+    return _split_along(x, indices_or_sections, 0, "vsplit", 2)
+
+
+def dsplit(x, indices_or_sections):
+    return _split_along(x, indices_or_sections, 2, "dsplit", 3)
+
+
+# -- rearranging ------------------------------------------------------------------------------
+def roll(x, shift, axis=None):
+    """``numpy.roll``, as a gather along each axis."""
+    if axis is None:
+        return _shape.reshape(roll(_shape.ravel(x), shift, 0), shape_of(x))
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} do not match")
+    for s, a in zip(shifts, axes):
+        n = shape_of(x)[a]
+        if n:
+            x = _shape.take(x, _index(x, (np.arange(n) - s) % n), axis=a)
+    return x
+
+
+def roll_half(x, axes, inverse=False):
+    """``numpy.fft.fftshift`` (``ifftshift`` with ``inverse``) over ``axes``."""
+    axes = tuple(range(ndim_of(x))) if axes is None else (axes,) if isinstance(axes, int) else tuple(axes)
+    shifts = [shape_of(x)[a] // 2 * (-1 if inverse else 1) for a in axes]
+    return roll(x, shifts, axes) if axes else x
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """``numpy.rot90``: flips and a transpose."""
+    a, b = axes
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return _shape.flip(_shape.flip(m, a), b)
+    if k == 1:
+        return _shape.swapaxes(_shape.flip(m, b), a, b)
+    return _shape.flip(_shape.swapaxes(m, a, b), b)
+
+
+def flipud(m):
+    return _shape.flip(m, 0)
+
+
+def fliplr(m):
+    if ndim_of(m) < 2:
+        raise ValueError(f"fliplr needs ndim >= 2, got shape {shape_of(m)}")
+    return _shape.flip(m, 1)
+
+
+def _slice(x, axis, start, stop):
+    """``x[..., start:stop, ...]`` along ``axis``, bounds clamped to the axis as NumPy does
+    (strict array-API namespaces refuse out-of-range ones)."""
+    nd = ndim_of(x)
+    begin, end, _ = slice(start, stop).indices(shape_of(x)[axis % nd])
+    return _shape.getitem(x, (slice(None),) * (axis % nd) + (slice(begin, max(begin, end)),))
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """``numpy.diff``: the n-th forward difference along ``axis``."""
+    if prepend is not None or append is not None:
+        shape = shape_of(a)
+        ax = axis % len(shape)
+        edge = shape[:ax] + (1,) + shape[ax + 1:]  # a scalar prepend/append is broadcast to this
+        parts = [p if ndim_of(p) == len(shape) else _shape.broadcast_to(p, edge)
+                 for p in (prepend, a, append) if p is not None]
+        a = _shape.concatenate(parts, axis=axis)
+    for _ in range(n):
+        a = _slice(a, axis, 1, None) - _slice(a, axis, None, -1)
+    return a
+
+
+def ediff1d(a, to_end=None, to_begin=None):
+    d = diff(_shape.ravel(a))
+    parts = [_shape.ravel(p) for p in (to_begin,) if p is not None] + [d] + \
+        [_shape.ravel(p) for p in (to_end,) if p is not None]
+    return _shape.concatenate(parts) if len(parts) > 1 else d
+
+
+def take_along_axis(arr, indices, axis):
+    """``numpy.take_along_axis``: gather with an index array broadcast along the other axes."""
+    if axis is None:
+        return take_along_axis(_shape.ravel(arr), indices, 0)
+    nd = ndim_of(arr)
+    axis = axis % nd
+    idx = np.asarray(raw(indices)) if not hasattr(raw(indices), "shape") else raw(indices)
+    grids = []
+    for d in range(nd):
+        if d == axis:
+            grids.append(idx)
+        else:
+            shape = [1] * nd
+            shape[d] = shape_of(arr)[d]
+            grids.append(_index(arr, np.arange(shape_of(arr)[d]).reshape(shape)))
+    return _shape.getitem(arr, tuple(grids))
+
+
+def sort(a, axis=-1, kind=None, order=None, stable=None):
+    """``numpy.sort``: a gather by the sorted order of the values; tied entries keep
+    their own derivatives (a stable order)."""
+    if order is not None:
+        raise TypeError("sort: order= applies to structured arrays, which have no derivative")
+    if axis is None:
+        return sort(_shape.ravel(a), 0)
+    r = raw(a)
+    from dualad._backend import namespace_of
+    xp = namespace_of([r])
+    order_idx = xp.argsort(r, axis=axis, stable=True) if hasattr(xp, "argsort") else np.argsort(r, axis)
+    return take_along_axis(a, order_idx, axis)
+
+
+def msort(a):
+    return sort(a, axis=0)
+
+
+# -- grids ------------------------------------------------------------------------------------------
+def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
+    """``numpy.meshgrid`` of 1-d arrays (values with derivatives allowed)."""
+    n = len(xi)
+    shapes = [shape_of(x)[0] if ndim_of(x) else 1 for x in xi]
+    out = []
+    for i, x in enumerate(xi):
+        s = [1] * n
+        s[i] = shapes[i]
+        if indexing == "xy" and n >= 2 and i < 2:
+            s[0], s[1] = s[1], s[0]
+        x = _shape.reshape(x, tuple(s))
+        if not sparse:
+            full = list(shapes)
+            if indexing == "xy" and n >= 2:
+                full[0], full[1] = full[1], full[0]
+            x = _shape.broadcast_to(x, tuple(full))
+        out.append(x)
+    return out
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``numpy.linspace`` whose endpoints may carry derivatives (scalars)."""
+    div = (num - 1) if endpoint else num
+    frac = np.arange(num, dtype=np.float64) / div if div > 0 else np.zeros(num)
+    like = start if hasattr(raw(start), "dtype") else stop
+    r = raw(like)
+    frac = _index(like, frac) if hasattr(r, "dtype") else frac
+    if hasattr(r, "dtype") and hasattr(frac, "dtype") and frac.dtype != r.dtype:
+        from dualad._backend import namespace_of
+        frac = namespace_of([r]).astype(frac, r.dtype)
+    step = (stop - start) / div if div > 0 else math.nan
+    out = start + (stop - start) * frac
+    return (out, step) if retstep else out
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """``numpy.gradient`` with unit or scalar spacing: central differences inside,
+    one-sided at the edges."""
+    nd = ndim_of(f)
+    axes = list(range(nd)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    spacing = list(varargs) or [1.0] * len(axes)
+    if len(spacing) == 1:
+        spacing = spacing * len(axes)
+    if edge_order != 1:
+        raise NotImplementedError("gradient: edge_order=2 is not supported yet")
+    outs = []
+    for a, h in zip(axes, spacing):
+        if shape_of(f)[a] < 2:
+            raise ValueError("gradient needs at least 2 points along each axis")
+        inner = (_slice(f, a, 2, None) - _slice(f, a, None, -2)) / (2.0 * h)
+        first = (_slice(f, a, 1, 2) - _slice(f, a, 0, 1)) / h
+        last = (_slice(f, a, -1, None) - _slice(f, a, -2, -1)) / h
+        outs.append(_shape.concatenate([first, inner, last], axis=a))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# -- piecewise and polynomials ------------------------------------------------------------------
+def select(condlist, choicelist, default=0.0):
+    """``numpy.select``: the first true condition picks; no derivative flows to conditions."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("select: condlist and choicelist must have the same length")
+    out = default
+    for c, x in zip(reversed(condlist), reversed(choicelist)):
+        out = _ew.where(raw(c), x, out)
+    return out
+
+
+def polyval(p, x):
+    """``numpy.polyval`` by Horner's rule (coefficients highest power first)."""
+    coeffs = [p[i] for i in range(shape_of(p)[0])] if not isinstance(p, (list, tuple)) else list(p)
+    out = 0.0 * x
+    for c in coeffs:
+        out = out * x + c
+    return out
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """``numpy.interp``: piecewise linear, differentiable in ``x`` and ``fp`` (``xp``
+    sets the grid and is taken as constant). Outside the grid the end values hold."""
+    if period is not None:
+        raise NotImplementedError("interp: period= is not supported yet")
+    grid = raw(xp)
+    from dualad._backend import namespace_of
+    ns = namespace_of([grid])
+    n = shape_of(grid)[0]
+    rx = raw(x)
+    i = ns.searchsorted(grid, rx if hasattr(rx, "shape") else ns.asarray(rx), side="right") - 1
+    i = ns.clip(i, 0, n - 2)
+    x0, x1 = _shape.take(grid, i), _shape.take(grid, i + 1)
+    f0, f1 = _shape.take(fp, i), _shape.take(fp, i + 1)
+    t = (x - x0) / (x1 - x0)
+    out = f0 + (f1 - f0) * t
+    lo = fp[0] if left is None else left
+    hi = fp[-1] if right is None else right
+    out = _ew.where(rx < grid[0], lo, out)
+    return _ew.where(rx > grid[-1], hi, out)
+
+
+def convolve(a, v, mode="full"):
+    """``numpy.convolve`` of 1-d arrays, as a gather and a sum (O(n m))."""
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    if n == 0 or m == 0:
+        raise ValueError("convolve: a and v must not be empty")
+    if n < m:
+        a, v, n, m = v, a, m, n
+    k = np.arange(n + m - 1)[:, None]
+    j = np.arange(m)[None, :]
+    src = k - j  # a's index for each (output, v index)
+    valid = (src >= 0) & (src < n)
+    a_pad = _shape.concatenate([a, _shape.reshape(0.0 * a[:1], (1,))]) if n else a
+    gathered = _shape.getitem(a_pad, (_index(a, np.where(valid, src, n)),))
+    full = _red.sum(gathered * v, axis=1)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return full[start:start + n]
+    if mode == "valid":
+        return full[m - 1:n]
+    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+def correlate(a, v, mode="valid"):
+    """``numpy.correlate`` of 1-d arrays: ``convolve(a, conj(v[::-1]))``."""
+    return convolve(a, _ew.conj(_shape.flip(v, 0)), mode)
+
+
+def cumprod(x, axis=None):
+    """``numpy.cumprod``: exact where entries are 0 (a running product, one slice at a time)."""
+    if axis is None:
+        x, axis = _shape.ravel(x), 0
+    axis = normalize_axis(axis, ndim_of(x))
+    n = shape_of(x)[axis]
+    if n == 0:
+        return x
+    parts = [_slice(x, axis, 0, 1)]
+    for i in range(1, n):
+        parts.append(parts[-1] * _slice(x, axis, i, i + 1))
+    return _shape.concatenate(parts, axis=axis)
+
+
+# -- products of vectors ------------------------------------------------------------------------------
+def kron(a, b):
+    """``numpy.kron``: an outer product with interleaved axes, reshaped."""
+    nd = max(ndim_of(a), ndim_of(b))
+    sa = (1,) * (nd - ndim_of(a)) + shape_of(a)
+    sb = (1,) * (nd - ndim_of(b)) + shape_of(b)
+    a = _shape.reshape(a, tuple(d for s in sa for d in (s, 1)))
+    b = _shape.reshape(b, tuple(d for s in sb for d in (1, s)))
+    return _shape.reshape(a * b, tuple(x * y for x, y in zip(sa, sb)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``numpy.cross`` of 3-vectors (and of 2-vectors: the z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = _shape.moveaxis(a, axisa, -1)
+    b = _shape.moveaxis(b, axisb, -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(f"cross: vectors must have 2 or 3 components, got {na} and {nb}")
+
+    def comp(v, i, n):
+        return v[..., i] if i < n else 0.0 * v[..., 0]
+
+    a0, a1, a2 = (comp(a, i, na) for i in range(3))
+    b0, b1, b2 = (comp(b, i, nb) for i in range(3))
+    z = a0 * b1 - a1 * b0
+    if na == 2 and nb == 2:
+        return z
+    out = _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    return _shape.moveaxis(out, -1, axisc)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``numpy.trapezoid``: the trapezoidal rule along ``axis``."""
+    d = dx if x is None else diff(x, axis=axis if ndim_of(x) > 1 else 0)
+    if x is not None and ndim_of(x) == 1 and ndim_of(y) > 1:
+        shape = [1] * ndim_of(y)
+        shape[axis % ndim_of(y)] = shape_of(d)[0]
+        d = _shape.reshape(d, tuple(shape))
+    mid = (_slice(y, axis, 1, None) + _slice(y, axis, None, -1)) * 0.5
+    return _red.sum(mid * d, axis=axis)
+
