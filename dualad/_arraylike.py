@@ -4,6 +4,7 @@ and NumPy's and the array API's dispatch protocols."""
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -35,11 +36,11 @@ def register_numpy(numpy_function: Any, implementation: Any) -> None:
 def _register_defaults() -> None:
     """Route each NumPy function or ufunc to the ``ops`` function of the same name.
 
-    Generated from the namespaces, not listed: every public name of ``numpy``
-    and ``numpy.linalg`` that ``ops`` or ``ops.linalg`` defines (aliases
+    Generated from the namespaces, not listed: every public name of ``numpy``,
+    ``numpy.linalg`` and ``numpy.fft`` that ``ops``, ``ops.linalg`` or ``ops.fft`` defines (aliases
     included) is dispatched.
     """
-    for numpy_ns, ours in ((np, ops), (np.linalg, ops.linalg)):
+    for numpy_ns, ours in ((np, ops), (np.linalg, ops.linalg), (np.fft, ops.fft)):
         for name in dir(numpy_ns):
             impl = getattr(ours, name, None)
             if name.startswith("_") or not callable(impl) or isinstance(impl, type):
@@ -49,6 +50,19 @@ def _register_defaults() -> None:
                 NUMPY_FUNCTIONS[fn] = impl
     for name in ("shape", "ndim", "size"):  # attributes every value type has
         NUMPY_FUNCTIONS[getattr(np, name)] = operator.attrgetter(name)
+
+
+def _scipy_special_ufunc(ufunc: Any) -> Any:
+    """The ``ops`` function of a ``scipy.special`` ufunc of the same name (then
+    registered), or None. SciPy is not imported here: a caller holding one of
+    its ufuncs has imported it already."""
+    special = sys.modules.get("scipy.special")
+    name = getattr(ufunc, "__name__", "")
+    impl = getattr(ops, name, None)
+    if special is None or impl is None or getattr(special, name, None) is not ufunc:
+        return None
+    NUMPY_FUNCTIONS[ufunc] = impl
+    return impl
 
 
 def _no_rule(what: str) -> TypeError:
@@ -145,6 +159,34 @@ class ArrayLike:
     def diagonal(self, offset=0, axis1=0, axis2=1): return ops.diagonal(self, offset, axis1, axis2)
     def trace(self, offset=0, axis1=0, axis2=1): return ops.trace(self, offset, axis1, axis2)
 
+    def copy(self): return ops.copy(self)
+    def take(self, indices, axis=None): return ops.take(self, indices, axis)
+    def cumprod(self, axis=None): return ops.cumprod(self, axis)
+    def round(self, decimals=0): return ops.round(self, decimals)
+    def conj(self): return ops.conj(self)
+    def conjugate(self): return ops.conj(self)
+    def compress(self, condition, axis=None): return ops.compress(condition, self, axis)
+    def ptp(self, axis=None, keepdims=False): return ops.ptp(self, axis, keepdims)
+    def argmax(self, axis=None, keepdims=False): return ops.argmax(self, axis, keepdims=keepdims)
+    def argmin(self, axis=None, keepdims=False): return ops.argmin(self, axis, keepdims=keepdims)
+    def argsort(self, axis=-1): return ops.argsort(self, axis)
+    def nonzero(self): return ops.nonzero(self)
+    def all(self, axis=None, keepdims=False): return ops.all(self, axis, keepdims=keepdims)
+    def any(self, axis=None, keepdims=False): return ops.any(self, axis, keepdims=keepdims)
+    def searchsorted(self, v, side="left"): return ops.searchsorted(self, v, side)
+
+    @property
+    def real(self):
+        return ops.real(self)
+
+    @property
+    def imag(self):
+        return ops.imag(self)
+
+    def sort(self, axis=-1):
+        """Sort in place, as ``ndarray.sort`` (for value types that take item assignment)."""
+        self[...] = ops.sort(self, axis)
+
     def reshape(self, *shape):
         return ops.reshape(self, shape[0] if len(shape) == 1 else shape)
 
@@ -172,7 +214,7 @@ class ArrayLike:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
             raise _no_rule(f"numpy.{ufunc.__name__}.{method} with {sorted(kwargs) or 'no'} keywords")
-        fn = NUMPY_FUNCTIONS.get(ufunc)
+        fn = NUMPY_FUNCTIONS.get(ufunc) or _scipy_special_ufunc(ufunc)
         if fn is None:
             raise _no_rule(f"numpy.{ufunc.__name__}")
         return fn(*inputs)

@@ -125,3 +125,20 @@ def is_float_dtype(xp, dtype) -> bool:
     if xp is scalar_xp:
         return dtype is float
     return xp.isdtype(dtype, ("real floating", "complex floating"))
+
+
+def special_functions(xp, name: str):
+    """SciPy's special-function module for arrays of ``xp`` (and for floats):
+    ``scipy.special`` on NumPy, ``cupyx.scipy.special`` on CuPy."""
+    if xp is scalar_xp or xp is _np_xp:
+        try:
+            import scipy.special
+        except ImportError as err:
+            raise ImportError(f"{name} on NumPy arrays and floats needs SciPy: pip install scipy") from err
+        return scipy.special
+    if array_api_compat.is_cupy_namespace(xp):
+        import cupyx.scipy.special
+        return cupyx.scipy.special
+    raise NotImplementedError(
+        f"{name}: special functions run on NumPy (with SciPy) and CuPy arrays; "
+        f"{getattr(xp, '__name__', xp)} has none")

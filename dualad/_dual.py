@@ -58,6 +58,20 @@ class Dual(ArrayLike, Value):
     def _strip(self):
         return self.primal
 
+    def __setitem__(self, idx, value):
+        """``d[idx] = value`` as NumPy assigns (last write wins on a repeated index).
+
+        The Dual takes a new primal and tangent; the arrays it held, which may
+        be the caller's, are never written.
+        """
+        new = ops.index_set(self, value, idx)
+        if type(new) is not Dual or new._level != self._level:
+            raise TypeError(
+                "d[idx] = value: value carries a derivative of an outer transform, which a "
+                f"Dual of this level cannot hold; build the result with "
+                f"dualad.ops.index_set(d, value, idx) instead (value is {type(value).__name__})")
+        self.primal, self.tangent, self._nb = new.primal, new.tangent, new._nb
+
     @property
     def shape(self):
         return shape_of(self.primal)

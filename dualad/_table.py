@@ -29,7 +29,7 @@ from dualad import _inplace, ops
 from dualad._backend import SCALAR_TYPES
 from dualad._core import bind
 from dualad._shapes import dtype_of, ndim_of, raw, shape_of, zeros
-from dualad._vjp import Dropped, aval, real_for_real, scale, unbroadcast_scaled
+from dualad._vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
 
 __all__ = ["REGISTRY", "Primitive", "custom", "elementwise", "linear", "non_differentiable",
            "zero_derivative"]
@@ -161,13 +161,13 @@ class Elementwise(Primitive):
         if self.residual is not None:
             partials, avals = res
             return tuple(None if p is None or not need else
-                         real_for_real(unbroadcast_scaled(g, p, av[0]), av)
+                         cotangent_for(unbroadcast_scaled(g, p, av[0]), av)
                          for p, need, av in zip(partials, needs, avals))
         ans, args = res
         cots = []
         for f, need, a in zip(self.partials, needs, args):
             p = f(ans, *args, **params) if need else None
-            cots.append(None if p is None else real_for_real(unbroadcast_scaled(g, p, shape_of(a)), a))
+            cots.append(None if p is None else cotangent_for(unbroadcast_scaled(g, p, shape_of(a)), a))
         return tuple(cots)
 
 
@@ -198,7 +198,7 @@ class Linear(Primitive):
 
     def vjp(self, g, res, needs, params):
         cots = self.transpose(g, *res, **params)
-        return tuple(real_for_real(c, x) if need else None for c, need, x in zip(cots, needs, res))
+        return tuple(cotangent_for(c, x) if need else None for c, need, x in zip(cots, needs, res))
 
 
 # -- custom: a JVP and a VJP side by side ----------------------------------------------
@@ -220,10 +220,10 @@ class Custom(Primitive):
         else:
             ans, inputs = res
             if isinstance(rule, tuple):  # one rule per input: skip what nobody needs
-                return tuple(real_for_real(r(g, ans, *inputs, **params), x) if need else None
+                return tuple(cotangent_for(r(g, ans, *inputs, **params), x) if need else None
                              for r, need, x in zip(rule, needs, inputs))
             cots = rule(g, ans, *inputs, **params)
-        return tuple(real_for_real(c, x) if need else None for c, need, x in zip(cots, needs, inputs))
+        return tuple(cotangent_for(c, x) if need else None for c, need, x in zip(cots, needs, inputs))
 
 
 # -- no derivative ----------------------------------------------------------------------

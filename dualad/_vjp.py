@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from dualad import _inplace, ops
-from dualad._backend import NUMPY_ARRAY, namespace_of
+from dualad._backend import NUMPY_ARRAY, SCALAR_TYPES, namespace_of
 from dualad._shapes import dtype_of, is_complex, is_mask, raw, shape_of
 
 
@@ -54,26 +54,33 @@ class Dropped:
                              lambda: (None, Dropped.all(args)))
 
 
-def real_for_real(c: Any, x: Any) -> Any:
-    """The cotangent ``c`` of the input ``x`` (a value, ``Dropped`` or aval): its real
-    part when ``x`` is real and ``c`` complex (a real input gets a real cotangent).
+def cotangent_for(c: Any, x: Any) -> Any:
+    """The cotangent ``c`` of the input ``x`` (a value, ``Dropped`` or aval), in ``x``'s
+    dtype: a real input gets the real part, a float32 input a float32 cotangent
+    (as PyTorch and JAX give) although the operation promoted it.
 
-    A real NumPy cotangent, the common case on every backward step, returns
-    after one type test and one dtype test.
+    A NumPy cotangent already in the input's dtype, the common case on every
+    backward step, returns after two type tests and one dtype comparison.
     """
+    tx = type(x)
     if type(c) is NUMPY_ARRAY:
-        if c.dtype.kind != "c":
+        want = x.dtype if tx is NUMPY_ARRAY or tx is Dropped else x[1] if tx is tuple else None
+        if c.dtype is want:
             return c
-    elif c is None or not is_complex(c):
+    elif c is None:
         return c
-    dtype = x[1] if type(x) is tuple else x.dtype if type(x) is Dropped else dtype_of(raw(x))
+    dtype = x[1] if tx is tuple else x.dtype if tx is Dropped else dtype_of(raw(x))
     if dtype is float or dtype is int:
-        return ops.real(c)
-    kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name
-    if dtype is complex or (kind == "c" if kind is not None
-                            else namespace_of([raw(c)]).isdtype(dtype, "complex floating")):
+        return ops.real(c) if is_complex(c) else c
+    if dtype_of(raw(c)) == dtype or type(raw(c)) in SCALAR_TYPES:
         return c
-    return ops.astype(ops.real(c), dtype)
+    kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name
+    xp = namespace_of([raw(c)])
+    if kind == "c" or (kind is None and xp.isdtype(dtype, "complex floating")):
+        return ops.astype(c, dtype)
+    if kind not in (None, "f") and not (kind is None and xp.isdtype(dtype, "real floating")):
+        return c  # an integer or boolean input's cotangent is not read
+    return ops.astype(ops.real(c) if is_complex(c) else c, dtype)
 
 
 _SHARED_BY_KEY: dict[tuple, Any] = {}

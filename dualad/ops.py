@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+from dualad._rules import fft as fft  # noqa: F401  (ops.fft.fft, ...)
 from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
 from dualad._rules.arrays import *  # noqa: F403
 from dualad._rules.arrays import __all__ as _arrays
@@ -28,6 +29,8 @@ from dualad._rules.reductions import *  # noqa: F403
 from dualad._rules.reductions import __all__ as _reductions
 from dualad._rules.shape import *  # noqa: F403
 from dualad._rules.shape import __all__ as _shape_names
+from dualad._rules.special import *  # noqa: F403
+from dualad._rules.special import __all__ as _special
 from dualad._rules.statistics import *  # noqa: F403
 from dualad._rules.statistics import __all__ as _statistics
 from dualad._rules.values import *  # noqa: F403
@@ -39,10 +42,10 @@ _ALIASES = {
     "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh",
     "atanh": "arctanh", "concat": "concatenate", "absolute": "abs",
     "true_divide": "divide", "cumulative_sum": "cumsum", "around": "round", "fabs": "abs",
-    "conjugate": "conj", "trapz": "trapezoid",
+    "conjugate": "conj", "trapz": "trapezoid", "expit": "sigmoid", "psi": "digamma",
 }
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]
 
 __all__ = sorted({*_arrays, *_composites, *_elementwise, *_linalg_names, *_reductions,
-                  *_shape_names, *_statistics, *_values, *_ALIASES, "linalg"})
+                  *_shape_names, *_special, *_statistics, *_values, *_ALIASES, "fft", "linalg"})

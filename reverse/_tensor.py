@@ -233,8 +233,7 @@ class Tensor(ArrayLike, Value):
 
     def __setitem__(self, idx, v):
         def functional():
-            current = ops.getitem(self, idx)
-            return ops.index_add(self, ops.broadcast_to(v, current.shape) - current, idx)
+            return ops.index_set(self, v, idx)
 
         def raw_update():
             self.value[idx] = raw(v.value if isinstance(v, Tensor) else v)

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from dualad._backend import SCALAR_TYPES, namespace_of
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
@@ -22,12 +23,17 @@ __all__ = [
     "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
     "row_stack", "atleast_1d", "atleast_2d", "atleast_3d", "append", "array_split", "hsplit",
     "vsplit", "dsplit", "roll", "rot90", "flipud", "fliplr", "diff", "ediff1d", "kron",
-    "cross", "trapezoid", "take_along_axis", "sort", "msort", "block", "meshgrid",
+    "cross", "trapezoid", "take_along_axis", "sort", "partition", "compress", "msort", "block", "meshgrid",
     "linspace", "gradient", "select", "polyval", "convolve", "correlate", "cumprod",
     "interp",
 ]
 
 _index = _shape._index_like  # a host index array placed in the operand's backend
+
+
+def _lift(like, value):
+    """A Python number as a 0-d array of ``like``'s backend (NumPy's default dtype rules)."""
+    return namespace_of([raw(like)]).asarray(value) if type(value) in SCALAR_TYPES else value
 
 
 # -- diagonals and triangles ---------------------------------------------------------
@@ -244,7 +250,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         shape = shape_of(a)
         ax = axis % len(shape)
         edge = shape[:ax] + (1,) + shape[ax + 1:]  # a scalar prepend/append is broadcast to this
-        parts = [p if ndim_of(p) == len(shape) else _shape.broadcast_to(p, edge)
+        parts = [p if ndim_of(p) == len(shape) else _shape.broadcast_to(_lift(a, p), edge)
                  for p in (prepend, a, append) if p is not None]
         a = _shape.concatenate(parts, axis=axis)
     for _ in range(n):
@@ -285,10 +291,33 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     if axis is None:
         return sort(_shape.ravel(a), 0)
     r = raw(a)
-    from dualad._backend import namespace_of
     xp = namespace_of([r])
     order_idx = xp.argsort(r, axis=axis, stable=True) if hasattr(xp, "argsort") else np.argsort(r, axis)
     return take_along_axis(a, order_idx, axis)
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """``numpy.partition``: a gather by NumPy's own partition order of the values,
+    so the result (not just the k-th entries) is NumPy's, with derivatives."""
+    if order is not None:
+        raise TypeError("partition: order= applies to structured arrays, which have no derivative")
+    if axis is None:
+        return partition(_shape.ravel(a), kth, 0)
+    r = raw(a)
+    idx = np.argpartition(r, kth, axis=axis) if isinstance(r, np.ndarray) else \
+        namespace_of([r]).argsort(r, axis=axis, stable=True)  # a sort is a valid partition
+    return take_along_axis(a, idx, axis)
+
+
+def compress(condition, a, axis=None):
+    """``numpy.compress``: the slices of ``a`` along ``axis`` where ``condition`` holds."""
+    if axis is None:
+        return compress(condition, _shape.ravel(a), 0)
+    keep = np.flatnonzero(np.asarray(raw(condition), dtype=bool))
+    if keep.size and keep[-1] >= shape_of(a)[axis]:
+        raise IndexError(f"compress: condition has {keep[-1] + 1} entries or more, "
+                         f"axis {axis} of a has {shape_of(a)[axis]}")
+    return _shape.take(a, _index(a, keep), axis)
 
 
 def msort(a):
@@ -324,7 +353,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     r = raw(like)
     frac = _index(like, frac) if hasattr(r, "dtype") else frac
     if hasattr(r, "dtype") and hasattr(frac, "dtype") and frac.dtype != r.dtype:
-        from dualad._backend import namespace_of
         frac = namespace_of([r]).astype(frac, r.dtype)
     step = (stop - start) / div if div > 0 else math.nan
     out = start + (stop - start) * frac
@@ -378,7 +406,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise NotImplementedError("interp: period= is not supported yet")
     grid = raw(xp)
-    from dualad._backend import namespace_of
+    if isinstance(grid, (list, tuple)):
+        grid = namespace_of([raw(x)]).asarray(grid)
     ns = namespace_of([grid])
     n = shape_of(grid)[0]
     rx = raw(x)

@@ -14,19 +14,28 @@ from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._shapes import ndim_of, raw, shape_of
 
-__all__ = ["clip", "sigmoid", "softplus", "relu", "logsumexp", "softmax",
+__all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
            "diagonal", "trace", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
            "rad2deg", "radians", "degrees", "logaddexp2", "floor_divide", "remainder", "mod",
-           "fmod", "divmod", "copysign", "heaviside", "rint", "fix", "float_power"]
+           "fmod", "divmod", "copysign", "heaviside", "fix", "float_power"]
 
 
 def clip(x, a_min=None, a_max=None):
-    """Clip ``x`` to ``[a_min, a_max]``; the derivative is 1 inside, 0 outside."""
+    """Clip ``x`` to ``[a_min, a_max]``; the derivative in ``x`` is 1 on the closed
+    interval (its ends included, as ``torch.clamp``), 0 outside.
+
+    Examples
+    --------
+    >>> from dualad import derivative, ops
+    >>> [derivative(lambda x: ops.clip(x, 0.0, 1.0))(x) for x in (-1.0, 0.0, 1.0, 2.0)]
+    [0.0, 1.0, 1.0, 0.0]
+    """
+    r = raw(x)
     if a_min is not None:
-        x = _ew.maximum(x, a_min)
+        x = _ew.where(_ew.less(r, raw(a_min)), a_min, x)
     if a_max is not None:
-        x = _ew.minimum(x, a_max)
+        x = _ew.where(_ew.greater(r, raw(a_max)), a_max, x)
     return x
 
 
@@ -47,13 +56,9 @@ def sigmoid(x):
 
 def softplus(x):
     """``log(1 + exp(x))`` without overflow."""
-    e = _ew.exp(_ew.where(_ew.greater_equal(x, 0), _ew.negative(x), x))  # exp(-|x|), see sigmoid
-    return _ew.maximum(x, 0.0) + _ew.log1p(e)
-
-
-def relu(x):
-    """``max(x, 0)``; the tape keeps a mask, not ``x``."""
-    return _ew.maximum(x, 0.0)
+    positive = _ew.greater_equal(x, 0)
+    e = _ew.exp(_ew.where(positive, _ew.negative(x), x))  # exp(-|x|), see sigmoid
+    return _ew.where(positive, x, 0.0) + _ew.log1p(e)
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -155,9 +160,9 @@ def fmin(x, y):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """``numpy.nan_to_num``: replaced entries are constants (no derivative)."""
     r = raw(x)
-    info = np.finfo(getattr(r, "dtype", np.float64)) if not _is_scalar(r) else np.finfo(float)
-    hi = info.max if posinf is None else posinf
-    lo = info.min if neginf is None else neginf
+    info = np.finfo(float) if _is_scalar(r) else namespace_of([r]).finfo(r.dtype)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
     out = _ew.where(_ew.isnan(r), nan, x)
     out = _ew.where(_ew.logical_and(_ew.isinf(r), _ew.greater(r, 0)), hi, out)
     return _ew.where(_ew.logical_and(_ew.isinf(r), _ew.less(r, 0)), lo, out)
@@ -198,7 +203,7 @@ def floor_divide(x, y):
 def remainder(x, y):
     """``x % y`` with the sign of ``y``: ``x - floor(x / y) * y`` (derivatives 1 and
     ``-floor(x / y)``; a jump where ``x / y`` is an integer)."""
-    return x - _ew.stop_gradient(floor_divide(x, y)) * y
+    return _ew.subtract(x, _ew.multiply(_ew.stop_gradient(floor_divide(x, y)), y))
 
 
 mod = remainder
@@ -206,7 +211,7 @@ mod = remainder
 
 def fmod(x, y):
     """C's ``fmod``: the remainder with the sign of ``x``."""
-    return x - _ew.stop_gradient(_ew.trunc(_ew.divide(x, y))) * y
+    return _ew.subtract(x, _ew.multiply(_ew.stop_gradient(_ew.trunc(_ew.divide(x, y))), y))
 
 
 def divmod(x, y):
@@ -221,12 +226,12 @@ def copysign(x, y):
 
 
 def heaviside(x, h0):
-    """The step function: 0 below 0, ``h0`` at 0, 1 above; zero derivative."""
+    """The step function: 0 below 0, ``h0`` at 0, 1 above. The derivative in ``x``
+    is 0; ``h0``'s derivative reaches the entries where ``x == 0``."""
     r = raw(x)
-    return _ew.stop_gradient(_ew.where(_ew.less(r, 0), 0.0, _ew.where(_ew.equal(r, 0), h0, 1.0)))
+    return _ew.where(_ew.less(r, 0), 0.0, _ew.where(_ew.equal(r, 0), h0, 1.0))
 
 
-rint = _ew.round
 fix = _ew.trunc
 
 

@@ -23,8 +23,8 @@ __all__ = [
     "sign", "square", "sqrt", "cbrt", "reciprocal", "exp", "exp2", "expm1",
     "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos",
     "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-    "arctanh", "hypot", "logaddexp", "maximum", "minimum", "where", "floor",
-    "ceil", "round", "trunc", "less", "less_equal", "greater",
+    "arctanh", "hypot", "logaddexp", "maximum", "minimum", "relu", "where", "floor",
+    "ceil", "round", "rint", "trunc", "less", "less_equal", "greater",
     "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
     "logical_not", "isnan", "isfinite", "isinf", "stop_gradient", "real", "imag",
     "conj", "angle",
@@ -220,14 +220,34 @@ hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
                      _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all")
 
 # -- piecewise: the partials are masks, which the tape keeps instead of inputs --
-# A tie goes to the first argument, so both partials are 0/1 masks and
-# max(w, 0) has the valid subgradient 1 at w = 0.
+def _tie_shared(wins):
+    """The partial of maximum/minimum in one argument: 1 where it ``wins``
+    alone, 1/2 where the two tie (the derivative is shared, as ``torch.maximum``
+    and ``jnp.maximum`` do), 0 elsewhere. Without a tie it stays a mask."""
+    def partial(ans, x, y):
+        win, tie = wins(x, y), equal(x, y)
+        if type(tie) is bool:  # Python floats
+            return 0.5 if tie else 1.0 if win else 0.0
+        xp = namespace_of([tie])
+        if not bool(xp.any(tie)):
+            return win
+        dtype = dtype_of(raw(ans))
+        return xp.where(tie, xp.asarray(0.5, dtype=dtype), xp.astype(win, dtype))
+    return partial
+
+
 maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
-                       lambda ans, x, y: greater_equal(x, y),
-                       lambda ans, x, y: less(x, y), save_partials=True)
+                       _tie_shared(lambda x, y: greater(x, y)),
+                       _tie_shared(lambda x, y: greater(y, x)), save_partials=True)
 minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
-                       lambda ans, x, y: less_equal(x, y),
-                       lambda ans, x, y: greater(x, y), save_partials=True)
+                       _tie_shared(lambda x, y: less(x, y)),
+                       _tie_shared(lambda x, y: less(y, x)), save_partials=True)
+relu = _elementwise("relu", lambda xp, x: xp.maximum(x, 0.0), lambda ans, x: greater(x, 0),
+                    save_partials=True,
+                    doc="``max(x, 0)`` with ``relu'(0) = 0``, as ``torch.relu`` and ``jax.nn.relu``; "
+                        "the tape keeps a mask, not ``x``.")
+
+
 def _where_impl(xp, c, x, y):
     if xp is scalar_xp:
         return x if c else y
@@ -314,7 +334,20 @@ real.primitive, imag.primitive, conj.primitive = _real_p, _imag_p, _conj_p
 floor = _zero("floor", lambda xp, x: xp.floor(x))
 ceil = _zero("ceil", lambda xp, x: xp.ceil(x))
 trunc = _zero("trunc", lambda xp, x: xp.trunc(x))
-round = _zero("round", lambda xp, x: xp.round(x))
+rint = _zero("round", lambda xp, x: xp.round(x))
+
+
+def round(x, decimals=0):
+    """``numpy.round``: to ``decimals`` places, half to even, as NumPy scales and
+    rounds; the derivative is 0."""
+    if decimals == 0:
+        return rint(x)
+    if decimals > 0:
+        return rint(x * 10.0 ** decimals) / 10.0 ** decimals
+    return rint(x / 10.0 ** -decimals) * 10.0 ** -decimals
+
+
+round.primitive = rint.primitive
 stop_gradient = _zero("stop_gradient", lambda xp, x: x)
 stop_gradient.__doc__ = """The value of ``x`` with no derivative in any mode.
 

@@ -16,16 +16,17 @@ import numpy as np
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import bind
+from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _reductions
 from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
 from dualad._table import linear
-from dualad._vjp import real_for_real
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
     "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "concatenate",
     "stack", "split", "flip", "repeat", "tile", "pad", "getitem", "take",
-    "astype", "cumsum", "unbroadcast", "index_add", "scatter", "matrix_transpose",
+    "astype", "asarray", "copy", "cumsum", "unbroadcast", "index_add", "index_set", "scatter",
+    "matrix_transpose",
 ]
 
 
@@ -393,16 +394,94 @@ def scatter(values, shape, idx):
     return bind(_scatter_p, values, shape=shape, idx=_normalize_index(idx, len(shape)))
 
 
+_copy_p = linear("copy", lambda xp, x: xp.asarray(x, copy=True), lambda g, x: (g,), scalar_ok=True)
+
+
+def copy(x):
+    """``numpy.copy``: a new value with its own buffer, so assigning into it
+    (``y = x.copy(); y[0] = 1``) never changes ``x``."""
+    return x if type(x) in SCALAR_TYPES else bind(_copy_p, x)
+
+
 def index_add(base, values, idx):
     """``base`` with ``values`` added at ``base[idx]`` (repeated indices accumulate)."""
     return base + scatter(values, shape_of(base), idx)
 
 
+def _first_value(obj):
+    """The first array or value type inside nested lists and tuples, or None."""
+    if isinstance(obj, (list, tuple)):
+        return next((v for v in map(_first_value, obj) if v is not None), None)
+    return None if type(obj) in SCALAR_TYPES else obj
+
+
+def asarray(obj, dtype=None, *, like=None):
+    """``numpy.asarray`` that keeps derivatives: nested lists of values are stacked.
+
+    Python numbers and host lists take the backend of the first array inside
+    ``obj`` (else of ``like``, else NumPy); with a floating array among them
+    they take its dtype, as NumPy treats Python numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(lambda x: ops.asarray([x, 2.0 * x, 1.0]), (3.0,), (1.0,))
+    (array([3., 6., 1.]), array([1., 2., 0.]))
+    """
+    first = _first_value(obj)
+    if first is not None and isinstance(obj, (list, tuple)):
+        out = stack([asarray(o, like=first) for o in obj])
+    elif first is not None:  # already an array or a value
+        out = obj
+    else:  # Python numbers and host lists
+        r = None if like is None else raw(like)
+        if r is None or type(r) in SCALAR_TYPES:
+            out = np.asarray(obj)
+        else:
+            xp = namespace_of([r])
+            out = xp.asarray(obj, dtype=r.dtype if is_float_dtype(xp, r.dtype) else None)
+    return out if dtype is None or dtype_of(raw(out)) == dtype else astype(out, dtype)
+
+
+def index_set(base, values, idx):
+    """``base`` with ``base[idx] = values`` done functionally, as NumPy assigns:
+    ``values`` broadcast to ``base[idx]``'s shape and cast to ``base``'s dtype,
+    written exactly, and where ``idx`` repeats a position the last write wins
+    (``x[[0, 0]] = [5, 7]`` leaves 7).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> f = lambda v: ops.index_set(np.zeros(3), v, ([0, 0],))
+    >>> jvp(f, (np.array([5.0, 7.0]),), (np.array([1.0, 10.0]),))
+    (array([7., 0., 0.]), array([10.,  0.,  0.]))
+    """
+    shape = shape_of(base)
+    nidx = _normalize_index(idx, len(shape))
+    values = asarray(values, like=base)
+    if dtype_of(raw(values)) != dtype_of(raw(base)):  # NumPy casts into the target
+        values = astype(values, dtype_of(raw(base)))
+    host = tuple(np.asarray(i) if _is_advanced(i) else i for i in nidx)
+    positions = np.arange(math.prod(shape)).reshape(shape)[host]  # flat position of each target
+    values = broadcast_to(values, positions.shape)
+    if any(_is_advanced(i) and not is_mask(i) for i in host):
+        flat = positions.reshape(-1)
+        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        if len(last) < len(flat):  # a repeated position: keep each one's last write
+            kept = getitem(reshape(values, (-1,)), (_index_like(base, last),))
+            return reshape(index_set(reshape(base, (-1,)), kept, (flat[last],)), shape)
+    written = np.zeros(shape, dtype=bool)
+    written[host] = True
+    return _ew.where(_index_like(base, written), scatter(values, shape, nidx), base)
+
+
 # -- dtype and prefix sums ------------------------------------------------------------
-# A real input cast to complex takes the real part of its cotangent before the cast
-# back (a complex-to-real cast is refused by strict array-API namespaces).
+# The transpose casts back: a linear entry's cotangent takes its input's dtype (the
+# real part first for a real input, since strict namespaces refuse complex-to-real).
 _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (astype(real_for_real(g, x), x[1]),))
+                   lambda g, x, *, dtype: (g,))
 
 
 def astype(x, dtype):

@@ -48,7 +48,8 @@ class Case:
     finite differences), ``"zero"`` (a float output whose derivative is 0 by
     definition, e.g. ``floor`` or ``stop_gradient``) or ``"nondiff"`` (a
     boolean output, returned as a plain array). ``scalar_args`` draws Python
-    floats for the math-module fast path, where it applies.
+    floats for the math-module fast path, where it applies. ``backends``
+    names the array libraries that have the function (None: all of them).
     """
 
     name: str
@@ -59,6 +60,7 @@ class Case:
     second_order: bool = True
     static: tuple = ()
     scalar_args: Any = None
+    backends: tuple | None = None
     notes: str = field(default="", compare=False)
 
     def __repr__(self) -> str:
@@ -152,6 +154,11 @@ def xp_of(x):
     return array_api_compat.array_namespace(raw(x))
 
 
+def _like(x, host):
+    """The NumPy constant ``host`` in the backend and dtype of ``x`` (a grid, knots)."""
+    return xp_of(x).asarray(host, dtype=raw(x).dtype)
+
+
 CASES: list[Case] = []
 
 
@@ -222,12 +229,12 @@ elementwise("hypot", ops.hypot, away_from_zero(0.3, 2), floats(-2, 2))
 # -- piecewise: operands on two grids 1/8 apart, so no tie lies within a finite-difference step
 elementwise("maximum", ops.maximum, grid(), grid(0.125))
 elementwise("minimum", ops.minimum, grid(), grid(0.125))
-elementwise("relu", ops.relu, grid(0.125), prims=("maximum",))
-elementwise("clip", lambda x: ops.clip(x, -1.125, 0.875), grid(), prims=("maximum", "minimum"))
+elementwise("relu", ops.relu, grid(0.125))
+elementwise("clip", lambda x: ops.clip(x, -1.125, 0.875), grid(), prims=("where",))
 elementwise("sigmoid", ops.sigmoid, floats(-4, 4),
             prims=("exp", "negative", "where", "greater_equal", "divide", "add"))
 elementwise("softplus", ops.softplus, floats(-4, 4),
-            prims=("maximum", "log1p", "exp", "where", "negative"))
+            prims=("log1p", "exp", "where", "negative"))
 
 
 def _where_args():
@@ -530,6 +537,10 @@ case("index_add", lambda base, values, idx: ops.index_add(base, values, (idx,)),
      ("scatter", "add"), notes="repeated indices accumulate")
 
 
+case("index_set", lambda base, values, idx: ops.index_set(base, values, (idx,)), _index_add_args(),
+     ("where", "scatter"), notes="repeated indices: the last write wins, as NumPy assigns")
+
+
 def _astype_other(x):
     xp = xp_of(x)
     other = xp.float32 if raw(x).dtype == xp.float64 else xp.float64
@@ -635,8 +646,8 @@ for _name in ("tril", "triu"):
                                                  min_dims=2), ("where",))
 
 
-def _stack_args(n, min_dims=0, max_dims=3):
-    return shapes(min_dims=min_dims, max_dims=max_dims).flatmap(
+def _stack_args(n, min_dims=0, max_dims=3, min_side=0):
+    return shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side).flatmap(
         lambda s: st.tuples(st.tuples(*[array(s, floats(-3, 3)) for _ in range(n)]), st.just({})))
 
 
@@ -664,9 +675,14 @@ case("flipud", ops.flipud, _stack_args(1, 1), ("flip",))
 case("fliplr", ops.fliplr, _stack_args(1, 2), ("flip",))
 case("diff", ops.diff, _one_array(lambda s: st.fixed_dictionaries({
     "n": st.integers(0, 2), "axis": st.integers(-len(s), len(s) - 1)}), min_dims=1), ("getitem", "subtract"))
+case("index_set_slice", lambda base, values: ops.index_set(base, values[:1, ...], slice(None, None, 2)),
+     _stack_args(2, 1, min_side=1), ("where", "scatter", "getitem"))
+case("copy", lambda x: ops.copy(x) * 1.5, _no_kw(_elementwise_args([floats(-3, 3)])), ("copy", "multiply"))
+case("asarray", lambda x, y: ops.asarray([[x, y], [y * x, x]]), _stack_args(2), ("concatenate",))
 case("diff_prepend", lambda x: ops.diff(x, prepend=0.5, append=x[..., :1]),
-     _stack_args(1, 1), ("concatenate", "subtract"))
-case("ediff1d", lambda x: ops.ediff1d(x, to_begin=x[:1]), _stack_args(1, 1, 1), ("getitem", "concatenate"))
+     _stack_args(1, 1, min_side=1), ("concatenate", "subtract"))
+case("ediff1d", lambda x: ops.ediff1d(x, to_begin=x[:1]), _stack_args(1, 1, 1, min_side=1),
+     ("getitem", "concatenate"))
 case("kron", ops.kron, st.tuples(shapes(max_dims=2, max_side=3), shapes(max_dims=2, max_side=3)).flatmap(
     lambda t: _pair(*t)), ("multiply", "reshape"))
 case("cross", ops.cross, hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3).flatmap(
@@ -717,7 +733,7 @@ case("correlate", ops.correlate, st.tuples(st.integers(1, 5), st.integers(1, 4))
     lambda t: _pair((max(t),), (min(t),))), ("getitem", "flip"))
 case("cumprod", ops.cumprod, _axis_args(with_zeros(away_from_zero(0.5, 1.5))), ("multiply", "concatenate"),
      notes="exact where entries are 0")
-case("interp", lambda x, fp: ops.interp(x, np.linspace(-2.0, 2.0, 5), fp),
+case("interp", lambda x, fp: ops.interp(x, _like(fp, np.linspace(-2.0, 2.0, 5)), fp),
      st.tuples(shapes(max_dims=2), st.just((5,))).flatmap(lambda t: st.tuples(
          st.tuples(array(t[0], off_grid_knots()), array(t[1], floats(-3, 3))), st.just({}))),
      ("getitem", "multiply", "where"))
@@ -731,8 +747,9 @@ case("percentile", lambda x, **kw: ops.percentile(x, 30.0, **kw),
 for _name in ("nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd", "nanprod"):
     case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(raw(x), 2.875), np.nan, x), **kw))(
         getattr(ops, _name)),
-         _reduce_args(grid(lo=-12, hi=12), min_side=2, min_dims=1, unique=True),
-         ("where",), second_order=_name not in ("nanstd",))
+         # unique entries, one at most NaN: nanstd sees two distinct values (std'= nan at 0)
+         _reduce_args(grid(lo=-12, hi=12), min_side=3 if _name == "nanstd" else 2, min_dims=1,
+                      unique=True), ("where",), second_order=_name not in ("nanstd",))
 case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(raw(x), 2.625), np.nan, x)),
      _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
          lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
@@ -767,9 +784,62 @@ elementwise("floor_divide", ops.floor_divide, off_integers(), st.just(1.0), prim
             static=(1,), scalar=False)
 elementwise("copysign", ops.copysign, away_from_zero(0.2, 3), away_from_zero(0.2, 3),
             prims=("where", "abs"), scalar=False)
-elementwise("heaviside", lambda x: ops.heaviside(x, 0.5), away_from_zero(0.2, 3), prims=("stop_gradient",),
-            kind="zero", scalar=False)
+elementwise("heaviside", ops.heaviside, away_from_zero(0.2, 3), floats(-1, 1), prims=("where",),
+            scalar=False)
 elementwise("float_power", ops.float_power, floats(0.5, 3), floats(-2, 2), prims=("power",), scalar=False)
+
+
+# -- numpy.fft (dualad/_rules/fft.py): real in, real out through complex spectra ----------------
+def _realify(z):
+    return ops.real(z) + 0.5 * ops.imag(z)
+
+
+_NORMS = st.sampled_from([None, "ortho", "forward"])
+
+
+def _fft_args(min_side=1):
+    def build(s):
+        return st.fixed_dictionaries({"axis": st.integers(-len(s), len(s) - 1),
+                                      "n": st.one_of(st.none(), st.integers(min_side, 6)),
+                                      "norm": _NORMS})
+    return _one_array(build, min_dims=1, min_side=min_side)
+
+
+def _fftn_args():
+    def build(s):
+        return st.fixed_dictionaries({"axes": st.permutations(range(len(s))).flatmap(
+            lambda p: st.integers(1, len(p)).map(lambda k: tuple(p[:k]))), "norm": _NORMS})
+    return _one_array(build, min_dims=1, min_side=2)
+
+
+case("fft", lambda x, **kw: _realify(ops.fft.fft(x, **kw)), _fft_args(), ("fftn",))
+case("ifft_complex", lambda x, **kw: _realify(ops.fft.ifft(complexify(x), **kw)), _fft_args(),
+     ("fftn", "astype"))
+case("rfft", lambda x, **kw: _realify(ops.fft.rfft(x, **kw)), _fft_args(), ("rfft",))
+case("irfft", lambda x, **kw: ops.fft.irfft(complexify(x), **kw), _fft_args(min_side=2), ("irfft",))
+case("fftn", lambda x, **kw: _realify(ops.fft.fftn(x, **kw)), _fftn_args(), ("fftn",))
+case("rfftn", lambda x, **kw: _realify(ops.fft.rfftn(x, **kw)), _fftn_args(), ("rfft", "fftn"))
+case("irfftn", lambda x, **kw: ops.fft.irfftn(complexify(x), **kw), _fftn_args(), ("irfft",))
+case("fftshift", lambda x, **kw: ops.fft.fftshift(x, **kw), _one_array(
+    lambda s: st.fixed_dictionaries({"axes": st.one_of(st.none(), st.integers(0, len(s) - 1))}),
+    min_dims=1), ("getitem",))
+case("ifftshift", lambda x: ops.fft.ifftshift(x), _one_array(lambda s: st.just({}), min_dims=1),
+     ("getitem",))
+
+# -- scipy.special (dualad/_rules/special.py): NumPy with SciPy, CuPy ---------------------------
+SPECIAL_BACKENDS = ("numpy", "cupy")
+for _name, _elements in (("erf", (floats(-2, 2),)), ("erfc", (floats(-2, 2),)),
+                         ("erfinv", (floats(-0.9, 0.9),)), ("erfcx", (floats(-2, 3),)),
+                         ("gamma", (floats(0.3, 4),)), ("gammaln", (floats(0.3, 4),)),
+                         ("digamma", (floats(0.3, 4),)), ("ndtr", (floats(-3, 3),)),
+                         ("log_ndtr", (floats(-3, 3),)), ("ndtri", (floats(0.05, 0.95),)),
+                         ("i0", (floats(-3, 3),)), ("i1", (with_zeros(floats(-3, 3)),)),
+                         ("i0e", (away_from_zero(0.1, 3),)), ("i1e", (with_zeros(floats(-3, 3)),)),
+                         ("logit", (floats(0.05, 0.95),)),
+                         ("xlogy", (with_zeros(floats(-2, 2)), floats(0.2, 3))),
+                         ("xlog1py", (with_zeros(floats(-2, 2)), floats(-0.8, 3)))):
+    elementwise(_name, getattr(ops, _name), *_elements, backends=SPECIAL_BACKENDS)
+elementwise("polygamma", lambda x: ops.polygamma(2, x), floats(0.3, 4), backends=SPECIAL_BACKENDS)
 
 
 CASES_BY_NAME = {c.name: c for c in CASES}

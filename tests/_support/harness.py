@@ -58,6 +58,8 @@ def params(test: str, cases, backends=BACKENDS, dtypes=DTYPES, exclude=()):
     for case in cases:
         for b in backends:
             backend = b.values[0]
+            if case.backends is not None and backend.name not in case.backends:
+                continue
             for dtype in dtypes:
                 if (backend.name, dtype) in exclude:
                     continue

@@ -265,10 +265,24 @@ def test_max_ties_split_the_derivative():
                                [[0.5, 0, 0.5, 0], [0, 0.5, 0, 0.5]])
 
 
-def test_maximum_tie_goes_to_the_first_argument():
-    assert derivative(lambda x: ops.maximum(x, 0.0))(0.0) == 1.0
-    assert derivative(lambda x: ops.maximum(0.0, x))(0.0) == 0.0
-    assert derivative(lambda x: ops.maximum(x, x))(1.0) == 1.0
+@pytest.mark.parametrize("pair", [ops.maximum, ops.minimum])
+def test_maximum_and_minimum_split_a_tie_equally(pair):
+    assert derivative(lambda x: pair(x, 0.0))(0.0) == 0.5
+    assert derivative(lambda x: pair(0.0, x))(0.0) == 0.5
+    assert derivative(lambda x: pair(x, x))(1.0) == 1.0  # both halves are x's
+    x, y = np.array([1.0, 2.0, 3.0], np.float32), np.array([1.0, 0.0, 5.0], np.float32)
+    _, t = jvp(pair, (x, y), (np.ones(3, np.float32), np.zeros(3, np.float32)))
+    assert t.dtype == np.float32
+    np.testing.assert_array_equal(t, [0.5, 1.0, 0.0] if pair is ops.maximum else [0.5, 0.0, 1.0])
+
+
+def test_relu_and_clip_at_their_kinks_match_torch():
+    """``torch.relu``'s derivative at 0 is 0; ``torch.clamp`` passes 1 at its ends."""
+    assert derivative(ops.relu)(0.0) == 0.0
+    np.testing.assert_array_equal(jacfwd(ops.relu)(np.array([-1.0, 0.0, 2.0])).diagonal(), [0, 0, 1])
+    assert [derivative(lambda x: ops.clip(x, 0.0, 1.0))(x) for x in (-1.0, 0.0, 1.0, 2.0)] == \
+        [0.0, 1.0, 1.0, 0.0]
+    assert derivative(ops.softplus)(0.0) == 0.5
 
 
 def test_zero_to_the_zero_power():
@@ -298,3 +312,23 @@ def test_non_differentiable_points_never_crash(f, x):
     t = 1.0 if isinstance(x, float) else np.ones_like(x)
     jvp(f, (x,), (t,))
     jvp(lambda y: jvp(f, (y,), (t,))[1], (x,), (t,))  # and its second derivative
+
+
+def test_kink_conventions_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    for x, y in [(0.0, 0.0), (1.0, 1.0), (2.0, -1.0), (-2.0, 1.0)]:
+        for ours, theirs in [(ops.maximum, jnp.maximum), (ops.minimum, jnp.minimum)]:
+            assert derivative(lambda a, f=ours, b=y: f(a, b))(x) == float(jax.grad(theirs)(x, y))
+    for x in (-1.0, 0.0, 1.0):
+        assert derivative(ops.relu)(x) == float(jax.grad(jax.nn.relu)(x))
+        assert derivative(ops.softplus)(x) == pytest.approx(float(jax.grad(jax.nn.softplus)(x)), rel=1e-15)
+
+
+def test_heaviside_passes_h0s_derivative_where_x_is_zero():
+    x = np.array([-1.0, 0.0, 2.0])
+    y, t = jvp(lambda h0: ops.heaviside(x, h0), (0.5,), (1.0,))
+    np.testing.assert_array_equal(y, np.heaviside(x, 0.5))
+    np.testing.assert_array_equal(t, [0.0, 1.0, 0.0])
+    assert not np.any(jvp(lambda x: ops.heaviside(x, 0.5), (x,), (np.ones(3),))[1])

@@ -61,10 +61,13 @@ def test_max_with_zero_has_a_valid_subgradient(relu, w0, expected):
     assert w.grad == expected
 
 
-def test_max_with_zero_at_the_kink_gives_a_subgradient():
+@pytest.mark.parametrize("relu, expected", [(lambda w: ops.maximum(w, 0.0), 0.5), (ops.relu, 0.0)],
+                         ids=["maximum", "relu"])
+def test_max_with_zero_at_the_kink_follows_torch(relu, expected):
+    """torch.maximum shares a tie's derivative; torch.relu'(0) = 0."""
     w = Tensor(0.0, requires_grad=True)
-    (ops.maximum(w, 0.0) + 5.0).backward()
-    assert 0.0 <= w.grad <= 1.0
+    (relu(w) + 5.0).backward()
+    assert w.grad == expected
 
 
 def test_max_with_zero_elementwise_array():

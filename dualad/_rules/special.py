@@ -1,0 +1,94 @@
+"""SciPy's special functions (``scipy.special``), each an elementwise entry.
+
+Values come from ``scipy.special`` on NumPy arrays and floats and from
+``cupyx.scipy.special`` on CuPy; other namespaces have none and say so. The
+partials are written with the table's functions, so every order of
+derivative is available (``gammaln`` -> ``digamma`` -> ``polygamma``).
+``scipy.special.<name>(value)`` dispatches here through ``__array_ufunc__``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dualad._backend import scalar_xp, special_functions
+from dualad._rules import elementwise as _ew
+from dualad._rules.elementwise import _elementwise
+
+__all__ = ["erf", "erfc", "erfinv", "erfcx", "gamma", "gammaln", "digamma", "polygamma",
+           "ndtr", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "logit", "xlogy", "xlog1py"]
+
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_MATH = {"erf": math.erf, "erfc": math.erfc, "gamma": math.gamma, "gammaln": math.lgamma}
+
+
+def _scipy(name):
+    """The implementation of ``name``: ``math`` or SciPy on floats, the backend's module on arrays."""
+    on_floats = _MATH.get(name)
+
+    def impl(xp, *args):
+        module = special_functions(xp, name)
+        if xp is scalar_xp:
+            return on_floats(*args) if on_floats is not None else float(getattr(module, name)(*args))
+        return getattr(module, name)(*args)
+    return impl
+
+
+def _special(name, *partials, saves="inputs"):
+    return _elementwise(name, _scipy(name), *partials, saves=saves,
+                        doc=f"``scipy.special.{name}``, differentiable in every mode "
+                            "(NumPy with SciPy, CuPy, and Python floats).")
+
+
+def _nonzero(x):
+    """``x`` with its zeros replaced by 1, and the mask of those zeros."""
+    zero = _ew.equal(x, 0)
+    return _ew.where(zero, 1.0, x), zero
+
+
+def _gauss(x):
+    return _ew.exp(-0.5 * _ew.square(x)) / _SQRT_2PI
+
+
+erf = _special("erf", lambda ans, x: (2.0 / _SQRT_PI) * _ew.exp(-_ew.square(x)))
+erfc = _special("erfc", lambda ans, x: (-2.0 / _SQRT_PI) * _ew.exp(-_ew.square(x)))
+erfinv = _special("erfinv", lambda ans, x: (_SQRT_PI / 2.0) * _ew.exp(_ew.square(ans)), saves="all")
+erfcx = _special("erfcx", lambda ans, x: 2.0 * _ew.multiply(x, ans) - 2.0 / _SQRT_PI, saves="all")
+ndtr = _special("ndtr", lambda ans, x: _gauss(x))
+log_ndtr = _special("log_ndtr", lambda ans, x: _ew.exp(-0.5 * _ew.square(x) - ans) / _SQRT_2PI, saves="all")
+ndtri = _special("ndtri", lambda ans, x: _SQRT_2PI * _ew.exp(0.5 * _ew.square(ans)), saves="all")
+polygamma = _special("polygamma", lambda ans, n, x: None, lambda ans, n, x: polygamma(n + 1, x))
+digamma = _special("digamma", lambda ans, x: polygamma(1, x))
+gammaln = _special("gammaln", lambda ans, x: digamma(x))
+gamma = _special("gamma", lambda ans, x: _ew.multiply(ans, digamma(x)), saves="all")
+i0 = _special("i0", lambda ans, x: i1(x))
+
+
+def _i1_partial(ans, x):
+    # i0(x) - i1(x) / x, which tends to 1/2 at 0
+    xs, zero = _nonzero(x)
+    return _ew.where(zero, 0.5, i0(x) - _ew.divide(ans, xs))
+
+
+def _i1e_partial(ans, x):
+    # i0e(x) - i1e(x) (sign(x) + 1 / x), which tends to 1/2 at 0
+    xs, zero = _nonzero(x)
+    return _ew.where(zero, 0.5, i0e(x) - _ew.multiply(ans, _ew.sign(x) + _ew.reciprocal(xs)))
+
+
+i1 = _special("i1", _i1_partial, saves="all")
+i0e = _special("i0e", lambda ans, x: i1e(x) - _ew.multiply(_ew.sign(x), ans), saves="all")
+i1e = _special("i1e", _i1e_partial, saves="all")
+logit = _special("logit", lambda ans, x: _ew.reciprocal(_ew.multiply(x, 1.0 - x)))
+
+
+def _x_over(x, y):
+    """``x / y``, 0 where ``x`` is 0: the partial of ``x log(y)`` in ``y``, which is
+    constant 0 along ``x = 0``."""
+    zero = _ew.equal(x, 0)
+    return _ew.where(zero, 0.0, _ew.divide(x, _ew.where(zero, 1.0, y)))
+
+
+xlogy = _special("xlogy", lambda ans, x, y: _ew.log(y), lambda ans, x, y: _x_over(x, y))
+xlog1py = _special("xlog1py", lambda ans, x, y: _ew.log1p(y), lambda ans, x, y: _x_over(x, 1.0 + y))

@@ -1,0 +1,73 @@
+"""``numpy.fft`` on dualad values: NumPy's dispatch, every mode, and JAX's numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dualad
+import dualad.testing
+import mixed
+import reverse
+from dualad import Dual, ops
+
+TRANSFORMS = [
+    ("fft", {}), ("ifft", {}), ("fft", {"n": 5}), ("fft", {"n": 11, "norm": "ortho"}),
+    ("rfft", {}), ("rfft", {"n": 7, "axis": 0}), ("irfft", {}), ("irfft", {"n": 9, "norm": "forward"}),
+    ("fft2", {}), ("ifft2", {"s": (2, 6)}), ("fftn", {"axes": (0,)}), ("rfftn", {}),
+    ("irfftn", {}), ("rfft2", {"norm": "ortho"}), ("irfft2", {"s": (3, 6)}),
+]
+
+
+def _input(name):
+    x = np.random.default_rng(0).normal(size=(3, 8))
+    return np.fft.rfft(x) if name.startswith("irfft") else x
+
+
+@pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[f"{n}-{k}" for n, k in TRANSFORMS])
+def test_numpy_fft_dispatches_and_its_values_match(name, kw):
+    x = _input(name)
+    d = getattr(np.fft, name)(Dual(x, np.ones_like(x)), **kw)
+    np.testing.assert_allclose(d.primal, getattr(np.fft, name)(x, **kw), atol=1e-12)
+    np.testing.assert_allclose(d.tangent, getattr(np.fft, name)(np.ones_like(x), **kw), atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[f"{n}-{k}" for n, k in TRANSFORMS])
+def test_gradients_match_jax(name, kw):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x = _input(name)
+    theirs = jax.grad(lambda z: jnp.sum(jnp.abs(getattr(jnp.fft, name)(z, **kw)) ** 2))(jnp.asarray(x))
+    ours = reverse.grad(lambda z: ops.sum(ops.abs(getattr(np.fft, name)(z, **kw)) ** 2))(x)
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-10, atol=1e-10)
+
+
+def test_a_spectral_loss_in_every_mode_and_float32():
+    """A smoothness penalty computed in Fourier space: H v against the dense Hessian."""
+    w = np.fft.rfftfreq(16) ** 2
+
+    def f(x):
+        return ops.sum(w * ops.abs(np.fft.rfft(np.sin(x))) ** 2)
+
+    x = np.random.default_rng(1).normal(size=16)
+    v = np.random.default_rng(2).normal(size=16)
+    g = reverse.grad(f)(x)
+    np.testing.assert_allclose(dualad.jacfwd(f)(x), g, rtol=1e-10)
+    np.testing.assert_allclose(mixed.hvp(f, x, v), mixed.hessian(f)(x) @ v, rtol=1e-8)
+    dualad.testing.check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+    g32 = reverse.grad(f)(x.astype(np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, g, rtol=1e-3, atol=1e-4)
+
+
+def test_fftshift_is_differentiable():
+    x = np.arange(6.0)
+    y, t = dualad.jvp(np.fft.fftshift, (x,), (x,))
+    np.testing.assert_array_equal(y, np.fft.fftshift(x))
+    np.testing.assert_array_equal(np.fft.ifftshift(Dual(y, t)).tangent, x)
+
+
+def test_bad_norm_is_refused_by_name():
+    with pytest.raises(ValueError, match="norm"):
+        ops.fft.fft(np.ones(4), norm="sideways")
