@@ -198,7 +198,8 @@ class ArrayLike:
         raise TypeError(
             f"{what} of a {type(self).__name__} would drop its derivative; use "
             f"{self._value_hint()} for the value, or ops/NumPy functions to keep "
-            "differentiating")
+            "differentiating (to build an array of such values, np.array([x, y]), or to "
+            "fill one, out[i] = x, use `import dualad.numpy as np`)")
 
     def __float__(self): self._refuse("float()")
     def __int__(self): self._refuse("int()")

@@ -9,7 +9,6 @@ little more than two floats); arrays get their array-API namespace through
 from __future__ import annotations
 
 import math
-import types
 
 import array_api_compat
 import numpy as np
@@ -45,45 +44,46 @@ def _guarded(fast, name: str):
     return call
 
 
-def _build_scalar_namespace() -> types.SimpleNamespace:
-    ns = types.SimpleNamespace()
-    direct = {  # names whose math and NumPy semantics agree on all of R
-        "sin": math.sin, "cos": math.cos, "tan": math.tan, "atan": math.atan,
-        "sinh": math.sinh, "tanh": math.tanh, "asinh": math.asinh,
-        "atan2": math.atan2, "isnan": math.isnan, "isfinite": math.isfinite,
-        "isinf": math.isinf,
-    }
-    guarded = {
-        "exp": math.exp, "expm1": math.expm1, "log": math.log, "log2": math.log2,
-        "log10": math.log10, "log1p": math.log1p, "sqrt": math.sqrt,
-        "asin": math.asin, "acos": math.acos, "cosh": math.cosh,
-        "acosh": math.acosh, "atanh": math.atanh, "hypot": math.hypot,
-        "pow": math.pow,
-        "divide": lambda x, y: x / y,
-    }
-    for name, fn in direct.items():
-        setattr(ns, name, fn)
-    numpy_names = {"asin": "arcsin", "acos": "arccos", "acosh": "arccosh",
-                   "atanh": "arctanh", "pow": "power"}
-    for name, fn in guarded.items():
-        setattr(ns, name, _guarded(fn, numpy_names.get(name, name)))
-    for name in ("cbrt", "logaddexp", "sign"):
-        setattr(ns, name, _numpy_fallback(name))
-    ns.floor = lambda x: float(math.floor(x))
-    ns.ceil = lambda x: float(math.ceil(x))
-    ns.trunc = lambda x: float(math.trunc(x))
-    ns.round = lambda x: float(round(x))
-    ns.logical_and = lambda x, y: bool(x and y)
-    ns.logical_or = lambda x, y: bool(x or y)
-    ns.logical_not = lambda x: not x
-    ns.abs = abs
-    ns.maximum = lambda x, y: x if x >= y or x != x else y
-    ns.minimum = lambda x, y: x if x <= y or x != x else y
-    ns.where = lambda c, x, y: x if c else y
-    return ns
+class _ScalarNamespace:
+    """The namespace of Python floats, resolved by name on first use, not listed:
+    ``math.<name>`` where it exists (following NumPy's IEEE results where math
+    raises: ``log(0) = -inf``, ``sin(inf) = nan``), else NumPy's ufunc of that
+    name as a float. Only the functions whose float semantics differ from both
+    are written out below.
+    """
+
+    _NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+                    "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+    _MATH_NAMES = {"power": "pow", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2"}
+
+    floor = staticmethod(lambda x: float(math.floor(x)))
+    ceil = staticmethod(lambda x: float(math.ceil(x)))
+    trunc = staticmethod(lambda x: float(math.trunc(x)))
+    round = staticmethod(lambda x: float(round(x)))
+    logical_and = staticmethod(lambda x, y: bool(x and y))
+    logical_or = staticmethod(lambda x, y: bool(x or y))
+    logical_not = staticmethod(lambda x: not x)
+    abs = staticmethod(abs)
+    maximum = staticmethod(lambda x, y: x if x >= y or x != x else y)
+    minimum = staticmethod(lambda x, y: x if x <= y or x != x else y)
+    where = staticmethod(lambda c, x, y: x if c else y)
+    divide = staticmethod(_guarded(lambda x, y: x / y, "divide"))
+    isnan, isfinite, isinf = staticmethod(math.isnan), staticmethod(math.isfinite), staticmethod(math.isinf)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        numpy_name = self._NUMPY_NAMES.get(name, name)
+        fast = getattr(math, self._MATH_NAMES.get(name, name), None)
+        if fast is None and not isinstance(getattr(np, numpy_name, None), np.ufunc):
+            raise AttributeError(f"no float implementation of {name!r}")
+        fn = _guarded(fast, numpy_name) if fast is not None else _numpy_fallback(numpy_name)
+        setattr(self, name, fn)  # resolved once
+        return fn
 
 
-scalar_xp = _build_scalar_namespace()
+scalar_xp = _ScalarNamespace()
 
 
 _BY_TYPES: dict[tuple, object] = {}  # operand types -> namespace, when that settles it

@@ -89,7 +89,7 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
         if prim.scalar_ok:
             return prim.impl(scalar_xp, *args, **params)
     top = None
-    top_level = -1
+    top_level = -2  # a value of level -1 (a buffer of raw numbers) is stripped below
     for a in args:
         if isinstance(a, Value) and a._level > top_level:
             top, top_level = a, a._level
@@ -97,8 +97,8 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
         cut = _state.cut
         if top_level >= cut:
             return top._process(prim, args, params)
-        if cut:
-            return top._constant(bind(prim, *[strip(a, cut) for a in args], **params))
+        if cut or top_level < 0:
+            return top._constant(bind(prim, *[strip(a, max(cut, 0)) for a in args], **params))
     xp = namespace_of(args)
     if xp is scalar_xp and not prim.scalar_ok:
         xp = _np_xp

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+# Containers that stand for the value they hold (dualad.numpy's buffers): a leaf
+# of such a type is replaced by its content.
+_UNWRAP: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_unwrap(kind: type, content: Callable[[Any], Any]) -> None:
+    _UNWRAP[kind] = content
+
 
 def flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:
     """The leaves of ``tree`` in order, and a function that rebuilds it."""
@@ -17,7 +25,8 @@ def _flatten(tree, leaves):
         return (type(tree), [_flatten(t, leaves) for t in tree])
     if isinstance(tree, dict):
         return (dict, [(k, _flatten(tree[k], leaves)) for k in tree])
-    leaves.append(tree)
+    unwrap = _UNWRAP.get(type(tree))
+    leaves.append(tree if unwrap is None else unwrap(tree))
     return None
 
 

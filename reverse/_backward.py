@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dualad import _inplace, ops
-from dualad._shapes import raw, shape_of, zeros
+from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._table import REGISTRY
 from reverse._tape import Node
 from reverse._tensor import Tensor
@@ -50,12 +50,23 @@ def _add(a, b):
     return b if a is None else _inplace.add(a, b)
 
 
+def pytorch_convention(g: Any) -> Any:
+    """A cotangent in PyTorch's convention from JAX's (the conjugate, for complex
+    values), and back: ``.grad``, hooks and the cotangents given to ``backward``
+    speak PyTorch's, so PyTorch code and ``reverse.optim`` step complex
+    parameters downhill; the tape and the functional API speak JAX's."""
+    return ops.conj(g) if g is not None and is_complex(g) else g
+
+
 def _run_hooks(hooks, g):
-    for hook in list(hooks or ()):
+    if not hooks:
+        return g
+    g = pytorch_convention(g)
+    for hook in list(hooks):
         out = hook(g)
         if out is not None:
             g = out
-    return g
+    return pytorch_convention(g)
 
 
 def _as_tensor_args(node: Node, res, level):
@@ -151,6 +162,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
         if accumulate and leaf.requires_grad:
             if create_graph and not isinstance(g, Tensor):
                 g = Tensor._make(g, leaf._level)
+            g = pytorch_convention(g)
             leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
@@ -179,9 +191,10 @@ def _added_in_place(node: Node, g: Any, grads: dict, leaf_grads: dict) -> bool:
 
 
 def _default_cotangent(t: Tensor, name: str):
-    if shape_of(t) != ():
-        raise RuntimeError(f"{name}: grad can be implicitly created only for scalar outputs, "
-                           f"got shape {shape_of(t)}; pass the cotangent explicitly")
+    if shape_of(t) != () or is_complex(t):
+        raise RuntimeError(f"{name}: grad can be implicitly created only for real scalar outputs, "
+                           f"got shape {shape_of(t)} and dtype {dtype_of(raw(t))}; pass the "
+                           "cotangent explicitly")
     r = raw(t.value)
     return 1.0 if type(r) is float else zeros(r) + 1
 
@@ -191,7 +204,7 @@ def _check_cotangent(t: Tensor, g: Any, name: str):
         g = g.value
     if shape_of(g) != shape_of(t):
         raise ValueError(f"{name}: cotangent shape {shape_of(g)} does not match output shape {shape_of(t)}")
-    return g
+    return pytorch_convention(g)
 
 
 def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_graph: bool | None,
@@ -213,7 +226,7 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_gr
         run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
                      capture=capture, accumulate=False, level=tensors[0]._level)
         for t in inputs:
-            g = capture[key(_ref(t))]
+            g = pytorch_convention(capture[key(_ref(t))])
             if g is not None:
                 t.grad = g if t.grad is None else t.grad + g
         return
@@ -267,5 +280,5 @@ def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = No
                                "to get None for it")
         if create_graph and g is not None and not isinstance(g, Tensor):
             g = Tensor._make(g, t._level)
-        result.append(g)
+        result.append(pytorch_convention(g))
     return tuple(result)

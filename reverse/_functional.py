@@ -12,7 +12,7 @@ import numpy as np
 from dualad import ops
 from dualad._core import new_level
 from dualad._dual import check_differentiable
-from dualad._shapes import dtype_of, raw, shape_of, zeros
+from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._tree import flatten, leaf_paths
 from reverse._backward import run_backward
 from reverse._tensor import Tensor
@@ -97,8 +97,13 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     return out, f_vjp
 
 
-def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
-    """A function returning ``(f(*args), grad)``; ``f`` must return a scalar.
+def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
+                   holomorphic: bool = False) -> Callable:
+    """A function returning ``(f(*args), grad)``; ``f`` must return a real scalar.
+
+    With complex inputs the gradient is JAX's, ``df/dx - i df/dy`` (the conjugate of
+    PyTorch's ``.grad``). ``holomorphic=True``, for a holomorphic ``f`` of complex
+    inputs with a complex output, gives the complex derivative ``f'(z)``, as JAX does.
 
     Examples
     --------
@@ -118,11 +123,20 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False)
                 full[n] = a
             return f(*full)
 
+        if holomorphic:
+            for n in nums:
+                if not is_complex(args[n]):
+                    raise TypeError(f"grad(holomorphic=True) needs complex inputs; argument {n} has "
+                                    f"dtype {dtype_of(raw(args[n]))}")
         res = vjp(partial_f, *[args[n] for n in nums], has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         if shape_of(out) != () or not _is_float(out):
             raise TypeError(f"grad requires f to return a float scalar, got shape {shape_of(out)} "
                             f"and dtype {dtype_of(raw(out))}; use vjp or jacrev for other outputs")
+        if is_complex(out) != holomorphic:
+            raise TypeError("grad requires a real-valued output (take its real part or abs), or, for a "
+                            "holomorphic f of complex inputs, holomorphic=True" if not holomorphic else
+                            "grad(holomorphic=True) needs a complex output")
         one = 1.0 if type(raw(out)) is float else zeros(raw(out)) + 1
         g = f_vjp(one)
         g = g[0] if isinstance(argnums, int) else g
@@ -137,8 +151,10 @@ def _is_float(x):
     return isinstance(r, float) or getattr(r.dtype, "kind", "f") in "fc"
 
 
-def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
-    """The gradient of a scalar function, by one reverse pass.
+def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable:
+    """The gradient of a real scalar function, by one reverse pass (complex
+    inputs and ``holomorphic`` as in :func:`value_and_grad`).
 
     Examples
     --------
@@ -147,7 +163,7 @@ def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callab
     >>> grad(lambda x: (x ** 2).sum())(np.array([2.0, 3.0]))
     array([4., 6.])
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     def wrapper(*args):
         (out, g) = vg(*args)

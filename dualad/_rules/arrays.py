@@ -17,7 +17,8 @@ from dualad._backend import SCALAR_TYPES, namespace_of
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import ndim_of, normalize_axis, raw, shape_of
+from dualad._rules import statistics as _statistics
+from dualad._shapes import dtype_of, ndim_of, normalize_axis, raw, shape_of
 
 __all__ = [
     "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
@@ -25,7 +26,7 @@ __all__ = [
     "vsplit", "dsplit", "roll", "rot90", "flipud", "fliplr", "diff", "ediff1d", "kron",
     "cross", "trapezoid", "take_along_axis", "sort", "partition", "compress", "msort", "block", "meshgrid",
     "linspace", "gradient", "select", "polyval", "convolve", "correlate", "cumprod",
-    "interp",
+    "interp", "pad",
 ]
 
 _index = _shape._index_like  # a host index array placed in the operand's backend
@@ -234,6 +235,105 @@ def fliplr(m):
     if ndim_of(m) < 2:
         raise ValueError(f"fliplr needs ndim >= 2, got shape {shape_of(m)}")
     return _shape.flip(m, 1)
+
+
+# -- padding -----------------------------------------------------------------------------------
+_GATHERED = ("edge", "reflect", "symmetric", "wrap")
+_STATISTICS = {"maximum": _red.max, "minimum": _red.min, "mean": _red.mean,
+               "median": lambda v, axis, keepdims: _statistics.median(v, axis, keepdims)}
+_FILLED = ("constant", "empty", "linear_ramp", *_STATISTICS)
+
+
+def _per_axis(value, n, name):
+    """NumPy's ``((before, after),) * n`` broadcasting of a pad argument."""
+    try:
+        return np.broadcast_to(np.asarray(value, dtype=object), (n, 2)).tolist()
+    except ValueError:
+        raise ValueError(f"pad: {name} must be a number, a pair or one pair per axis "
+                         f"({n} axes), got {value!r}") from None
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """``numpy.pad`` in every mode NumPy has: ``constant`` (the values may carry
+    derivatives), ``edge``, ``reflect``, ``symmetric``, ``wrap`` (gathers),
+    ``linear_ramp``, ``maximum``, ``minimum``, ``mean``, ``median`` (with
+    ``stat_length``) and ``empty`` (zeros here). Axes are padded one after
+    another, as NumPy does, so corners match NumPy's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(lambda x: ops.pad(x, 2, mode="reflect"), (np.array([1.0, 2.0, 3.0]),), (np.eye(3)[0],))[1]
+    array([0., 0., 1., 0., 0., 0., 0.])
+    """
+    if callable(mode):
+        raise NotImplementedError("pad: a callable mode is not supported; pad with a named mode")
+    if mode not in _GATHERED + _FILLED:
+        raise ValueError(f"pad: mode must be one of {_GATHERED + _FILLED}, got {mode!r}")
+    if mode in ("reflect", "symmetric") and kwargs.get("reflect_type", "even") != "even":
+        raise NotImplementedError("pad: reflect_type='odd' is not supported yet")
+    n = ndim_of(array)
+    widths = [(int(a), int(b)) for a, b in _per_axis(pad_width, n, "pad_width")]
+    if any(a < 0 or b < 0 for a, b in widths):
+        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
+    values = _per_axis(kwargs.get("constant_values", 0.0) if mode == "constant" else 0.0, n,
+                       "constant_values")
+    if mode in ("constant", "empty"):
+        flat = [v for pair in values for v in pair]
+        if not any(hasattr(v, "_level") for v in flat) and all(v == flat[0] for v in flat):
+            return _shape.pad(array, widths, flat[0])  # one number: the linear entry alone
+    out = array
+    for axis, (before, after) in enumerate(widths):
+        if before or after:
+            out = _shape.concatenate(_pad_parts(out, axis, before, after, mode, kwargs, values[axis]),
+                                     axis=axis)
+    return out
+
+
+def _pad_parts(x, axis, before, after, mode, kwargs, values):
+    """The pieces ``[before, x, after]`` of ``x`` padded along ``axis``."""
+    size = shape_of(x)[axis]
+    if mode in _GATHERED:
+        if size == 0:
+            raise ValueError(f"pad: mode {mode!r} can't extend the empty axis {axis}")
+        index = np.pad(np.arange(size), (before, after), mode=mode)  # where each entry comes from
+        return [_shape.take(x, _index(x, index), axis)]
+    lo, hi = _slice(x, axis, 0, 1), _slice(x, axis, size - 1, size)
+    if mode == "linear_ramp":
+        ends = _per_axis(kwargs.get("end_values", 0.0), ndim_of(x), "end_values")[axis]
+        ramps = []
+        for edge, end, count, first in ((lo, ends[0], before, True), (hi, ends[1], after, False)):
+            steps = np.arange(count) if first else np.arange(count - 1, -1, -1)
+            # the entry ``s`` steps from the outer end: end + (edge - end) * s / count
+            w = _shape.astype(_index(x, (steps / max(count, 1)).reshape(
+                (-1,) + (1,) * (ndim_of(x) - axis - 1))), raw(x).dtype)
+            ramps.append(_ew.add(_ew.multiply(edge, w), _ew.multiply(_fill_like(x, end), 1.0 - w)))
+        return [ramps[0], x, ramps[1]]
+    if mode in ("constant", "empty"):
+        fills = [_fill_like(x, v) for v in values]
+    else:
+        lengths = _per_axis(kwargs.get("stat_length"), ndim_of(x), "stat_length")[axis]
+        fills = []
+        for first, length in zip((True, False), lengths):
+            k = size if length is None else max(1, min(int(length), size))
+            part = _slice(x, axis, 0, k) if first else _slice(x, axis, size - k, size)
+            fills.append(_STATISTICS[mode](part, axis=axis, keepdims=True))
+    edge_shape = list(shape_of(x))
+    parts = []
+    for fill, count in ((fills[0], before), (None, None), (fills[1], after)):
+        if fill is None:
+            parts.append(x)
+        elif count:
+            edge_shape[axis] = count
+            parts.append(_shape.broadcast_to(fill, tuple(edge_shape)))
+    return parts
+
+
+def _fill_like(x, value):
+    """A pad value in ``x``'s backend and dtype (NumPy casts it into the array)."""
+    v = _shape.asarray(value, like=x)
+    return v if dtype_of(raw(v)) == dtype_of(raw(x)) else _shape.astype(v, dtype_of(raw(x)))
 
 
 def _slice(x, axis, start, stop):

@@ -16,9 +16,10 @@ Conventions at points where the derivative does not exist or is not unique
   everywhere; at an exactly singular matrix it is computed from an SVD.
 - ``slogdet``: the derivative of ``logabsdet`` at a singular matrix is ``nan``
   (``logabsdet`` is ``-inf`` there); ``sign`` has no derivative.
-- ``cholesky`` and ``eigh`` read one triangle of their input; their
-  derivatives are those of ``f((A + A^T) / 2)``, i.e. they assume symmetric
-  inputs and symmetrize the perturbations.
+- ``cholesky`` reads one triangle of its input; its derivative is that of
+  ``cholesky((A + A^T) / 2)``, i.e. it assumes symmetric inputs and
+  symmetrizes the perturbations. ``eigh`` differentiates what it computes:
+  the ``UPLO`` triangle's entries, the other triangle's not at all.
 - ``eigh`` and ``svd``: eigenvectors and singular vectors are not
   differentiable where eigenvalues (singular values) coincide (or, for a
   non-square ``svd``, where one is 0); a direction or cotangent that mixes
@@ -40,6 +41,9 @@ from functools import lru_cache
 from operator import itemgetter
 from types import MappingProxyType
 
+import numpy as np
+
+from dualad import ops
 from dualad._backend import namespace_of
 from dualad._core import bind
 from dualad._rules import elementwise as _ew
@@ -84,6 +88,7 @@ SlogdetResult = _result_type("SlogdetResult", ("sign", "logabsdet"), "The result
 QRResult = _result_type("QRResult", ("Q", "R"), "The result of :func:`qr`.")
 EighResult = _result_type("EighResult", ("eigenvalues", "eigenvectors"), "The result of :func:`eigh`.")
 SVDResult = _result_type("SVDResult", ("U", "S", "Vh"), "The result of :func:`svd`.")
+EigResult = _result_type("EigResult", ("eigenvalues", "eigenvectors"), "The result of :func:`eig`.")
 
 
 # -- helpers: constants in the operand's backend and dtype, and matrix pieces --
@@ -658,10 +663,23 @@ def _div_or_zero(m, s):
     return _ew.where(zero, 0.0, _div(m, _ew.where(zero, 1.0, s)))
 
 
+def _from_lower(x):
+    """The symmetric matrix that eigh reads from the lower triangle of ``x``."""
+    n = shape_of(x)[-1]
+    return _add(_mul(x, _tril_mask(x, n)), _T(_mul(x, _tril_mask(x, n, -1))))
+
+
+def _from_lower_transpose(b):
+    """The adjoint of :func:`_from_lower`: ``tril(b) + tril(b.T, -1)``."""
+    n = shape_of(b)[-1]
+    return _add(_mul(b, _tril_mask(b, n)), _mul(_T(b), _tril_mask(b, n, -1)))
+
+
 def _eigh_jvp(primals, tangents, ans):
-    # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T sym(dA) V.
+    # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T dA V, where dA is
+    # the symmetric perturbation eigh reads: the lower triangle of the tangent.
     (ta,), (w, v) = tangents, ans
-    s = matmul(_T(v), matmul(_sym(ta), v))
+    s = matmul(_T(v), matmul(_from_lower(ta), v))
     return _diag_part(s), matmul(v, _mul_or_zero(_gap_inverse(w), s))
 
 
@@ -673,7 +691,7 @@ def _eigh_vjp(g, ans, a):
         inner = term if inner is None else _add(inner, term)
     if inner is None:
         return (None,)
-    return (_sym(matmul(v, matmul(inner, _T(v)))),)
+    return (_from_lower_transpose(_sym(matmul(v, matmul(inner, _T(v))))),)
 
 
 _eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
@@ -685,9 +703,9 @@ def eigh(a, UPLO="L"):
 
     Returns a named tuple ``(eigenvalues, eigenvectors)``.
 
-    The input is assumed symmetric and so are the perturbations: only the
-    ``UPLO`` triangle is read, and the derivative is that of
-    ``eigh((a + a.T) / 2)``. Eigenvectors are defined up to sign; functions
+    Only the ``UPLO`` triangle of ``a`` is read, as NumPy reads it, and the
+    derivative is that of the function computed: a perturbation of the other
+    triangle changes nothing. Eigenvectors are defined up to sign; functions
     of them that do not depend on the sign (``V diag(f(w)) V.T``) have
     well-defined derivatives. Where two eigenvalues coincide the
     eigenvectors are not differentiable and their derivative is inf/nan;
@@ -709,6 +727,74 @@ def eigh(a, UPLO="L"):
     if UPLO == "U":  # the array API reads the lower triangle; that of a.T is a's upper
         a = _T(a)
     return EighResult(bind(_eigh_p, a))
+
+
+# -- eig ------------------------------------------------------------------------------------------
+def _eig_impl(xp, a):
+    w, v = xp.linalg.eig(a)
+    return w, v
+
+
+def _eig_gaps(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (inf for ties)."""
+    n = shape_of(w)[-1]
+    on_diag = _eye_mask(w, n)
+    diff = _sub(_row(w), _col(w))
+    tie = _ew.logical_or(_ew.equal(diff, 0), on_diag)
+    return _ew.where(on_diag, 0.0, _ew.where(tie, math.inf, _ew.reciprocal(_ew.where(tie, 1.0, diff))))
+
+
+def _eig_jvp(primals, tangents, ans):
+    # A V = V diag(w)  =>  dw = diag(M), dV = V (F * M) with M = V^-1 dA V, then the
+    # part that would change each column's unit norm removed, as NumPy normalizes them.
+    (ta,), (w, v) = tangents, ans
+    m = matmul(inv(v), matmul(ta, v))
+    du = matmul(v, _mul_or_zero(_eig_gaps(w), m))
+    stretch = _ew.real(_red.sum(_mul(_ew.conj(v), du), axis=-2))
+    return _diag_part(m), _sub(du, _mul(v, _row(stretch)))
+
+
+def _eig_vjp(g, ans, a):
+    (gw, gv), (w, v) = g, ans
+    inner = None if gw is None else _diag_embed(gw)
+    if gv is not None:
+        stretch = _ew.real(_red.sum(_mul(v, gv), axis=-2))
+        gu = _sub(gv, _mul(_ew.conj(v), _row(stretch)))
+        term = _mul_or_zero(_eig_gaps(w), matmul(_T(v), gu))
+        inner = term if inner is None else _add(inner, term)
+    if inner is None:
+        return (None,)
+    return (matmul(_T(inv(v)), matmul(inner, _T(v))),)
+
+
+_eig_p = custom("eig", _eig_impl, jvp=_eig_jvp, vjp=_eig_vjp, chunked=True,
+                multiple_results=True, saves="output")
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (unit columns) of square matrices, as
+    ``numpy.linalg.eig``: complex, or real when NumPy finds them all real.
+
+    The derivatives follow JAX's convention for complex values. Eigenvectors are
+    defined up to a complex phase; functions that do not depend on it
+    (``V diag(f(w)) V^-1``, ``|V|``) have well-defined derivatives. Where two
+    eigenvalues coincide the eigenvectors are not differentiable (inf/nan).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> (w, v), (dw, dv) = jvp(ops.linalg.eig, (np.diag([1.0, 3.0]),), (np.eye(2),))
+    >>> dw.tolist()
+    [1.0, 1.0]
+    """
+    _check_matrix(a, "eig")
+    return EigResult(bind(_eig_p, a))
+
+
+def eigvals(a):
+    """The eigenvalues of square matrices (see :func:`eig`)."""
+    return eig(a).eigenvalues
 
 
 # -- svd ----------------------------------------------------------------------------------------
@@ -1195,10 +1281,8 @@ def einsum(subscripts, *operands, optimize=None):
     (30.0, 20.0)
     """
     del optimize
-    if not isinstance(subscripts, str):
-        raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik' (the "
-                        "interleaved operand/sublist form is not supported), got "
-                        f"{type(subscripts).__name__}")
+    if not isinstance(subscripts, str):  # the interleaved form: operand, sublist, ...
+        subscripts, operands = _einsum_subscripts((subscripts,) + operands)
     if not operands:
         raise ValueError("einsum: needs at least one operand")
     terms, out, sizes = _parse_einsum(subscripts, tuple(shape_of(o) for o in operands))
@@ -1210,3 +1294,191 @@ def einsum(subscripts, *operands, optimize=None):
         ops_.append(o)
     return bind(_einsum_p, *ops_, subscripts=",".join(terms) + "->" + out)
 
+
+
+def _einsum_subscripts(args):
+    """The operands and subscripts of the interleaved form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
+    letters = string.ascii_letters
+
+    def term(sub):
+        if not isinstance(sub, (list, tuple)) or not all(
+                s is Ellipsis or (isinstance(s, int) and 0 <= s < len(letters)) for s in sub):
+            raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik', or the "
+                            "interleaved form einsum(a, [0, 1], b, [1, 2], [0, 2]) with sublists "
+                            f"of ints below {len(letters)}; got a sublist {sub!r}")
+        return "".join("..." if s is Ellipsis else letters[s] for s in sub)
+
+    operands, terms = list(args[0::2]), [term(s) for s in args[1::2]]
+    out = "->" + term(args[-1]) if len(args) % 2 else ""
+    if len(args) % 2:
+        operands = operands[:-1]
+    return ",".join(terms) + out, operands
+
+
+# -- built from the entries above ---------------------------------------------------------
+def _pinv_jvp(primals, tangents, ans, **_):
+    (a,), (ta,) = primals, tangents
+    p = ans
+    m, n = shape_of(a)[-2], shape_of(a)[-1]
+    left = _sub(_eye(a, m), matmul(a, p))   # I - A P, m x m
+    right = _sub(_eye(a, n), matmul(p, a))  # I - P A, n x n
+    tt = _T(ta)
+    return _add(_sub(matmul(matmul(p, _T(p)), matmul(tt, left)), matmul(p, matmul(ta, p))),
+                matmul(right, matmul(tt, matmul(_T(p), p))))
+
+
+def _pinv_vjp(g, ans, a, **_):
+    p = ans
+    m, n = shape_of(a)[-2], shape_of(a)[-1]
+    left = _sub(_eye(a, m), matmul(a, p))
+    right = _sub(_eye(a, n), matmul(p, a))
+    gt, pt = _T(g), _T(p)
+    return (_add(_sub(matmul(left, matmul(gt, matmul(p, pt))), matmul(pt, matmul(g, pt))),
+                 matmul(matmul(pt, p), matmul(gt, right))),)
+
+
+def _pinv_impl(xp, a, *, rcond):
+    return xp.linalg.pinv(a) if rcond is None else xp.linalg.pinv(a, rtol=rcond)
+
+
+_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all")
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """The Moore-Penrose pseudo-inverse, as ``numpy.linalg.pinv``.
+
+    Its derivative (Golub and Pereyra's formula) holds where the rank of ``a``
+    does not change, which full-rank matrices satisfy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> y, t = jvp(ops.linalg.pinv, (a,), (np.eye(3, 2),))
+    >>> np.allclose(y, np.linalg.pinv(a)), np.allclose(t, [[-1, 0, 0], [0, -0.25, 0]])
+    (True, True)
+    """
+    del hermitian
+    _check_matrix(a, "pinv", square=False)
+    _real_only(a, "pinv")
+    return bind(_pinv_p, a, rcond=rtol if rtol is not None else rcond)
+
+
+def matrix_power(a, n):
+    """``a`` to the integer power ``n`` by repeated squaring (``inv(a)`` for ``n < 0``)."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+    _check_matrix(a, "matrix_power")
+    if n < 0:
+        a, n = inv(a), -n
+    if n == 0:
+        return _shape.broadcast_to(_eye(a, shape_of(a)[-1]), shape_of(a))
+    out = None
+    while n:
+        if n & 1:
+            out = a if out is None else matmul(out, a)
+        n >>= 1
+        if n:
+            a = matmul(a, a)
+    return out
+
+
+def multi_dot(arrays, *, out=None):
+    """``numpy.linalg.multi_dot``: the chained product (first and last may be 1-d)."""
+    if out is not None:
+        raise TypeError("multi_dot: out= is not supported; assign the result instead")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: needs at least two arrays, got {len(arrays)}")
+    result = arrays[0]
+    for x in arrays[1:]:
+        result = matmul(result, x)
+    return result
+
+
+def cond(x, p=None):
+    """The condition number, as ``numpy.linalg.cond``: a ratio of singular values
+    for ``p`` None, 2 or -2, else ``norm(x, p) * norm(inv(x), p)``."""
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = s[..., 0], s[..., -1]
+        return _div(small, big) if p == -2 else _div(big, small)
+    return _mul(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """``numpy.linalg.matrix_rank`` of the values: an integer, no derivative."""
+    r = raw(A)
+    if isinstance(r, np.ndarray):
+        return np.linalg.matrix_rank(r, tol, hermitian, rtol=rtol)
+    return namespace_of([r]).linalg.matrix_rank(r)
+
+
+def lstsq(a, b, rcond=None):
+    """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)``, with ``x = pinv(a) @ b``.
+
+    ``x``, ``residuals`` and ``s`` are differentiable where the rank of ``a`` does not change.
+    """
+    _check_matrix(a, "lstsq", square=False)
+    m, n = shape_of(a)
+    rank = matrix_rank(a)
+    x = matmul(pinv(a), b)
+    if rank == n and m > n:
+        resid = _sub(b, matmul(a, x))
+        residuals = _red.sum(_mul(resid, resid), axis=0)
+        if ndim_of(b) == 1:
+            residuals = _shape.reshape(residuals, (1,))
+    else:
+        residuals = _constant(a, "zeros", (0,))
+    return x, residuals, rank, svdvals(a)
+
+
+def tensorinv(a, ind=2):
+    """``numpy.linalg.tensorinv``: ``inv`` of ``a`` reshaped to a square matrix."""
+    s = shape_of(a)
+    rows = math.prod(s[:ind])
+    return _shape.reshape(inv(_shape.reshape(a, (rows, -1))), s[ind:] + s[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """``numpy.linalg.tensorsolve``: ``solve`` of ``a`` reshaped to a square matrix."""
+    if axes is not None:
+        moved = [ax % ndim_of(a) for ax in axes]
+        a = _shape.moveaxis(a, moved, [-len(moved) + i for i in range(len(moved))])
+    rest = shape_of(a)[ndim_of(b):]
+    x = solve(_shape.reshape(a, (math.prod(shape_of(b)), -1)), _shape.reshape(b, (-1,)))
+    return _shape.reshape(x, rest)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """The array API's ``vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    return _red.sum(_mul(_ew.conj(x1), x2), axis=axis)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the last two axes (the array API's ``linalg.diagonal``)."""
+    return ops.diagonal(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The traces over the last two axes (the array API's ``linalg.trace``)."""
+    return _red.sum(diagonal(x, offset=offset), axis=-1)
+
+
+# The array API's spellings in ``linalg`` of functions ``ops`` has at the top level.
+def cross(x1, x2, /, *, axis=-1):
+    return ops.cross(x1, x2, axis=axis)
+
+
+def outer(x1, x2, /):
+    return ops.outer(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    return ops.tensordot(x1, x2, axes)
+
+
+def matrix_transpose(x, /):
+    return _T(x)

@@ -15,7 +15,7 @@ import numpy as np
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._backend import _np_xp as _NUMPY_XP
-from dualad._core import bind
+from dualad._core import Value, bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _reductions
 from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
@@ -24,7 +24,7 @@ from dualad._table import linear
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
     "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "concatenate",
-    "stack", "split", "flip", "repeat", "tile", "pad", "getitem", "take",
+    "stack", "split", "flip", "repeat", "tile", "getitem", "take",
     "astype", "asarray", "copy", "cumsum", "unbroadcast", "index_add", "index_set", "scatter",
     "matrix_transpose",
 ]
@@ -260,14 +260,12 @@ _pad_p = linear(
     batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
 
 
-def pad(x, pad_width, mode="constant", constant_values=0.0):
-    """Constant padding (the only mode with a linear derivative)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad supports mode='constant' only, got mode={mode!r}")
+def pad(x, pad_width, constant_values=0.0):
+    """Constant padding with one value (``ops.pad`` has NumPy's other modes)."""
     n = ndim_of(x)
     width = tuple(tuple(int(v) for v in p) for p in np.broadcast_to(np.asarray(pad_width), (n, 2)))
     out = bind(_pad_p, x, pad_width=width)
-    if constant_values:
+    if constant_values is not None and (isinstance(constant_values, Value) or constant_values != 0):
         ones = bind(_pad_p, _ones_like_raw(x), pad_width=width)
         out = out + (1.0 - ones) * constant_values
     return out
@@ -484,11 +482,19 @@ _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
                    lambda g, x, *, dtype: (g,))
 
 
+_PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
+
+
 def astype(x, dtype):
-    """Cast ``x``; a cast to a non-float dtype has no derivative."""
+    """Cast ``x``; a cast to a non-float dtype has no derivative. ``dtype`` may be
+    spelled as NumPy spells it too (``"float32"``, ``float``, ``np.float32``)."""
     r = raw(x)
     if type(r) in SCALAR_TYPES:
         return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
+    if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
+        xp = namespace_of([r])
+        name = _PYTHON_DTYPES.get(dtype, dtype)
+        dtype = np.dtype(name) if xp is _NUMPY_XP else getattr(xp, name)
     if dtype_of(r) == dtype:
         return x
     if not is_float_dtype(namespace_of([r]), dtype):

@@ -24,14 +24,17 @@ _MATH = {"erf": math.erf, "erfc": math.erfc, "gamma": math.gamma, "gammaln": mat
 
 
 def _scipy(name):
-    """The implementation of ``name``: ``math`` or SciPy on floats, the backend's module on arrays."""
+    """The implementation of ``name``: ``math`` or SciPy on floats, the backend's module
+    on arrays, in the dtype of the last argument (SciPy's polygamma answers float64)."""
     on_floats = _MATH.get(name)
 
     def impl(xp, *args):
         module = special_functions(xp, name)
         if xp is scalar_xp:
             return on_floats(*args) if on_floats is not None else float(getattr(module, name)(*args))
-        return getattr(module, name)(*args)
+        out = getattr(module, name)(*args)
+        x = args[-1]
+        return out.astype(x.dtype) if hasattr(x, "dtype") and out.dtype != x.dtype else out
     return impl
 
 
@@ -39,12 +42,6 @@ def _special(name, *partials, saves="inputs"):
     return _elementwise(name, _scipy(name), *partials, saves=saves,
                         doc=f"``scipy.special.{name}``, differentiable in every mode "
                             "(NumPy with SciPy, CuPy, and Python floats).")
-
-
-def _nonzero(x):
-    """``x`` with its zeros replaced by 1, and the mask of those zeros."""
-    zero = _ew.equal(x, 0)
-    return _ew.where(zero, 1.0, x), zero
 
 
 def _gauss(x):
@@ -65,16 +62,23 @@ gamma = _special("gamma", lambda ans, x: _ew.multiply(ans, digamma(x)), saves="a
 i0 = _special("i0", lambda ans, x: i1(x))
 
 
+def _i1_over_x(i1x, x):
+    """``i1(x) / x`` given ``i1x = i1(x)``: near 0 its series (1/2 at 0), so no
+    cancellation spoils the derivatives there; elsewhere the quotient."""
+    small = _ew.less(_ew.abs(x), 0.1)
+    y = 0.25 * _ew.square(x)
+    series = 0.5 * (1.0 + y * (0.5 + y * (1.0 / 12.0 + y * (1.0 / 144.0 + y / 2880.0))))
+    return _ew.where(small, series, _ew.divide(i1x, _ew.where(small, 1.0, x)))
+
+
 def _i1_partial(ans, x):
-    # i0(x) - i1(x) / x, which tends to 1/2 at 0
-    xs, zero = _nonzero(x)
-    return _ew.where(zero, 0.5, i0(x) - _ew.divide(ans, xs))
+    return i0(x) - _i1_over_x(ans, x)
 
 
 def _i1e_partial(ans, x):
-    # i0e(x) - i1e(x) (sign(x) + 1 / x), which tends to 1/2 at 0
-    xs, zero = _nonzero(x)
-    return _ew.where(zero, 0.5, i0e(x) - _ew.multiply(ans, _ew.sign(x) + _ew.reciprocal(xs)))
+    # i0e(x) - i1e(x) (sign(x) + 1 / x), with i1e(x) / x = exp(-|x|) i1(x) / x
+    scaled = _ew.exp(-_ew.abs(x)) * _i1_over_x(i1(x), x)
+    return i0e(x) - _ew.multiply(_ew.sign(x), ans) - scaled
 
 
 i1 = _special("i1", _i1_partial, saves="all")
@@ -83,12 +87,6 @@ i1e = _special("i1e", _i1e_partial, saves="all")
 logit = _special("logit", lambda ans, x: _ew.reciprocal(_ew.multiply(x, 1.0 - x)))
 
 
-def _x_over(x, y):
-    """``x / y``, 0 where ``x`` is 0: the partial of ``x log(y)`` in ``y``, which is
-    constant 0 along ``x = 0``."""
-    zero = _ew.equal(x, 0)
-    return _ew.where(zero, 0.0, _ew.divide(x, _ew.where(zero, 1.0, y)))
-
-
-xlogy = _special("xlogy", lambda ans, x, y: _ew.log(y), lambda ans, x, y: _x_over(x, y))
-xlog1py = _special("xlog1py", lambda ans, x, y: _ew.log1p(y), lambda ans, x, y: _x_over(x, 1.0 + y))
+# As JAX's: x / y in y, so (x, y) = (0, 0) gives nan there.
+xlogy = _special("xlogy", lambda ans, x, y: _ew.log(y), lambda ans, x, y: _ew.divide(x, y))
+xlog1py = _special("xlog1py", lambda ans, x, y: _ew.log1p(y), lambda ans, x, y: _ew.divide(x, 1.0 + y))

@@ -14,7 +14,8 @@ _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize",
           "count_nonzero", "unique", "isreal", "iscomplex", "isposinf", "isneginf", "isin",
           "lexsort", "bincount", "iscomplexobj",
           "isrealobj", "result_type", "can_cast", "min_scalar_type", "shares_memory",
-          "may_share_memory", "ravel_multi_index", "unravel_index", "all", "any", "argpartition"]
+          "may_share_memory", "ravel_multi_index", "unravel_index", "all", "any", "argpartition",
+          "zeros_like", "ones_like", "empty_like", "full_like"]
 __all__ = list(_NAMES)
 
 

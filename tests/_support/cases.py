@@ -29,7 +29,7 @@ from dualad._shapes import raw
 LINALG_PRIMITIVES = frozenset({
     "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "svd", "norm",
     "vector_norm", "matrix_norm", "einsum", "triangular_solve", "solve_triangular",
-    "eigvalsh", "pinv", "lstsq", "matrix_power", "cross", "outer_linalg",
+    "eigvalsh", "pinv", "lstsq", "matrix_power", "cross", "outer_linalg", "eig",
 })
 LINALG_PREFIXES = ("linalg.", "norm", "einsum", "solve")
 
@@ -464,6 +464,22 @@ case("pad", ops.pad,
      ("pad", "add"))
 
 
+def _pad_mode_args():
+    modes = st.sampled_from(["edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum",
+                             "minimum", "mean", "median", "constant"])
+
+    def build(s):
+        widths = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=len(s),
+                          max_size=len(s)).map(tuple)
+        return st.tuples(st.tuples(array(s, grid(lo=-40, hi=40), unique=True)),
+                         st.fixed_dictionaries({"pad_width": widths, "mode": modes}))
+    return shapes(min_dims=1, max_dims=2, min_side=2, max_side=3).flatmap(build)
+
+
+case("pad_modes", ops.pad, _pad_mode_args(), ("getitem", "concatenate", "max", "sum"),
+     notes="reflect/symmetric/wrap/edge gather; the statistics modes reduce the edge regions")
+
+
 # -- indexing -----------------------------------------------------------------------------------
 def _basic_index_args():
     return shapes().flatmap(lambda s: st.tuples(
@@ -834,7 +850,7 @@ for _name, _elements in (("erf", (floats(-2, 2),)), ("erfc", (floats(-2, 2),)),
                          ("digamma", (floats(0.3, 4),)), ("ndtr", (floats(-3, 3),)),
                          ("log_ndtr", (floats(-3, 3),)), ("ndtri", (floats(0.05, 0.95),)),
                          ("i0", (floats(-3, 3),)), ("i1", (with_zeros(floats(-3, 3)),)),
-                         ("i0e", (away_from_zero(0.1, 3),)), ("i1e", (with_zeros(floats(-3, 3)),)),
+                         ("i0e", (away_from_zero(0.1, 3),)), ("i1e", (away_from_zero(0.1, 3),)),
                          ("logit", (floats(0.05, 0.95),)),
                          ("xlogy", (with_zeros(floats(-2, 2)), floats(0.2, 3))),
                          ("xlog1py", (with_zeros(floats(-2, 2)), floats(-0.8, 3)))):

@@ -138,3 +138,64 @@ def test_a_real_input_joined_with_complex_values_gets_a_real_gradient():
     g = reverse.grad(f)(x)
     assert np.isrealobj(g)
     np.testing.assert_allclose(g, [1.0, 1.0])
+
+
+# -- the Tensor API speaks PyTorch's convention -----------------------------------------------
+def _fd_pytorch_grad(f, z):
+    """PyTorch's ``.grad`` of a real-valued f: df/dx + i df/dy, the conjugate of JAX's."""
+    return np.conj(_fd_jax_grad(f, z))
+
+
+@pytest.mark.parametrize("name", sorted(REAL_VALUED))
+def test_tensor_grad_follows_pytorch_convention(name):
+    f = REAL_VALUED[name]
+    z = reverse.Tensor(Z.copy(), requires_grad=True)
+    f(z).backward()
+    np.testing.assert_allclose(z.grad, _fd_pytorch_grad(f, Z), rtol=1e-6, atol=1e-8)
+    x = reverse.Tensor(Z.copy(), requires_grad=True)
+    (g,) = reverse.gradients(f(x), [x])
+    np.testing.assert_allclose(g, z.grad, rtol=1e-14)
+
+
+def test_hooks_and_given_cotangents_speak_pytorch_convention():
+    z = reverse.Tensor(Z.copy(), requires_grad=True)
+    seen = []
+    w = z * (2.0 - 1.0j)
+    w.register_hook(lambda g: seen.append(g))
+    # backward(gradient) of w = a z with v: PyTorch's z.grad is conj(a) v
+    v = np.array([1.0 + 1.0j, 0.5, -2.0j])
+    w.backward(v)
+    np.testing.assert_allclose(seen[0], v)
+    np.testing.assert_allclose(z.grad, np.conj(2.0 - 1.0j) * v)
+
+
+def test_sgd_on_complex_parameters_goes_downhill():
+    """With JAX's convention as .grad, SGD would climb in the imaginary parts."""
+    target = np.array([0.5 + 0.5j, -1.0j])
+    w = reverse.Tensor(np.array([1.0 + 2.0j, 3.0 - 1.0j]), requires_grad=True)
+    opt = reverse.optim.SGD([w], lr=0.1)
+    for _ in range(60):
+        opt.zero_grad()
+        loss = ops.sum(ops.abs(w - target) ** 2)
+        loss.backward()
+        opt.step()
+    np.testing.assert_allclose(w.value, target, atol=1e-4)
+
+
+def test_grad_of_a_complex_output_raises_unless_holomorphic():
+    with pytest.raises(TypeError, match="real-valued output.*holomorphic=True"):
+        reverse.grad(lambda z: ops.sum(z * z))(Z)
+    np.testing.assert_allclose(reverse.grad(lambda z: ops.sum(ops.sin(z)), holomorphic=True)(Z), np.cos(Z))
+    with pytest.raises(TypeError, match="complex inputs"):
+        reverse.grad(lambda x: ops.sum(x * 1j), holomorphic=True)(np.ones(2))
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        ops.sum(reverse.Tensor(Z.copy(), requires_grad=True) * 2.0).backward()
+
+
+def test_holomorphic_grad_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    ours = reverse.grad(lambda z: ops.sum(ops.exp(z) * z), holomorphic=True)(Z)
+    theirs = jax.grad(lambda z: jnp.sum(jnp.exp(z) * z), holomorphic=True)(jnp.asarray(Z))
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)

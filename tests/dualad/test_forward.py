@@ -225,8 +225,8 @@ def test_conversions_that_drop_the_derivative_raise(convert):
 
 
 def test_unknown_numpy_function_names_it_and_says_how_to_register():
-    with pytest.raises(TypeError, match=r"numpy\.(fft\.)?fft.*register_numpy"):
-        np.fft.fft(Dual(np.ones(4), np.ones(4)))
+    with pytest.raises(TypeError, match=r"numpy\.(lib\.)?.*polyfit.*register_numpy"):
+        np.polyfit(Dual(np.ones(4), np.ones(4)), np.ones(4), 1)
     with pytest.raises(TypeError, match=r"numpy\.(lib\.)?.*unwrap.*register_numpy"):
         np.unwrap(Dual(np.ones(4), np.ones(4)))
 
