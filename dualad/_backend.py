@@ -142,3 +142,13 @@ def special_functions(xp, name: str):
     raise NotImplementedError(
         f"{name}: special functions run on NumPy (with SciPy) and CuPy arrays; "
         f"{getattr(xp, '__name__', xp)} has none")
+
+
+def to_host(x):
+    """The numbers of a raw array (or Python number, or list) as a NumPy array: for
+    control computed on the host (indices, masks, sort orders), never for math."""
+    if isinstance(x, (np.ndarray, np.generic, list, tuple)) or type(x) in SCALAR_TYPES:
+        return np.asarray(x)
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    return np.from_dlpack(x)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, namespace_of
+from dualad._backend import SCALAR_TYPES, namespace_of, to_host
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
@@ -26,7 +26,9 @@ __all__ = [
     "vsplit", "dsplit", "roll", "rot90", "flipud", "fliplr", "diff", "ediff1d", "kron",
     "cross", "trapezoid", "take_along_axis", "sort", "partition", "compress", "msort", "block", "meshgrid",
     "linspace", "gradient", "select", "polyval", "convolve", "correlate", "cumprod",
-    "interp", "pad",
+    "interp", "pad", "put_along_axis", "cumulative_prod", "rollaxis", "unstack", "delete", "resize",
+    "choose", "extract", "piecewise", "apply_along_axis", "trim_zeros", "sort_complex", "vander",
+    "logspace", "geomspace", "polyadd", "polysub", "polymul", "polyder", "polyint",
 ]
 
 _index = _shape._index_like  # a host index array placed in the operand's backend
@@ -264,8 +266,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     --------
     >>> import numpy as np
     >>> from dualad import jvp, ops
-    >>> jvp(lambda x: ops.pad(x, 2, mode="reflect"), (np.array([1.0, 2.0, 3.0]),), (np.eye(3)[0],))[1]
-    array([0., 0., 1., 0., 0., 0., 0.])
+    >>> jvp(lambda x: ops.pad(x, 2, mode="reflect"), (np.array([1.0, 2.0, 3.0]),), (np.eye(3)[0],))
+    (array([3., 2., 1., 2., 3., 2., 1.]), array([0., 0., 1., 0., 0., 0., 1.]))
     """
     if callable(mode):
         raise NotImplementedError("pad: a callable mode is not supported; pad with a named mode")
@@ -306,8 +308,7 @@ def _pad_parts(x, axis, before, after, mode, kwargs, values):
         for edge, end, count, first in ((lo, ends[0], before, True), (hi, ends[1], after, False)):
             steps = np.arange(count) if first else np.arange(count - 1, -1, -1)
             # the entry ``s`` steps from the outer end: end + (edge - end) * s / count
-            w = _shape.astype(_index(x, (steps / max(count, 1)).reshape(
-                (-1,) + (1,) * (ndim_of(x) - axis - 1))), raw(x).dtype)
+            w = _host(x, (steps / max(count, 1)).reshape((-1,) + (1,) * (ndim_of(x) - axis - 1)))
             ramps.append(_ew.add(_ew.multiply(edge, w), _ew.multiply(_fill_like(x, end), 1.0 - w)))
         return [ramps[0], x, ramps[1]]
     if mode in ("constant", "empty"):
@@ -328,6 +329,11 @@ def _pad_parts(x, axis, before, after, mode, kwargs, values):
             edge_shape[axis] = count
             parts.append(_shape.broadcast_to(fill, tuple(edge_shape)))
     return parts
+
+
+def _host(x, numbers):
+    """A NumPy array of numbers (weights, exponents) in ``x``'s backend and dtype."""
+    return _shape.astype(_index(x, numbers), dtype_of(raw(x)))
 
 
 def _fill_like(x, value):
@@ -365,10 +371,9 @@ def ediff1d(a, to_end=None, to_begin=None):
     return _shape.concatenate(parts) if len(parts) > 1 else d
 
 
-def take_along_axis(arr, indices, axis):
-    """``numpy.take_along_axis``: gather with an index array broadcast along the other axes."""
-    if axis is None:
-        return take_along_axis(_shape.ravel(arr), indices, 0)
+def _along_axis(arr, indices, axis):
+    """The advanced index that takes ``indices`` along ``axis`` and every position
+    along the other axes (``take_along_axis``'s and ``put_along_axis``'s)."""
     nd = ndim_of(arr)
     axis = axis % nd
     idx = np.asarray(raw(indices)) if not hasattr(raw(indices), "shape") else raw(indices)
@@ -380,7 +385,23 @@ def take_along_axis(arr, indices, axis):
             shape = [1] * nd
             shape[d] = shape_of(arr)[d]
             grids.append(_index(arr, np.arange(shape_of(arr)[d]).reshape(shape)))
-    return _shape.getitem(arr, tuple(grids))
+    return tuple(grids)
+
+
+def take_along_axis(arr, indices, axis):
+    """``numpy.take_along_axis``: gather with an index array broadcast along the other axes."""
+    if axis is None:
+        return take_along_axis(_shape.ravel(arr), indices, 0)
+    return _shape.getitem(arr, _along_axis(arr, indices, axis))
+
+
+def put_along_axis(arr, indices, values, axis):
+    """``numpy.put_along_axis``, in place on a value that takes item assignment (a
+    ``Dual``, ``Tensor`` or ``dualad.numpy`` buffer); NumPy returns None, so does this.
+    ``ops.index_set`` is the functional form."""
+    if axis is None:
+        raise NotImplementedError("put_along_axis: axis=None is not supported; reshape first")
+    arr[_along_axis(arr, indices, axis)] = values
 
 
 def sort(a, axis=-1, kind=None, order=None, stable=None):
@@ -413,7 +434,7 @@ def compress(condition, a, axis=None):
     """``numpy.compress``: the slices of ``a`` along ``axis`` where ``condition`` holds."""
     if axis is None:
         return compress(condition, _shape.ravel(a), 0)
-    keep = np.flatnonzero(np.asarray(raw(condition), dtype=bool))
+    keep = np.flatnonzero(to_host(raw(condition)).astype(bool))
     if keep.size and keep[-1] >= shape_of(a)[axis]:
         raise IndexError(f"compress: condition has {keep[-1] + 1} entries or more, "
                          f"axis {axis} of a has {shape_of(a)[axis]}")
@@ -552,6 +573,20 @@ def correlate(a, v, mode="valid"):
     return convolve(a, _ew.conj(_shape.flip(v, 0)), mode)
 
 
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """The array API's ``cumulative_prod``: ``cumprod``, optionally led by a 1."""
+    if axis is None:
+        if ndim_of(x) > 1:
+            raise ValueError("cumulative_prod: axis is required for arrays of more than one axis")
+        axis = 0
+    out = cumprod(x, axis)
+    if include_initial:
+        edge = list(shape_of(x))
+        edge[axis] = 1
+        out = _shape.concatenate([_shape.broadcast_to(_fill_like(x, 1.0), tuple(edge)), out], axis=axis)
+    return out
+
+
 def cumprod(x, axis=None):
     """``numpy.cumprod``: exact where entries are 0 (a running product, one slice at a time)."""
     if axis is None:
@@ -564,6 +599,173 @@ def cumprod(x, axis=None):
     for i in range(1, n):
         parts.append(parts[-1] * _slice(x, axis, i, i + 1))
     return _shape.concatenate(parts, axis=axis)
+
+
+# -- more of NumPy's arranging and selecting ---------------------------------------------------------
+def rollaxis(a, axis, start=0):
+    """``numpy.rollaxis``: ``moveaxis`` with NumPy's older convention for ``start``."""
+    n = ndim_of(a)
+    axis, start = axis % n, start + n if start < 0 else start
+    if not 0 <= start <= n:
+        raise ValueError(f"rollaxis: start {start} is out of range for {n} axes")
+    return _shape.moveaxis(a, axis, start - 1 if axis < start else start)
+
+
+def unstack(x, /, *, axis=0):
+    """The arrays along ``axis`` (the array API's ``unstack``)."""
+    axis = normalize_axis(axis, ndim_of(x))
+    return tuple(_shape.take(x, _index(x, np.asarray(i)), axis) for i in range(shape_of(x)[axis]))
+
+
+def delete(arr, obj, axis=None):
+    """``numpy.delete``: the entries along ``axis`` other than ``obj``."""
+    if axis is None:
+        arr, axis = _shape.ravel(arr), 0
+    axis = normalize_axis(axis, ndim_of(arr))
+    keep = np.delete(np.arange(shape_of(arr)[axis]), obj)
+    return _shape.take(arr, _index(arr, keep), axis)
+
+
+def resize(a, new_shape):
+    """``numpy.resize``: the flattened entries repeated (or cut) to fill ``new_shape``."""
+    new_shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
+    size = math.prod(shape_of(a))
+    if size == 0 or math.prod(new_shape) == 0:  # nothing of a is read (NumPy fills zeros)
+        return _shape.broadcast_to(_fill_like(a, 0.0), new_shape)
+    source = np.resize(np.arange(size), new_shape)
+    return _shape.getitem(_shape.ravel(a), (_index(a, source),))
+
+
+def choose(a, choices, mode="raise"):
+    """``numpy.choose``: entry by entry, the choice that the integer array ``a`` names."""
+    if mode != "raise":
+        raise NotImplementedError(f"choose: mode={mode!r} is not supported; use 'raise'")
+    which = to_host(raw(a))
+    choices = list(choices)
+    if which.size and (which.min() < 0 or which.max() >= len(choices)):
+        raise ValueError(f"choose: a has entries outside [0, {len(choices)})")
+    out = choices[-1]
+    for k in range(len(choices) - 2, -1, -1):
+        out = _ew.where(_index(choices[k], which == k) if hasattr(raw(choices[k]), "shape")
+                        else which == k, choices[k], out)
+    return out
+
+
+def extract(condition, arr):
+    """``numpy.extract``: the entries of ``arr`` where ``condition`` holds, flattened."""
+    return compress(np.ravel(to_host(raw(condition))), _shape.ravel(arr), 0)
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """``numpy.piecewise``: each function (or constant) where its condition holds, the
+    extra one (if any) elsewhere. Each function sees the whole ``x``; ``where`` picks."""
+    condlist = [condlist] if not isinstance(condlist, (list, tuple)) else list(condlist)
+    if len(funclist) not in (len(condlist), len(condlist) + 1):
+        raise ValueError(f"piecewise: {len(funclist)} functions for {len(condlist)} conditions")
+    out = _ew.multiply(x, 0.0)
+    if len(funclist) == len(condlist) + 1:
+        rest = funclist[-1]
+        out = rest(x, *args, **kw) if callable(rest) else _ew.add(out, rest)
+    for cond, f in zip(condlist, funclist):
+        value = f(x, *args, **kw) if callable(f) else f
+        out = _ew.where(raw(cond), value, out)
+    return out
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """``numpy.apply_along_axis``: ``func1d`` on each 1-d slice along ``axis``; its
+    output's axes take the place of ``axis``."""
+    a = _shape.moveaxis(arr, axis, -1)
+    lead = shape_of(a)[:-1]
+    results = [func1d(_shape.getitem(a, idx), *args, **kwargs) for idx in np.ndindex(*lead)]
+    if not results:
+        raise ValueError("apply_along_axis: cannot apply a function to 0 slices")
+    stacked = _shape.reshape(_shape.stack([_shape.asarray(r, like=arr) for r in results]),
+                             lead + shape_of(results[0]))
+    k = ndim_of(results[0])
+    axis = normalize_axis(axis, ndim_of(arr))
+    return _shape.moveaxis(stacked, tuple(range(len(lead), len(lead) + k)),
+                           tuple(range(axis, axis + k))) if k else stacked
+
+
+def trim_zeros(filt, trim="fb"):
+    """``numpy.trim_zeros`` of a 1-d array: the leading and/or trailing zeros cut."""
+    nonzero = np.flatnonzero(to_host(raw(filt)) != 0)
+    n = shape_of(filt)[0]
+    first = int(nonzero[0]) if nonzero.size and "f" in trim.lower() else 0 if nonzero.size else n
+    last = int(nonzero[-1]) + 1 if nonzero.size and "b" in trim.lower() else n
+    return _slice(filt, 0, first, max(first, last))
+
+
+def sort_complex(a):
+    """``numpy.sort_complex``: by real part, then imaginary part."""
+    r = to_host(raw(a))
+    order = np.lexsort((r.imag, r.real)) if np.iscomplexobj(r) else np.argsort(r, kind="stable")
+    return _shape.take(_shape.ravel(a) if ndim_of(a) != 1 else a, _index(a, order), 0)
+
+
+def vander(x, N=None, increasing=False):
+    """``numpy.vander``: the powers of a 1-d ``x`` as columns."""
+    n = shape_of(x)[0] if N is None else N
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    if n == 0:
+        return _shape.broadcast_to(_fill_like(x, 0.0), (shape_of(x)[0], 0))
+    return _shape.stack([_ew.power(x, int(k)) if k else _ew.add(_ew.multiply(x, 0.0), 1.0)
+                         for k in powers], axis=1)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``numpy.logspace`` whose exponents may carry derivatives."""
+    return _ew.power(base, linspace(start, stop, num, endpoint))
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``numpy.geomspace`` of positive ends, which may carry derivatives."""
+    return _ew.exp(linspace(_ew.log(start), _ew.log(stop), num, endpoint))
+
+
+# -- polynomials (coefficients highest power first) -----------------------------------------------
+def _coefficients(p):
+    return _shape.asarray(p) if isinstance(p, (list, tuple)) else p
+
+
+def polyadd(a1, a2):
+    """``numpy.polyadd``."""
+    a1, a2 = _coefficients(a1), _coefficients(a2)
+    n = max(shape_of(a1)[0], shape_of(a2)[0])
+    return _ew.add(_shape.pad(a1, [(n - shape_of(a1)[0], 0)]), _shape.pad(a2, [(n - shape_of(a2)[0], 0)]))
+
+
+def polysub(a1, a2):
+    """``numpy.polysub``."""
+    return polyadd(a1, _ew.negative(_coefficients(a2)))
+
+
+def polymul(a1, a2):
+    """``numpy.polymul``: the coefficients convolved."""
+    return convolve(_coefficients(a1), _coefficients(a2))
+
+
+def polyder(p, m=1):
+    """``numpy.polyder``: the ``m``-th derivative's coefficients."""
+    p = _coefficients(p)
+    for _ in range(m):
+        n = shape_of(p)[0] - 1
+        if n <= 0:
+            return _ew.multiply(_slice(p, 0, 0, 1), 0.0)
+        p = _ew.multiply(_slice(p, 0, 0, n), _host(p, np.arange(n, 0, -1)))
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """``numpy.polyint``: ``m`` antiderivatives, the integration constants ``k`` (0)."""
+    p = _coefficients(p)
+    ks = [0.0] * m if k is None else [k] * m if np.ndim(raw(k)) == 0 else list(k)
+    for c in ks:
+        n = shape_of(p)[0]
+        p = _shape.concatenate([_ew.divide(p, _host(p, np.arange(n, 0, -1))),
+                                _shape.reshape(_fill_like(p, c), (1,))])
+    return p
 
 
 # -- products of vectors ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, namespace_of
+from dualad._backend import SCALAR_TYPES, namespace_of, to_host
 from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
@@ -18,7 +18,7 @@ __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
            "diagonal", "trace", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
            "rad2deg", "radians", "degrees", "logaddexp2", "floor_divide", "remainder", "mod",
-           "fmod", "divmod", "copysign", "heaviside", "fix", "float_power"]
+           "fmod", "divmod", "copysign", "heaviside", "fix", "modf", "ldexp", "frexp", "float_power"]
 
 
 def clip(x, a_min=None, a_max=None):
@@ -251,3 +251,23 @@ def _promote64(x):
 
 def _is_scalar(r):
     return type(r) in SCALAR_TYPES
+
+
+def modf(x):
+    """``numpy.modf``: ``(x - trunc(x), trunc(x))``; the fraction has derivative 1."""
+    whole = _ew.trunc(x)
+    return _ew.subtract(x, whole), whole
+
+
+def ldexp(x1, x2):
+    """``numpy.ldexp``: ``x1 * 2 ** x2`` for integer ``x2``."""
+    return _ew.multiply(x1, _ew.power(2.0, raw(x2)))
+
+
+def frexp(x):
+    """``numpy.frexp``: ``(mantissa, exponent)``; the mantissa is ``x / 2 ** exponent``,
+    the exponent an integer array with no derivative."""
+    r = raw(x)
+    exponent = (math.frexp(r)[1] if _is_scalar(r) else
+                _shape.astype(namespace_of([r]).asarray(np.frexp(to_host(r))[1]), r.dtype))
+    return _ew.divide(x, _ew.power(2.0, exponent)), exponent

@@ -52,7 +52,7 @@ from dualad._rules import shape as _shape
 from dualad._shapes import dtype_of, is_complex, ndim_of, normalize_axes, raw, shape_of
 from dualad._table import custom
 
-__all__ = ["matmul", "einsum"]
+__all__ = ["matmul", "einsum", "matvec", "vecmat", "vecdot"]
 
 # Rules call functions rather than operators: ``raw_array * value`` would ask
 # the raw array's own ``__mul__`` first, and strict array-API arrays refuse
@@ -730,26 +730,12 @@ def eigh(a, UPLO="L"):
 
 
 # -- eig ------------------------------------------------------------------------------------------
-def _eig_impl(xp, a):
-    w, v = xp.linalg.eig(a)
-    return w, v
-
-
-def _eig_gaps(w):
-    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (inf for ties)."""
-    n = shape_of(w)[-1]
-    on_diag = _eye_mask(w, n)
-    diff = _sub(_row(w), _col(w))
-    tie = _ew.logical_or(_ew.equal(diff, 0), on_diag)
-    return _ew.where(on_diag, 0.0, _ew.where(tie, math.inf, _ew.reciprocal(_ew.where(tie, 1.0, diff))))
-
-
 def _eig_jvp(primals, tangents, ans):
     # A V = V diag(w)  =>  dw = diag(M), dV = V (F * M) with M = V^-1 dA V, then the
     # part that would change each column's unit norm removed, as NumPy normalizes them.
     (ta,), (w, v) = tangents, ans
     m = matmul(inv(v), matmul(ta, v))
-    du = matmul(v, _mul_or_zero(_eig_gaps(w), m))
+    du = matmul(v, _mul_or_zero(_gap_inverse(w), m))
     stretch = _ew.real(_red.sum(_mul(_ew.conj(v), du), axis=-2))
     return _diag_part(m), _sub(du, _mul(v, _row(stretch)))
 
@@ -760,20 +746,21 @@ def _eig_vjp(g, ans, a):
     if gv is not None:
         stretch = _ew.real(_red.sum(_mul(v, gv), axis=-2))
         gu = _sub(gv, _mul(_ew.conj(v), _row(stretch)))
-        term = _mul_or_zero(_eig_gaps(w), matmul(_T(v), gu))
+        term = _mul_or_zero(_gap_inverse(w), matmul(_T(v), gu))
         inner = term if inner is None else _add(inner, term)
     if inner is None:
         return (None,)
     return (matmul(_T(inv(v)), matmul(inner, _T(v))),)
 
 
-_eig_p = custom("eig", _eig_impl, jvp=_eig_jvp, vjp=_eig_vjp, chunked=True,
+_eig_p = custom("eig", lambda xp, a: tuple(xp.linalg.eig(a)), jvp=_eig_jvp, vjp=_eig_vjp, chunked=True,
                 multiple_results=True, saves="output")
 
 
 def eig(a):
     """Eigenvalues and right eigenvectors (unit columns) of square matrices, as
-    ``numpy.linalg.eig``: complex, or real when NumPy finds them all real.
+    ``numpy.linalg.eig``, always complex (as JAX's; NumPy answers real arrays when
+    the eigenvalues happen to be real, a dtype that would depend on the values).
 
     The derivatives follow JAX's convention for complex values. Eigenvectors are
     defined up to a complex phase; functions that do not depend on it
@@ -785,7 +772,7 @@ def eig(a):
     >>> import numpy as np
     >>> from dualad import jvp, ops
     >>> (w, v), (dw, dv) = jvp(ops.linalg.eig, (np.diag([1.0, 3.0]),), (np.eye(2),))
-    >>> dw.tolist()
+    >>> dw.real.tolist()
     [1.0, 1.0]
     """
     _check_matrix(a, "eig")
@@ -1453,8 +1440,18 @@ def tensorsolve(a, b, axes=None):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """The array API's ``vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    """The array API's (and NumPy's) ``vecdot``: ``sum(conj(x1) * x2, axis)``."""
     return _red.sum(_mul(_ew.conj(x1), x2), axis=axis)
+
+
+def matvec(x1, x2, /):
+    """``numpy.matvec``: matrices of ``x1`` times vectors of ``x2``, broadcast."""
+    return _shape.squeeze(matmul(x1, _shape.expand_dims(x2, -1)), -1)
+
+
+def vecmat(x1, x2, /):
+    """``numpy.vecmat``: conjugated vectors of ``x1`` times matrices of ``x2``, broadcast."""
+    return _shape.squeeze(matmul(_shape.expand_dims(_ew.conj(x1), -2), x2), -2)
 
 
 def diagonal(x, /, *, offset=0):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from dualad._backend import to_host
 from dualad._rules import arrays as _arrays
 from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
@@ -20,7 +21,8 @@ from dualad._rules import shape as _shape
 from dualad._shapes import dtype_of, ndim_of, normalize_axes, raw, shape_of
 
 __all__ = ["median", "quantile", "percentile", "nanquantile", "nanmedian", "nansum", "nanmean",
-           "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "ptp", "average", "cov", "corrcoef"]
+           "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "ptp", "average", "cov", "corrcoef",
+           "nancumsum", "nancumprod", "nanpercentile"]
 
 
 def _moved_last(a, axis):
@@ -130,10 +132,25 @@ def nanmin(a, axis=None, keepdims=False):
     return _red.min(_nan_filled(a, math.inf), axis, keepdims)
 
 
+def nancumsum(a, axis=None):
+    """``numpy.nancumsum``: NaNs count as 0."""
+    return _shape.cumsum(_nan_filled(a, 0.0), axis)
+
+
+def nancumprod(a, axis=None):
+    """``numpy.nancumprod``: NaNs count as 1."""
+    return _arrays.cumprod(_nan_filled(a, 1.0), axis)
+
+
+def nanpercentile(a, q, axis=None, keepdims=False, method="linear"):
+    """``numpy.nanpercentile``: :func:`nanquantile` with ``q`` in percent."""
+    return nanquantile(a, np.asarray(raw(q), dtype=np.float64) / 100.0, axis, keepdims, method)
+
+
 def nanquantile(a, q, axis=None, keepdims=False, method="linear"):
     if axis is not None or ndim_of(a) != 1:
         raise NotImplementedError("nanquantile: only 1-d input with axis=None is supported yet")
-    keep = np.flatnonzero(~np.isnan(np.asarray(raw(a))))
+    keep = np.flatnonzero(~np.isnan(to_host(raw(a))))
     return quantile(_shape.take(a, _shape._index_like(a, keep)), q, None, keepdims, method)
 
 

@@ -15,7 +15,11 @@ _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize",
           "lexsort", "bincount", "iscomplexobj",
           "isrealobj", "result_type", "can_cast", "min_scalar_type", "shares_memory",
           "may_share_memory", "ravel_multi_index", "unravel_index", "all", "any", "argpartition",
-          "zeros_like", "ones_like", "empty_like", "full_like"]
+          "zeros_like", "ones_like", "empty_like", "full_like", "nanargmax", "nanargmin",
+          "histogram", "histogram_bin_edges", "histogram2d", "histogramdd", "intersect1d",
+          "union1d", "setdiff1d", "setxor1d", "unique_all", "unique_counts", "unique_inverse",
+          "unique_values", "tril_indices_from", "triu_indices_from", "diag_indices_from", "spacing",
+          "nextafter", "isdtype"]
 __all__ = list(_NAMES)
 
 

@@ -662,9 +662,10 @@ for _name in ("tril", "triu"):
                                                  min_dims=2), ("where",))
 
 
-def _stack_args(n, min_dims=0, max_dims=3, min_side=0):
+def _stack_args(n, min_dims=0, max_dims=3, min_side=0, elements=None):
+    elements = elements or floats(-3, 3)
     return shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side).flatmap(
-        lambda s: st.tuples(st.tuples(*[array(s, floats(-3, 3)) for _ in range(n)]), st.just({})))
+        lambda s: st.tuples(st.tuples(*[array(s, elements) for _ in range(n)]), st.just({})))
 
 
 for _name, _lo in (("hstack", 0), ("vstack", 0), ("dstack", 0), ("column_stack", 0)):
@@ -754,6 +755,52 @@ case("interp", lambda x, fp: ops.interp(x, _like(fp, np.linspace(-2.0, 2.0, 5)),
          st.tuples(array(t[0], off_grid_knots()), array(t[1], floats(-3, 3))), st.just({}))),
      ("getitem", "multiply", "where"))
 
+case("rollaxis", lambda x, **kw: ops.rollaxis(x, **kw), _one_array(lambda s: st.fixed_dictionaries({
+    "axis": st.integers(0, len(s) - 1), "start": st.integers(0, len(s))}), min_dims=1), ("permute_dims",))
+case("unstack", lambda x: ops.stack(ops.unstack(x, axis=-1)[::-1]),
+     _one_array(lambda s: st.just({}), min_dims=1, min_side=1), ("getitem", "concatenate"))
+case("delete", lambda x, **kw: ops.delete(x, **kw), _one_array(lambda s: st.fixed_dictionaries({
+    "obj": st.lists(st.integers(0, s[0] - 1), max_size=3), "axis": st.just(0)}), min_dims=1, min_side=1),
+     ("getitem",))
+case("resize", lambda x, **kw: ops.resize(x, **kw), _one_array(lambda s: st.fixed_dictionaries({
+    "new_shape": st.tuples(st.integers(1, 4), st.integers(1, 3))}), min_side=1), ("getitem",))
+case("choose", lambda x, y: ops.choose(xp_of(x).astype(raw(x) > 0.0, xp_of(x).int64), [x, y, x * y]),
+     _stack_args(2, 1, 2, elements=away_from_zero(0.1, 2)), ("where", "multiply"))
+case("extract", lambda x: ops.extract(raw(x) > 0.0, x),
+     _one_array(lambda s: st.just({}), min_dims=1, elements=away_from_zero(0.1, 3)), ("getitem",))
+case("piecewise", lambda x: ops.piecewise(x, [raw(x) < -1.0, raw(x) > 1.0], [lambda v: v * v, 0.5,
+                                                                            lambda v: -v]),
+     _no_kw(_elementwise_args([off_grid_knots()])), ("where", "multiply"))
+case("apply_along_axis", lambda x, **kw: ops.apply_along_axis(lambda r: r[::-1] * r[0], kw["axis"], x),
+     _one_array(lambda s: st.fixed_dictionaries({"axis": st.integers(0, len(s) - 1)}), min_dims=1,
+                min_side=1), ("getitem", "multiply", "concatenate"))
+case("trim_zeros", lambda x: ops.trim_zeros(ops.concatenate([x * 0.0, x, x * 0.0])),
+     _stack_args(1, 1, 1, min_side=1, elements=away_from_zero(0.1, 3)), ("getitem",))
+case("vander", lambda x: ops.vander(x, 4), _stack_args(1, 1, 1), ("integer_pow", "concatenate"))
+case("logspace", lambda a, b: ops.logspace(a, b, 4, base=2.0), _no_kw(st.tuples(
+    array((), floats(-2, 2)), array((), floats(-2, 2)))), ("power",))
+case("geomspace", lambda a, b: ops.geomspace(a, b, 4), _no_kw(st.tuples(
+    array((), floats(0.5, 3)), array((), floats(0.5, 3)))), ("exp", "log"))
+for _name in ("polyadd", "polysub", "polymul"):
+    case(_name, getattr(ops, _name), st.tuples(st.integers(1, 4), st.integers(1, 4)).flatmap(
+        lambda t: _pair((t[0],), (t[1],))), ("pad", "add") if _name != "polymul" else ("getitem",))
+case("polyder", lambda p: ops.polyder(p, 2), _stack_args(1, 1, 1, min_side=1), ("multiply",))
+case("polyint", lambda p: ops.polyint(p, 2, k=[0.5, -1.0]), _stack_args(1, 1, 1, min_side=1),
+     ("divide", "concatenate"))
+case("matvec", ops.matvec, st.tuples(st.integers(1, 3), st.integers(1, 3)).flatmap(
+    lambda t: _pair((2,) + t, (t[1],))), ("matmul",))
+case("vecmat", ops.vecmat, st.tuples(st.integers(1, 3), st.integers(1, 3)).flatmap(
+    lambda t: _pair((t[0],), t)), ("matmul",))
+case("vecdot", ops.vecdot, _stack_args(2, 1), ("multiply", "sum"))
+case("cumulative_prod", lambda x: ops.cumulative_prod(x, include_initial=True),
+     _stack_args(1, 1, 1), ("multiply", "concatenate"))
+case("modf", lambda x: ops.modf(x)[0] + ops.modf(x)[1], _no_kw(_elementwise_args([off_integers()])),
+     ("subtract", "trunc"))
+case("ldexp", lambda x: ops.ldexp(x, 3), _no_kw(_elementwise_args([floats(-2, 2)])), ("multiply",))
+case("frexp", lambda x: ops.frexp(x)[0],  # values away from powers of 2, where the exponent jumps
+     _no_kw(_elementwise_args([st.sampled_from([-5.5, -3.3, -0.7, 0.3, 0.7, 1.3, 2.6, 5.5, 11.0])])),
+     ("divide",))
+
 # -- statistics (dualad/_rules/statistics.py) ------------------------------------------------------
 case("median", ops.median, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
 case("quantile", lambda x, **kw: ops.quantile(x, np.array([0.1, 0.5, 0.9]), **kw),
@@ -766,6 +813,13 @@ for _name in ("nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd", "nanp
          # unique entries, one at most NaN: nanstd sees two distinct values (std'= nan at 0)
          _reduce_args(grid(lo=-12, hi=12), min_side=3 if _name == "nanstd" else 2, min_dims=1,
                       unique=True), ("where",), second_order=_name not in ("nanstd",))
+for _name in ("nancumsum", "nancumprod"):
+    case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(raw(x), 2.875), np.nan, x), **kw))(
+        getattr(ops, _name)), _axis_args(grid(lo=-12, hi=12)), ("where", "cumsum" if _name == "nancumsum"
+                                                                  else "multiply"))
+case("nanpercentile", lambda x: ops.nanpercentile(ops.where(ops.greater(raw(x), 2.625), np.nan, x), 40.0),
+     _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
+         lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
 case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(raw(x), 2.625), np.nan, x)),
      _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
          lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
