@@ -37,10 +37,11 @@ def _register_defaults() -> None:
     """Route each NumPy function or ufunc to the ``ops`` function of the same name.
 
     Generated from the namespaces, not listed: every public name of ``numpy``,
-    ``numpy.linalg`` and ``numpy.fft`` that ``ops``, ``ops.linalg`` or ``ops.fft`` defines (aliases
-    included) is dispatched.
+    ``numpy.linalg``, ``numpy.fft`` and ``numpy.lib.stride_tricks`` that ``ops``,
+    ``ops.linalg`` or ``ops.fft`` defines (aliases included) is dispatched.
     """
-    for numpy_ns, ours in ((np, ops), (np.linalg, ops.linalg), (np.fft, ops.fft)):
+    for numpy_ns, ours in ((np, ops), (np.linalg, ops.linalg), (np.fft, ops.fft),
+                           (np.lib.stride_tricks, ops)):
         for name in dir(numpy_ns):
             impl = getattr(ours, name, None)
             if name.startswith("_") or not callable(impl) or isinstance(impl, type):

@@ -21,6 +21,8 @@ from dualad._rules.arrays import *  # noqa: F403
 from dualad._rules.arrays import __all__ as _arrays
 from dualad._rules.composites import *  # noqa: F403
 from dualad._rules.composites import __all__ as _composites
+from dualad._rules.conv import *  # noqa: F403
+from dualad._rules.conv import __all__ as _conv
 from dualad._rules.elementwise import *  # noqa: F403
 from dualad._rules.elementwise import __all__ as _elementwise
 from dualad._rules.linalg import *  # noqa: F403
@@ -47,5 +49,5 @@ _ALIASES = {
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]
 
-__all__ = sorted({*_arrays, *_composites, *_elementwise, *_linalg_names, *_reductions,
+__all__ = sorted({*_arrays, *_composites, *_conv, *_elementwise, *_linalg_names, *_reductions,
                   *_shape_names, *_special, *_statistics, *_values, *_ALIASES, "fft", "linalg"})

@@ -26,7 +26,8 @@ __all__ = [
     "vsplit", "dsplit", "roll", "rot90", "flipud", "fliplr", "diff", "ediff1d", "kron",
     "cross", "trapezoid", "take_along_axis", "sort", "partition", "compress", "msort", "block", "meshgrid",
     "linspace", "gradient", "select", "polyval", "convolve", "correlate", "cumprod",
-    "interp", "pad", "put_along_axis", "cumulative_prod", "rollaxis", "unstack", "delete", "resize",
+    "interp", "pad", "put_along_axis", "insert", "fill_diagonal", "put", "place", "cumulative_prod",
+    "rollaxis", "unstack", "delete", "resize",
     "choose", "extract", "piecewise", "apply_along_axis", "trim_zeros", "sort_complex", "vander",
     "logspace", "geomspace", "polyadd", "polysub", "polymul", "polyder", "polyint",
 ]
@@ -393,6 +394,57 @@ def take_along_axis(arr, indices, axis):
     if axis is None:
         return take_along_axis(_shape.ravel(arr), indices, 0)
     return _shape.getitem(arr, _along_axis(arr, indices, axis))
+
+
+def insert(arr, obj, values, axis=None):
+    """``numpy.insert``: ``values`` (broadcast to the inserted block) placed before ``obj``."""
+    if axis is None:
+        arr, axis = _shape.ravel(arr), 0
+    axis = normalize_axis(axis, ndim_of(arr))
+    n = shape_of(arr)[axis]
+    source = np.insert(np.arange(n), obj, -1)  # -1 marks an inserted entry
+    new = source < 0
+    block = list(shape_of(arr))
+    block[axis] = int(new.sum())
+    values = _fill_like(arr, values)
+    nd = ndim_of(arr)
+    if ndim_of(values) < nd:  # NumPy's ndmin: ones in front
+        values = _shape.reshape(values, (1,) * (nd - ndim_of(values)) + shape_of(values))
+    if np.ndim(obj) == 0:  # one position: the values' first axis runs along ``axis``
+        values = _shape.moveaxis(values, 0, axis)
+    values = _shape.broadcast_to(values, tuple(block))
+    source[new] = n + np.arange(block[axis])
+    return _shape.take(_shape.concatenate([arr, values], axis=axis), _index(arr, source), axis)
+
+
+def fill_diagonal(a, val, wrap=False):
+    """``numpy.fill_diagonal``, in place on a value that takes item assignment."""
+    if wrap:
+        raise NotImplementedError("fill_diagonal: wrap=True is not supported")
+    n = min(shape_of(a))
+    a[tuple(np.arange(n) for _ in shape_of(a))] = val
+
+
+def put(a, ind, v, mode="raise"):
+    """``numpy.put``: ``a.flat[ind] = v``, in place on a value that takes item assignment."""
+    if mode != "raise":
+        raise NotImplementedError(f"put: mode={mode!r} is not supported; use 'raise'")
+    ind = np.ravel(to_host(raw(ind)) if hasattr(raw(ind), "shape") else np.asarray(ind))
+    v = _shape.ravel(_shape.asarray(v, like=a))
+    count = shape_of(v)[0]
+    if count != len(ind):  # NumPy repeats v to the length of ind
+        v = _shape.take(v, _index(a, np.arange(len(ind)) % max(count, 1)), 0)
+    a[np.unravel_index(ind, shape_of(a))] = v
+
+
+def place(arr, mask, vals):
+    """``numpy.place``: ``arr[mask] = vals`` with ``vals`` repeated as needed, in place."""
+    where = np.nonzero(np.asarray(to_host(raw(mask)), dtype=bool))
+    count = len(where[0])
+    vals = _shape.ravel(_shape.asarray(vals, like=arr))
+    if count:
+        vals = _shape.take(vals, _index(arr, np.arange(count) % shape_of(vals)[0]), 0)
+        arr[where] = vals
 
 
 def put_along_axis(arr, indices, values, axis):

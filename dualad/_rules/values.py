@@ -19,7 +19,7 @@ _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize",
           "histogram", "histogram_bin_edges", "histogram2d", "histogramdd", "intersect1d",
           "union1d", "setdiff1d", "setxor1d", "unique_all", "unique_counts", "unique_inverse",
           "unique_values", "tril_indices_from", "triu_indices_from", "diag_indices_from", "spacing",
-          "nextafter", "isdtype"]
+          "nextafter", "isdtype", "logical_xor"]
 __all__ = list(_NAMES)
 
 

@@ -6,9 +6,8 @@ cover 0-d, empty and broadcasting pairs, with values kept away from
 singularities and kinks), and the names of the primitives it exercises.
 The tests in ``tests/dualad`` are parametrized over :data:`CASES`, so adding
 a primitive and its case adds its tests; ``test_every_primitive_has_a_case``
-fails while a registered primitive has none. The linear-algebra primitives
-(``solve``, ``cholesky``, ...) are tested in ``test_linalg.py`` and listed in
-:data:`LINALG_PRIMITIVES`.
+fails while a registered primitive has none here or in ``test_linalg.py``'s
+table of the linear-algebra primitives (``solve``, ``cholesky``, ...).
 """
 
 from __future__ import annotations
@@ -24,18 +23,6 @@ from hypothesis import strategies as st
 
 from dualad import ops
 from dualad._shapes import raw
-
-# Primitives whose cases live in test_linalg.py (the linear-algebra engineer's suite).
-LINALG_PRIMITIVES = frozenset({
-    "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "svd", "norm",
-    "vector_norm", "matrix_norm", "einsum", "triangular_solve", "solve_triangular",
-    "eigvalsh", "pinv", "lstsq", "matrix_power", "cross", "outer_linalg", "eig",
-})
-LINALG_PREFIXES = ("linalg.", "norm", "einsum", "solve")
-
-
-def is_linalg(name: str) -> bool:
-    return name in LINALG_PRIMITIVES or name.startswith(LINALG_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -154,6 +141,39 @@ def xp_of(x):
     return array_api_compat.array_namespace(raw(x))
 
 
+def shape_of_raw(x):
+    return tuple(raw(x).shape)
+
+
+def _in_place(name):
+    """``fill_diagonal``, ``put`` or ``place``, which write in place: into a buffer here."""
+    def f(x, y):
+        import dualad.numpy as dnp
+        out = dnp.zeros_like(x)
+        out[...] = x
+        if name == "fill_diagonal":
+            ops.fill_diagonal(out, y[0, 0] * 2.0)
+        elif name == "put":
+            ops.put(out, _like_index(x, [1, 0]), y[-1, :2])
+        else:
+            ops.place(out, raw(y) > 0.0, [y[0, 1], 0.5])
+        return ops.copy(out)
+    return f
+
+
+def _put_along_axis(x, y):
+    """``put_along_axis`` writes in place, into a ``dualad.numpy`` buffer here."""
+    import dualad.numpy as dnp
+    out = dnp.zeros_like(x)
+    out[...] = x
+    ops.put_along_axis(out, _like_index(x, [[1, 0]] * shape_of_raw(x)[0]), y[:, :2], axis=1)
+    return ops.copy(out)
+
+
+def _like_index(x, host):
+    return xp_of(x).asarray(np.asarray(host))
+
+
 def _like(x, host):
     """The NumPy constant ``host`` in the backend and dtype of ``x`` (a grid, knots)."""
     return xp_of(x).asarray(host, dtype=raw(x).dtype)
@@ -270,8 +290,12 @@ elementwise("angle", lambda x: ops.angle(complexify(x) + 2.0), floats(-2, 2),
             notes="real part > 0: away from the branch cut on the negative real axis")
 
 # -- zero derivative and non-differentiable ------------------------------------------------------
-for _name in ("floor", "ceil", "trunc", "round"):
-    elementwise(_name, getattr(ops, _name), off_integers(), kind="zero")
+for _name in ("floor", "ceil", "trunc", "round", "rint"):
+    elementwise(_name, getattr(ops, _name), off_integers(), prims=("round",) if _name == "rint" else None,
+                kind="zero")
+elementwise("round_decimals", lambda x: ops.round(x, 1), st.builds(lambda v: v + 0.03, off_integers()),
+            prims=("round", "multiply", "divide"), kind="zero", scalar=False)
+elementwise("positive", lambda x: ops.positive(x) * 2.0, floats(-3, 3), prims=("multiply",))
 elementwise("sign", ops.sign, away_from_zero(0.1, 3), kind="zero")
 elementwise("stop_gradient", ops.stop_gradient, floats(-3, 3), kind="zero")
 for _name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
@@ -694,6 +718,21 @@ case("diff", ops.diff, _one_array(lambda s: st.fixed_dictionaries({
     "n": st.integers(0, 2), "axis": st.integers(-len(s), len(s) - 1)}), min_dims=1), ("getitem", "subtract"))
 case("index_set_slice", lambda base, values: ops.index_set(base, values[:1, ...], slice(None, None, 2)),
      _stack_args(2, 1, min_side=1), ("where", "scatter", "getitem"))
+case("scatter", lambda v, **kw: ops.scatter(v, **kw), _one_array(lambda s: st.fixed_dictionaries({
+    "shape": st.just((s[0] + 1,) + s[1:]), "idx": st.just((slice(1, None),))}), min_dims=1), ("scatter",))
+case("unbroadcast", lambda x: ops.unbroadcast(x, (1,) + shape_of_raw(x)[1:]),
+     _one_array(lambda s: st.just({}), min_dims=1), ("sum", "reshape"))
+case("put_along_axis", _put_along_axis, _stack_args(2, 2, 2, min_side=2), ("where", "scatter"),
+     backends=("numpy", "cupy"), notes="advanced-index assignment into a raw buffer: NumPy, CuPy")
+for _name in ("fill_diagonal", "put", "place"):
+    case(_name, _in_place(_name), _stack_args(2, 2, 2, min_side=2, elements=away_from_zero(0.1, 2)),
+         ("where", "scatter"), backends=("numpy", "cupy"))
+case("insert", lambda x, y: ops.insert(x, [0, 1, 1], y[..., :1], axis=-1), _stack_args(2, 1, 2, min_side=1),
+     ("getitem", "concatenate"))
+case("compress", lambda x: ops.compress([True, False, True], x, axis=0),
+     _one_array(lambda s: st.just({}), min_dims=1, min_side=3), ("getitem",))
+case("divmod", lambda x, y: ops.divmod(x, y)[1] + ops.divmod(x, y)[0], _no_kw(_elementwise_args(
+    [floats(0.1, 0.9), floats(1.25, 2)])), ("floor", "subtract", "multiply"))
 case("copy", lambda x: ops.copy(x) * 1.5, _no_kw(_elementwise_args([floats(-3, 3)])), ("copy", "multiply"))
 case("asarray", lambda x, y: ops.asarray([[x, y], [y * x, x]]), _stack_args(2), ("concatenate",))
 case("diff_prepend", lambda x: ops.diff(x, prepend=0.5, append=x[..., :1]),
@@ -730,6 +769,9 @@ def _distinct(min_dims=1, axis=True):
 
 case("sort", ops.sort, _distinct(), ("getitem",))
 case("sort_flat", lambda x: ops.sort(x, axis=None), _distinct(0, axis=False), ("getitem", "reshape"))
+case("partition", lambda x: ops.partition(x, 0, axis=-1), _distinct(axis=False), ("getitem",))
+case("msort", ops.msort, _distinct(axis=False), ("getitem",))
+case("sort_complex", lambda x: ops.sort_complex(ops.ravel(x)), _distinct(axis=False), ("getitem",))
 case("meshgrid", lambda x, y: tuple(ops.meshgrid(x, y)), _stack_args(2, 1, 1), ("broadcast_to",))
 case("meshgrid_ij", lambda x, y, z: tuple(ops.meshgrid(x, y, z, indexing="ij")), _stack_args(3, 1, 1),
      ("broadcast_to",))
@@ -801,6 +843,24 @@ case("frexp", lambda x: ops.frexp(x)[0],  # values away from powers of 2, where 
      _no_kw(_elementwise_args([st.sampled_from([-5.5, -3.3, -0.7, 0.3, 0.7, 1.3, 2.6, 5.5, 11.0])])),
      ("divide",))
 
+
+# -- convolution (dualad/_rules/conv.py) -----------------------------------------------------------
+def _conv_args():
+    def build(t):
+        n, c, g, size, k, stride = t
+        return st.tuples(st.tuples(array((n, c * g, size, size + 1), floats(-2, 2)),
+                                   array((2 * g, c, k, k), floats(-2, 2))),
+                         st.fixed_dictionaries({"stride": st.just(stride), "groups": st.just(g),
+                                                "padding": st.sampled_from([0, 1, "valid"]),
+                                                "dilation": st.sampled_from([1, 2])}))
+    return st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.integers(5, 6),
+                     st.integers(1, 2), st.integers(1, 2)).flatmap(build)
+
+
+case("conv", ops.conv, _conv_args(), ("getitem", "matmul"))
+case("sliding_window_view", lambda x: ops.sliding_window_view(x, 2, axis=-1),
+     _one_array(lambda s: st.just({}), min_dims=1, min_side=2), ("getitem",))
+
 # -- statistics (dualad/_rules/statistics.py) ------------------------------------------------------
 case("median", ops.median, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
 case("quantile", lambda x, **kw: ops.quantile(x, np.array([0.1, 0.5, 0.9]), **kw),
@@ -818,6 +878,9 @@ for _name in ("nancumsum", "nancumprod"):
         getattr(ops, _name)), _axis_args(grid(lo=-12, hi=12)), ("where", "cumsum" if _name == "nancumsum"
                                                                   else "multiply"))
 case("nanpercentile", lambda x: ops.nanpercentile(ops.where(ops.greater(raw(x), 2.625), np.nan, x), 40.0),
+     _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
+         lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
+case("nanquantile", lambda x: ops.nanquantile(ops.where(ops.greater(raw(x), 2.625), np.nan, x), 0.3),
      _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
          lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
 case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(raw(x), 2.625), np.nan, x)),

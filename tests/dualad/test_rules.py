@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _support.backends import NUMPY
-from _support.cases import CASES, covered_primitives, is_linalg
+from _support.cases import CASES, covered_primitives
 from _support.harness import FEW, Prepared, check_case, hyperdual_vs_nested, params
 from _support.recorder import record
 from hypothesis import Phase, given, settings
@@ -65,11 +65,56 @@ def test_python_float_fast_path(case, data):
             hyperdual_vs_nested(prep, np.random.default_rng(0))
 
 
-# -- the table covers the registry ---------------------------------------------------------
+# -- the tables cover the registry and every ops function ------------------------------------
+def _linalg_table_primitives() -> set:
+    """The primitives test_linalg.py's table calls, recorded on one draw of each case."""
+    import test_linalg  # the linear-algebra table, in this folder
+    seen = set()
+    for fn, make in test_linalg.CASES.values():
+        args = make(np.random.default_rng(0))
+        seen.update(c.prim.name for c in record(fn, tuple(args), {}, wrap=tuple(range(len(args)))))
+    return seen
+
+
 def test_every_primitive_has_a_case():
-    missing = sorted(n for n in REGISTRY if not is_linalg(n) and n not in covered_primitives())
-    assert not missing, (f"registered primitives without a case in tests/_support/cases.py: {missing}; "
-                         "add a case (or, for linear algebra, a test in test_linalg.py)")
+    """Each entry of the registry is called by a case of cases.py or of test_linalg.py."""
+    missing = sorted(set(REGISTRY) - covered_primitives() - _linalg_table_primitives())
+    assert not missing, (f"registered primitives that no case calls: {missing}; add a case to "
+                         "tests/_support/cases.py (or, for linear algebra, to test_linalg.py's table)")
+
+
+def test_every_ops_function_has_a_case():
+    """Each public function of ``ops`` (composites included) has a case of its name, is
+    another name of one that has (``amax`` is ``max``), or is a linear-algebra table row.
+    The functions of values (values.py) return plain arrays through one wrapper, which
+    test_values_functions_return_plain_arrays checks."""
+    import test_linalg
+
+    from dualad import ops
+    from dualad._rules import values
+    names = {c.name for c in CASES} | {n.split("-")[0] for n in test_linalg.CASES}
+    functions = {id(getattr(ops, n, None)) for n in names}
+    missing = sorted(
+        n for n in ops.__all__
+        if n not in ("linalg", "fft") and n not in values.__all__ and n not in names
+        and not any(c.startswith(n + "_") for c in names) and id(getattr(ops, n)) not in functions)
+    assert not missing, f"ops functions without a case: {missing}"
+
+
+@pytest.mark.parametrize("name, args", [
+    ("argmax", ()), ("argsort", ()), ("nonzero", ()), ("isclose", ("x",)), ("unique", ()),
+    ("searchsorted", ("x",)), ("nanargmin", ()), ("histogram", ()), ("all", ()), ("zeros_like", ()),
+])
+def test_values_functions_return_plain_arrays(name, args):
+    from dualad import ops
+    x = np.array([3.0, 1.0, 2.0])
+    d = dualad.Dual(x, np.ones(3))
+    ours = getattr(ops, name)(d, *[d if a == "x" else a for a in args])
+    theirs = getattr(np, name)(x, *[x if a == "x" else a for a in args])
+    for o, t in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple)
+                    else (theirs,)):
+        assert not hasattr(o, "_level")
+        np.testing.assert_array_equal(o, t)
 
 
 def test_cases_name_only_registered_primitives():
@@ -101,3 +146,26 @@ def test_case_exercises_its_primitives(case):
         pass
     missing = sorted(set(case.prims) - seen)
     assert not missing, f"no draw of case {case.name} called {missing}"
+
+
+def test_every_numpy_function_without_a_rule_says_so():
+    """A NumPy function or ufunc NumPy hands to dualad either has a rule or raises
+    the error that names it and says how to add one: never a silent fallback."""
+    from dualad._arraylike import NUMPY_FUNCTIONS
+    d = dualad.Dual(np.ones(3), np.ones(3))
+    unruled = []
+    for namespace in (np, np.linalg, np.fft):
+        for name in dir(namespace):
+            f = getattr(namespace, name)
+            if name.startswith("_") or not callable(f) or isinstance(f, type) or f in NUMPY_FUNCTIONS:
+                continue
+            if isinstance(f, np.ufunc):
+                call = lambda f=f: d.__array_ufunc__(f, "__call__", *([d] * f.nin))  # noqa: E731
+            elif hasattr(f, "_implementation"):  # dispatched through __array_function__
+                call = lambda f=f: d.__array_function__(f, (type(d),), (d,), {})  # noqa: E731
+            else:
+                continue
+            unruled.append(name)
+            with pytest.raises(TypeError, match="no dualad rule.*register_numpy"):
+                call()
+    assert unruled  # the check ran
