@@ -16,7 +16,8 @@ from dualad._rules import elementwise as _ew
 from dualad._rules.elementwise import _elementwise
 
 __all__ = ["erf", "erfc", "erfinv", "erfcx", "gamma", "gammaln", "digamma", "polygamma",
-           "ndtr", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "logit", "xlogy", "xlog1py"]
+           "ndtr", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "logit", "xlogy", "xlog1py", "entr",
+           "rel_entr"]
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -90,3 +91,6 @@ logit = _special("logit", lambda ans, x: _ew.reciprocal(_ew.multiply(x, 1.0 - x)
 # As JAX's: x / y in y, so (x, y) = (0, 0) gives nan there.
 xlogy = _special("xlogy", lambda ans, x, y: _ew.log(y), lambda ans, x, y: _ew.divide(x, y))
 xlog1py = _special("xlog1py", lambda ans, x, y: _ew.log1p(y), lambda ans, x, y: _ew.divide(x, 1.0 + y))
+entr = _special("entr", lambda ans, x: -(_ew.log(x) + 1.0))
+rel_entr = _special("rel_entr", lambda ans, x, y: _ew.log(_ew.divide(x, y)) + 1.0,
+                    lambda ans, x, y: -_ew.divide(x, y))

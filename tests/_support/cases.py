@@ -970,7 +970,8 @@ for _name, _elements in (("erf", (floats(-2, 2),)), ("erfc", (floats(-2, 2),)),
                          ("i0e", (away_from_zero(0.1, 3),)), ("i1e", (away_from_zero(0.1, 3),)),
                          ("logit", (floats(0.05, 0.95),)),
                          ("xlogy", (with_zeros(floats(-2, 2)), floats(0.2, 3))),
-                         ("xlog1py", (with_zeros(floats(-2, 2)), floats(-0.8, 3)))):
+                         ("xlog1py", (with_zeros(floats(-2, 2)), floats(-0.8, 3))),
+                         ("entr", (floats(0.2, 3),)), ("rel_entr", (floats(0.2, 3), floats(0.2, 3)))):
     elementwise(_name, getattr(ops, _name), *_elements, backends=SPECIAL_BACKENDS)
 elementwise("polygamma", lambda x: ops.polygamma(2, x), floats(0.3, 4), backends=SPECIAL_BACKENDS)
 
