@@ -59,23 +59,23 @@ def cotangent_for(c: Any, x: Any) -> Any:
     dtype: a real input gets the real part, a float32 input a float32 cotangent
     (as PyTorch and JAX give) although the operation promoted it.
 
-    A NumPy cotangent already in the input's dtype, the common case on every
-    backward step, returns after two type tests and one dtype comparison.
+    A cotangent whose innermost array is NumPy's, in the input's dtype (the common
+    case on every backward step, tape values and duals included), returns after
+    a few type tests and one dtype comparison.
     """
-    tx = type(x)
-    if type(c) is NUMPY_ARRAY:
-        want = x.dtype if tx is NUMPY_ARRAY or tx is Dropped else x[1] if tx is tuple else None
-        if c.dtype is want:
-            return c
-    elif c is None:
+    if c is None:
         return c
-    dtype = x[1] if tx is tuple else x.dtype if tx is Dropped else dtype_of(raw(x))
+    tx = type(x)
+    dtype = x.dtype if tx is NUMPY_ARRAY or tx is Dropped else x[1] if tx is tuple else dtype_of(raw(x))
+    rc = c if type(c) is NUMPY_ARRAY else raw(c)
+    if type(rc) is NUMPY_ARRAY and rc.dtype is dtype:
+        return c
     if dtype is float or dtype is int:
         return ops.real(c) if is_complex(c) else c
-    if dtype_of(raw(c)) == dtype or type(raw(c)) in SCALAR_TYPES:
+    if dtype_of(rc) == dtype or type(rc) in SCALAR_TYPES:
         return c
     kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name
-    xp = namespace_of([raw(c)])
+    xp = namespace_of([rc])
     if kind == "c" or (kind is None and xp.isdtype(dtype, "complex floating")):
         return ops.astype(c, dtype)
     if kind not in (None, "f") and not (kind is None and xp.isdtype(dtype, "real floating")):
