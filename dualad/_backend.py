@@ -20,6 +20,11 @@ NUMPY_ARRAY, NUMPY_FLOAT64 = np.ndarray, np.float64
 SCALAR_TYPES = (float, int, bool, complex)
 
 
+# The array API's (and math's) spellings of NumPy's names for the same functions.
+ARRAY_API_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+                   "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+
+
 def _numpy_fallback(name: str):
     ufunc = getattr(np, name)
 
@@ -52,10 +57,7 @@ class _ScalarNamespace:
     are written out below.
     """
 
-    _NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
-                    "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
-    _MATH_NAMES = {"power": "pow", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2"}
+    _MATH_NAMES = {numpy: spelled for spelled, numpy in ARRAY_API_NAMES.items()}
 
     floor = staticmethod(lambda x: float(math.floor(x)))
     ceil = staticmethod(lambda x: float(math.ceil(x)))
@@ -74,7 +76,7 @@ class _ScalarNamespace:
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        numpy_name = self._NUMPY_NAMES.get(name, name)
+        numpy_name = ARRAY_API_NAMES.get(name, name)
         fast = getattr(math, self._MATH_NAMES.get(name, name), None)
         if fast is None and not isinstance(getattr(np, numpy_name, None), np.ufunc):
             raise AttributeError(f"no float implementation of {name!r}")

@@ -36,6 +36,7 @@ import numpy as _np
 
 from dualad import ops as _ops
 from dualad._buffer import Buffer, _carries_derivative
+from dualad._shapes import raw
 
 __all__ = ["Buffer", "array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
            "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "r_", "c_"]
@@ -74,10 +75,7 @@ def _buffer(numpy_function):
 
 def _buffer_like(numpy_function):
     def create(prototype: Any, *args: Any, **kwargs: Any) -> Buffer:
-        r = prototype
-        while hasattr(r, "_strip"):  # the shape and dtype of the value's numbers
-            r = r._strip()
-        return Buffer(numpy_function(r, *args, **kwargs))
+        return Buffer(numpy_function(raw(prototype), *args, **kwargs))  # the value's numbers
     create.__name__ = create.__qualname__ = numpy_function.__name__
     create.__doc__ = (f"``numpy.{numpy_function.__name__}`` of any value, as a :class:`Buffer`.")
     return create

@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+from dualad._backend import ARRAY_API_NAMES
 from dualad._rules import fft as fft  # noqa: F401  (ops.fft.fft, ...)
 from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
 from dualad._rules.arrays import *  # noqa: F403
@@ -38,11 +39,9 @@ from dualad._rules.statistics import __all__ as _statistics
 from dualad._rules.values import *  # noqa: F403
 from dualad._rules.values import __all__ as _values
 
-# Array-API spellings of the NumPy names above.
+# Array-API and other spellings of the NumPy names above.
 _ALIASES = {
-    "pow": "power", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-    "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh",
-    "atanh": "arctanh", "concat": "concatenate", "absolute": "abs",
+    **ARRAY_API_NAMES, "concat": "concatenate", "absolute": "abs",
     "true_divide": "divide", "cumulative_sum": "cumsum", "around": "round", "fabs": "abs",
     "conjugate": "conj", "trapz": "trapezoid", "expit": "sigmoid", "psi": "digamma",
 }

@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 _index = _shape._index_like  # a host index array placed in the operand's backend
+_numbers = _shape._numbers_like  # host numbers in the operand's backend and dtype
 
 
 def _lift(like, value):
@@ -309,7 +310,7 @@ def _pad_parts(x, axis, before, after, mode, kwargs, values):
         for edge, end, count, first in ((lo, ends[0], before, True), (hi, ends[1], after, False)):
             steps = np.arange(count) if first else np.arange(count - 1, -1, -1)
             # the entry ``s`` steps from the outer end: end + (edge - end) * s / count
-            w = _host(x, (steps / max(count, 1)).reshape((-1,) + (1,) * (ndim_of(x) - axis - 1)))
+            w = _numbers(x, (steps / max(count, 1)).reshape((-1,) + (1,) * (ndim_of(x) - axis - 1)))
             ramps.append(_ew.add(_ew.multiply(edge, w), _ew.multiply(_fill_like(x, end), 1.0 - w)))
         return [ramps[0], x, ramps[1]]
     if mode in ("constant", "empty"):
@@ -321,26 +322,19 @@ def _pad_parts(x, axis, before, after, mode, kwargs, values):
             k = size if length is None else max(1, min(int(length), size))
             part = _slice(x, axis, 0, k) if first else _slice(x, axis, size - k, size)
             fills.append(_STATISTICS[mode](part, axis=axis, keepdims=True))
-    edge_shape = list(shape_of(x))
-    parts = []
-    for fill, count in ((fills[0], before), (None, None), (fills[1], after)):
-        if fill is None:
-            parts.append(x)
-        elif count:
-            edge_shape[axis] = count
-            parts.append(_shape.broadcast_to(fill, tuple(edge_shape)))
-    return parts
+    return [_edge(fills[0], x, axis, before), x, _edge(fills[1], x, axis, after)]
 
 
-def _host(x, numbers):
-    """A NumPy array of numbers (weights, exponents) in ``x``'s backend and dtype."""
-    return _shape.astype(_index(x, numbers), dtype_of(raw(x)))
+def _edge(fill, x, axis, count):
+    """``fill`` broadcast to ``count`` entries along ``axis`` of ``x``'s shape."""
+    shape = list(shape_of(x))
+    shape[axis] = count
+    return _shape.broadcast_to(fill, tuple(shape))
 
 
 def _fill_like(x, value):
-    """A pad value in ``x``'s backend and dtype (NumPy casts it into the array)."""
-    v = _shape.asarray(value, like=x)
-    return v if dtype_of(raw(v)) == dtype_of(raw(x)) else _shape.astype(v, dtype_of(raw(x)))
+    """A fill value in ``x``'s backend and dtype (NumPy casts it into the array)."""
+    return _shape.asarray(value, dtype_of(raw(x)), like=x)
 
 
 def _slice(x, axis, start, stop):
@@ -524,9 +518,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     frac = np.arange(num, dtype=np.float64) / div if div > 0 else np.zeros(num)
     like = start if hasattr(raw(start), "dtype") else stop
     r = raw(like)
-    frac = _index(like, frac) if hasattr(r, "dtype") else frac
-    if hasattr(r, "dtype") and hasattr(frac, "dtype") and frac.dtype != r.dtype:
-        frac = namespace_of([r]).astype(frac, r.dtype)
+    frac = _numbers(like, frac) if hasattr(r, "dtype") else frac
     step = (stop - start) / div if div > 0 else math.nan
     out = start + (stop - start) * frac
     return (out, step) if retstep else out
@@ -805,7 +797,7 @@ def polyder(p, m=1):
         n = shape_of(p)[0] - 1
         if n <= 0:
             return _ew.multiply(_slice(p, 0, 0, 1), 0.0)
-        p = _ew.multiply(_slice(p, 0, 0, n), _host(p, np.arange(n, 0, -1)))
+        p = _ew.multiply(_slice(p, 0, 0, n), _numbers(p, np.arange(n, 0, -1)))
     return p
 
 
@@ -815,7 +807,7 @@ def polyint(p, m=1, k=None):
     ks = [0.0] * m if k is None else [k] * m if np.ndim(raw(k)) == 0 else list(k)
     for c in ks:
         n = shape_of(p)[0]
-        p = _shape.concatenate([_ew.divide(p, _host(p, np.arange(n, 0, -1))),
+        p = _shape.concatenate([_ew.divide(p, _numbers(p, np.arange(n, 0, -1))),
                                 _shape.reshape(_fill_like(p, c), (1,))])
     return p
 

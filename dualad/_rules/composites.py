@@ -269,5 +269,5 @@ def frexp(x):
     the exponent an integer array with no derivative."""
     r = raw(x)
     exponent = (math.frexp(r)[1] if _is_scalar(r) else
-                _shape.astype(namespace_of([r]).asarray(np.frexp(to_host(r))[1]), r.dtype))
+                _shape._numbers_like(r, np.frexp(to_host(r))[1]))
     return _ew.divide(x, _ew.power(2.0, exponent)), exponent

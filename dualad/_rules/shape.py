@@ -304,6 +304,11 @@ def _index_like(x, index):
     return namespace_of([r]).asarray(index)
 
 
+def _numbers_like(x, numbers):
+    """Host numbers (weights, exponents: a NumPy array) in ``x``'s backend and dtype."""
+    return astype(_index_like(x, numbers), dtype_of(raw(x)))
+
+
 def _getitem_batch(params, k):
     idx = params["idx"]
     adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
@@ -458,21 +463,18 @@ def index_set(base, values, idx):
     """
     shape = shape_of(base)
     nidx = _normalize_index(idx, len(shape))
-    values = asarray(values, like=base)
-    if dtype_of(raw(values)) != dtype_of(raw(base)):  # NumPy casts into the target
-        values = astype(values, dtype_of(raw(base)))
-    host = tuple(np.asarray(i) if _is_advanced(i) else i for i in nidx)
-    positions = np.arange(math.prod(shape)).reshape(shape)[host]  # flat position of each target
+    values = asarray(values, dtype_of(raw(base)), like=base)  # NumPy casts into the target
+    positions = _flat_positions(shape, nidx)  # the flat position of each target
     values = broadcast_to(values, positions.shape)
-    if any(_is_advanced(i) and not is_mask(i) for i in host):
-        flat = positions.reshape(-1)
+    flat = positions.reshape(-1)
+    if any(_is_advanced(i) and not is_mask(i) for i in nidx):
         last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
         if len(last) < len(flat):  # a repeated position: keep each one's last write
             kept = getitem(reshape(values, (-1,)), (_index_like(base, last),))
             return reshape(index_set(reshape(base, (-1,)), kept, (flat[last],)), shape)
-    written = np.zeros(shape, dtype=bool)
-    written[host] = True
-    return _ew.where(_index_like(base, written), scatter(values, shape, nidx), base)
+    written = np.zeros(math.prod(shape), dtype=bool)
+    written[flat] = True
+    return _ew.where(_index_like(base, written.reshape(shape)), scatter(values, shape, nidx), base)
 
 
 # -- dtype and prefix sums ------------------------------------------------------------

@@ -74,7 +74,7 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     w = pos - lo
     lo_v = _shape.take(s, _shape._index_like(s, lo), axis=-1)
     hi_v = _shape.take(s, _shape._index_like(s, hi), axis=-1)
-    weight = _shape.astype(_shape._index_like(s, w), dtype_of(raw(s)))
+    weight = _shape._numbers_like(s, w)
     out = lo_v + (hi_v - lo_v) * weight  # (..., len(q))
     out = _shape.moveaxis(out, -1, 0)
     if qs.ndim == 0:

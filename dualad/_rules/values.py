@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dualad._backend import namespace_of
 from dualad._shapes import raw
 
@@ -30,8 +32,6 @@ def _strip_all(x: Any) -> Any:
 
 
 def _on_values(name: str):
-    import numpy as np
-
     def fn(*args, **kwargs):
         args, kwargs = _strip_all(args), {k: _strip_all(v) for k, v in kwargs.items()}
         arrays = [a for a in args if hasattr(a, "shape")]
