@@ -214,6 +214,11 @@ class ArrayLike:
 
     # -- NumPy and array API dispatch ------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(
+                f"numpy.{ufunc.__name__} with out= (acc += term into a NumPy array?) would write a "
+                "value with a derivative into an array that cannot hold it; make the array with "
+                "`import dualad.numpy as np` (np.zeros, ...), or write acc = acc + term")
         if method != "__call__" or kwargs:
             raise _no_rule(f"numpy.{ufunc.__name__}.{method} with {sorted(kwargs) or 'no'} keywords")
         fn = NUMPY_FUNCTIONS.get(ufunc) or _scipy_special_ufunc(ufunc)

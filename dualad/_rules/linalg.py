@@ -858,9 +858,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
     Returns a named tuple ``(U, S, Vh)`` with ``k = min(m, n)`` columns of
     ``U`` and rows of ``Vh`` and ``S`` descending; ``compute_uv=False``
-    returns ``S`` alone. ``full_matrices=True`` (NumPy's default) is accepted
-    for square matrices only, where it equals ``False``: the extra columns of
-    a complete ``U`` have no unique derivative. ``hermitian`` is accepted
+    returns ``S`` alone (of any shape). With ``U`` and ``Vh``,
+    ``full_matrices=True`` (NumPy's default) is accepted for square matrices
+    only, where it equals ``False``: the extra columns of a complete ``U`` have
+    no unique derivative. ``hermitian`` is accepted
     and ignored (the general algorithm gives an equally valid SVD).
 
     Singular vectors are defined up to sign and are not differentiable where
@@ -879,7 +880,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     _real_only(a, "svd")
     _check_matrix(a, "svd", square=False)
     m, n = shape_of(a)[-2:]
-    if full_matrices and m != n:
+    if full_matrices and compute_uv and m != n:
         raise ValueError(f"svd: full_matrices=True for a non-square matrix (shape {shape_of(a)}) "
                          "has no unique derivative; pass full_matrices=False")
     u, s, vh = bind(_svd_p, a)

@@ -36,21 +36,34 @@ _sum_p = linear(
     lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
 
 
-def sum(x, axis=None, keepdims=False):
+def _numpy_keywords(x, dtype, out, name):
+    """NumPy's ``dtype=`` (the input is cast first) and ``out=`` (refused: an array
+    passed as ``out`` could not hold the derivative) of a reduction."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (the array given as out could not hold "
+                        "the derivative); assign the result instead")
+    return x if dtype is None else _shape.astype(x, dtype)
+
+
+def sum(x, axis=None, keepdims=False, *, dtype=None, out=None):
     """Sum over ``axis`` (all axes by default)."""
+    if dtype is not None or out is not None:
+        x = _numpy_keywords(x, dtype, out, "sum")
     axes = normalize_axes(axis, ndim_of(x))
     return bind(_sum_p, x, axis=axes, keepdims=keepdims)
 
 
-def mean(x, axis=None, keepdims=False):
+def mean(x, axis=None, keepdims=False, *, dtype=None, out=None):
+    x = _numpy_keywords(x, dtype, out, "mean")
     axes = normalize_axes(axis, ndim_of(x))
     shape = shape_of(x)
     count = math.prod(shape[a] for a in axes)
     return sum(x, axes, keepdims) / float(count) if count else sum(x, axes, keepdims) * math.nan
 
 
-def var(x, axis=None, keepdims=False, ddof=0, correction=None):
+def var(x, axis=None, keepdims=False, ddof=0, correction=None, *, dtype=None, out=None):
     """Variance; ``correction`` (array API) and ``ddof`` (NumPy) are aliases."""
+    x = _numpy_keywords(x, dtype, out, "var")
     ddof = ddof if correction is None else correction
     axes = normalize_axes(axis, ndim_of(x))
     count = math.prod(shape_of(x)[a] for a in axes)
@@ -59,9 +72,9 @@ def var(x, axis=None, keepdims=False, ddof=0, correction=None):
     return sum(squares, axes, keepdims) / float(builtins.max(count - ddof, 0) or math.nan)
 
 
-def std(x, axis=None, keepdims=False, ddof=0, correction=None):
+def std(x, axis=None, keepdims=False, ddof=0, correction=None, *, dtype=None, out=None):
     """Standard deviation; its derivative where it is 0 is ``nan`` (as sqrt'(0) * 0)."""
-    return _ew.sqrt(var(x, axis, keepdims, ddof, correction))
+    return _ew.sqrt(var(x, axis, keepdims, ddof, correction, dtype=dtype, out=out))
 
 
 # -- prod: exact with zeros ---------------------------------------------------------
@@ -110,8 +123,9 @@ _prod_p = custom(
     jvp=_prod_jvp, vjp=_prod_vjp, chunked=True)
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
     """Product over ``axis``; its derivative is exact where entries are 0."""
+    x = _numpy_keywords(x, dtype, out, "prod")
     axes = normalize_axes(axis, ndim_of(x))
     return bind(_prod_p, x, axis=axes, keepdims=keepdims)
 

@@ -37,8 +37,14 @@ _reshape_p = linear(
     batch=lambda params, k: {"shape": (k,) + params["shape"]})
 
 
-def reshape(x, shape):
-    """Reshape ``x``; one entry of ``shape`` may be -1."""
+def reshape(x, shape, order="C"):
+    """Reshape ``x``; one entry of ``shape`` may be -1. ``order="F"`` reads and
+    writes the entries first axis fastest, as NumPy's."""
+    if order != "C":
+        if order != "F":
+            raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return permute_dims(reshape(permute_dims(x), shape[::-1]))
     shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
     old = shape_of(x)
     if -1 in shape:

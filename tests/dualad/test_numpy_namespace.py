@@ -135,3 +135,32 @@ def test_plain_numpy_points_to_this_module():
         dualad.jvp(f, (1.0,), (1.0,))
     assert "import dualad.numpy as np" in f"{info.value} {info.value.__cause__}"
     assert isinstance(np.zeros(1), Buffer)
+
+
+@pytest.mark.parametrize("f", [
+    lambda v: numpy.mean(v, dtype=numpy.float32), lambda v: numpy.sum(v, axis=0, dtype=numpy.float64),
+    lambda v: numpy.std(v, axis=1, dtype=numpy.float64), lambda v: numpy.prod(v, dtype=numpy.float64),
+    lambda v: numpy.reshape(v, (3, 2), order="F"), lambda v: numpy.reshape(v, (-1,), order="F"),
+    lambda v: numpy.linalg.svd(v, compute_uv=False),
+], ids=["mean-dtype", "sum-dtype", "std-dtype", "prod-dtype", "reshape-F", "ravel-F", "svdvals-wide"])
+def test_numpy_keyword_arguments_are_numpys(f):
+    x = numpy.arange(6.0).reshape(2, 3) + 1.25
+    d = f(dualad.Dual(x, numpy.ones_like(x)))
+    np.testing.assert_array_equal(d.primal, f(x))
+    assert d.primal.dtype == f(x).dtype
+    check_grads(f, (x,), order=1, modes=("fwd", "rev"))
+
+
+def test_out_into_a_numpy_array_says_what_to_do():
+    x = numpy.ones((2, 3))
+    with pytest.raises(TypeError, match="out= is not supported"):
+        numpy.sum(dualad.Dual(x, x), out=numpy.zeros(3))
+
+    def accumulate(v):
+        acc = numpy.zeros(3)
+        for row in v:
+            acc += row  # numpy.add(acc, row, out=acc)
+        return acc.sum()
+
+    with pytest.raises(TypeError, match=r"out=.*import dualad.numpy as np"):
+        reverse.grad(accumulate)(x)
