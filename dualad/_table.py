@@ -23,6 +23,7 @@ wrapped in a value type.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from dualad import _inplace, ops
@@ -31,10 +32,16 @@ from dualad._core import bind
 from dualad._shapes import dtype_of, ndim_of, raw, shape_of, zeros
 from dualad._vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
 
-__all__ = ["REGISTRY", "Primitive", "custom", "elementwise", "linear", "non_differentiable",
-           "zero_derivative"]
+__all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "custom", "elementwise",
+           "linear", "non_differentiable", "zero_derivative"]
 
 REGISTRY: dict[str, "Primitive"] = {}
+
+# Where an elementwise entry is smooth in one argument: a tuple of open intervals.
+REAL = ((-math.inf, math.inf),)
+POSITIVE = ((0.0, math.inf),)
+NONZERO = ((-math.inf, 0.0), (0.0, math.inf))
+UNIT = ((-1.0, 1.0),)
 
 
 class Primitive:
@@ -119,7 +126,7 @@ class Primitive:
 
 # -- elementwise: local partials -----------------------------------------------------
 class Elementwise(Primitive):
-    __slots__ = ("partials",)
+    __slots__ = ("partials", "domain")
 
     def jvp(self, primals, tangents, ans, params, nb):
         """Sum of local partial times tangent, broadcast to the output."""
@@ -261,13 +268,17 @@ def _stack_or_none(ts, like):
 
 # -- constructors -------------------------------------------------------------------------
 def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "inputs",
-                save_partials: bool = False) -> Elementwise:
+                save_partials: bool = False, domain: tuple | None = None) -> Elementwise:
     """An entry given by its local partials, one per argument.
 
     ``partials[i](ans, *args, **params)`` is d ans / d args[i] elementwise:
     an array or value, ``1``/``-1`` (an int: no multiplication happens), a
     boolean mask (selects), or ``None`` (no dependence). With
     ``save_partials`` the tape keeps the partials instead of the inputs.
+    ``domain[i]`` is the tuple of open intervals ``(lo, hi)`` on which the
+    entry is smooth in argument ``i`` (default :data:`REAL` for each, or
+    :data:`POSITIVE`, :data:`NONZERO`, :data:`UNIT`): it says where the
+    derivative exists, and the table's tests draw their inputs from it.
 
     Examples
     --------
@@ -280,8 +291,14 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
     >>> from dualad.extend import unregister
     >>> unregister("my_cube")
     """
+    if domain is None:
+        domain = (REAL,) * len(partials)
+    if len(domain) != len(partials) or not all(
+            iv and all(len(i) == 2 and i[0] < i[1] for i in iv) for iv in domain):
+        raise ValueError(f"elementwise {name!r}: domain must give, for each of the {len(partials)} "
+                         f"arguments, a tuple of intervals (lo, hi) with lo < hi; got {domain!r}")
     prim = Elementwise(name, impl, scalar_ok=True, saves=saves)
-    prim.partials = partials
+    prim.partials, prim.domain = partials, tuple(domain)
     if save_partials:
         prim.residual = lambda ans, *args, **params: tuple(p(ans, *args, **params) for p in partials)
     return prim

@@ -4,6 +4,8 @@ Everything a new primitive needs is here: the constructors for each kind of
 entry (their JVP, VJP and batching are derived when the entry is made),
 ``bind`` to apply one, and ``register_numpy`` to route a NumPy function to
 it. ``reverse`` builds ``Function`` and ``checkpoint`` on this contract.
+An elementwise entry states where it is smooth (``domain=(POSITIVE,)`` for
+``log``; :data:`REAL` by default), and the table's tests draw from that.
 
 Examples
 --------
@@ -20,7 +22,11 @@ Examples
 from dualad._arraylike import register_numpy
 from dualad._core import bind
 from dualad._table import (
+    NONZERO,
+    POSITIVE,
+    REAL,
     REGISTRY,
+    UNIT,
     Primitive,
     custom,
     elementwise,
@@ -30,5 +36,5 @@ from dualad._table import (
     zero_derivative,
 )
 
-__all__ = ["REGISTRY", "Primitive", "bind", "custom", "elementwise", "linear",
-           "non_differentiable", "register_numpy", "unregister", "zero_derivative"]
+__all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "bind", "custom",
+           "elementwise", "linear", "non_differentiable", "register_numpy", "unregister", "zero_derivative"]

@@ -16,7 +16,16 @@ from dualad import ops
 from dualad._backend import namespace_of, scalar_xp
 from dualad._core import bind
 from dualad._shapes import dtype_of, is_complex, raw, zeros
-from dualad._table import elementwise, linear, non_differentiable, zero_derivative
+from dualad._table import (
+    NONZERO,
+    POSITIVE,
+    REAL,
+    UNIT,
+    elementwise,
+    linear,
+    non_differentiable,
+    zero_derivative,
+)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "negative", "abs",
@@ -31,9 +40,11 @@ __all__ = [
 ]
 
 
-def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, doc=None):
-    """An elementwise entry; ``saves`` says what its partials read (see ``Primitive``)."""
-    return _function(elementwise(name, impl, *partials, saves=saves, save_partials=save_partials), doc)
+def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, domain=None, doc=None):
+    """An elementwise entry; ``saves`` says what its partials read (see ``Primitive``),
+    ``domain`` where it is smooth (see ``elementwise``)."""
+    return _function(elementwise(name, impl, *partials, saves=saves, save_partials=save_partials,
+                                 domain=domain), doc)
 
 
 def _function(prim, doc=None):
@@ -70,7 +81,7 @@ multiply = _elementwise("multiply", lambda xp, x, y: x * y,
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
-                      lambda ans, x, y: divide(negative(ans), y), saves="all")
+                      lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO))
 negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none")
 
 
@@ -90,7 +101,7 @@ def _pow_exponent_partial(ans, x, y):
 
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
-                    _pow_base_partial, _pow_exponent_partial, saves="all")
+                    _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL))
 
 
 def _integer_pow_partial(ans, x, *, exponent):
@@ -132,7 +143,7 @@ def power(x, y):
     return _pow(x, y)
 
 
-_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x))
+_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,))
 
 
 def abs(x):
@@ -157,9 +168,10 @@ abs.primitive = _abs.primitive
 sign = _zero("sign", lambda xp, x: xp.sign(x))
 square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x))
 sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
+                    domain=(POSITIVE,),
                     doc="``sqrt``; its derivative at 0 is ``inf``.")
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
-                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output")
+                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,))
 
 
 def _cbrt(xp, x):
@@ -169,46 +181,48 @@ def _cbrt(xp, x):
 
 
 reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
-                          lambda ans, x: negative(square(ans)), saves="output")
+                          lambda ans, x: negative(square(ans)), saves="output", domain=(NONZERO,))
 
 # -- exponentials and logarithms ------------------------------------------------
 exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output")
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
                     lambda ans, x: multiply(ans, math.log(2.0)), saves="output")
 expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output")
-log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x))
+log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,))
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
-                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))))
+                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,))
 log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
-                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))))
+                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))), domain=(POSITIVE,))
 log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
-                     lambda ans, x: reciprocal(x + 1.0))
+                     lambda ans, x: reciprocal(x + 1.0), domain=(((-1.0, math.inf),),))
 logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
                          lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all")
 
 # -- trigonometric and hyperbolic --------------------------------------------------
 sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x))
 cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)))
-tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output")
+tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output",
+                   domain=(((-math.pi / 2, math.pi / 2),),))  # one branch of its period
 arcsin = _elementwise("arcsin", lambda xp, x: xp.asin(x),
-                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))))
+                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))), domain=(UNIT,))
 arccos = _elementwise("arccos", lambda xp, x: xp.acos(x),
-                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))))
+                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))), domain=(UNIT,))
 arctan = _elementwise("arctan", lambda xp, x: xp.atan(x),
                       lambda ans, x: reciprocal(square(x) + 1.0))
 arctan2 = _elementwise(
     "arctan2", lambda xp, y, x: xp.atan2(y, x),
     lambda ans, y, x: divide(x, square(x) + square(y)),
-    lambda ans, y, x: divide(negative(y), square(x) + square(y)))
+    lambda ans, y, x: divide(negative(y), square(x) + square(y)),
+    domain=(REAL, POSITIVE))  # smooth off the origin and the cut x < 0; x > 0 is inside
 sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x))
 cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x))
 tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output")
 arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
                        lambda ans, x: reciprocal(sqrt(square(x) + 1.0)))
 arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
-                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)))
+                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)), domain=(((1.0, math.inf),),))
 arctanh = _elementwise("arctanh", lambda xp, x: xp.atanh(x),
-                       lambda ans, x: reciprocal(1.0 - square(x)))
+                       lambda ans, x: reciprocal(1.0 - square(x)), domain=(UNIT,))
 
 
 def _hypot_partial(ans, x, y):
@@ -217,7 +231,8 @@ def _hypot_partial(ans, x, y):
 
 
 hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
-                     _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all")
+                     _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all",
+                     domain=(NONZERO, REAL))  # smooth off the origin
 
 # -- piecewise: the partials are masks, which the tape keeps instead of inputs --
 def _tie_shared(wins):
@@ -243,7 +258,7 @@ minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
                        _tie_shared(lambda x, y: less(x, y)),
                        _tie_shared(lambda x, y: less(y, x)), save_partials=True)
 relu = _elementwise("relu", lambda xp, x: xp.maximum(x, 0.0), lambda ans, x: greater(x, 0),
-                    save_partials=True,
+                    save_partials=True, domain=(NONZERO,),
                     doc="``max(x, 0)`` with ``relu'(0) = 0``, as ``torch.relu`` and ``jax.nn.relu``; "
                         "the tape keeps a mask, not ``x``.")
 
