@@ -8,6 +8,7 @@ little more than two floats); arrays get their array-API namespace through
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import array_api_compat
@@ -129,21 +130,24 @@ def is_float_dtype(xp, dtype) -> bool:
     return xp.isdtype(dtype, ("real floating", "complex floating"))
 
 
-def special_functions(xp, name: str):
-    """SciPy's special-function module for arrays of ``xp`` (and for floats):
-    ``scipy.special`` on NumPy, ``cupyx.scipy.special`` on CuPy."""
+def scipy_module(xp, submodule: str, name: str):
+    """SciPy's ``submodule`` (``"special"``, ``"linalg"``) for arrays of ``xp`` (and
+    for floats): ``scipy.<submodule>`` on NumPy, ``cupyx.scipy.<submodule>`` on CuPy.
+
+    ``name`` is the function asking, for the errors: an ImportError when SciPy is
+    missing, NotImplementedError on a namespace that has no such module.
+    """
     if xp is scalar_xp or xp is _np_xp:
         try:
-            import scipy.special
+            return importlib.import_module(f"scipy.{submodule}")
         except ImportError as err:
-            raise ImportError(f"{name} on NumPy arrays and floats needs SciPy: pip install scipy") from err
-        return scipy.special
+            raise ImportError(f"{name} on NumPy arrays and floats needs SciPy "
+                              f"(scipy.{submodule}): pip install scipy") from err
     if array_api_compat.is_cupy_namespace(xp):
-        import cupyx.scipy.special
-        return cupyx.scipy.special
+        return importlib.import_module(f"cupyx.scipy.{submodule}")
     raise NotImplementedError(
-        f"{name}: special functions run on NumPy (with SciPy) and CuPy arrays; "
-        f"{getattr(xp, '__name__', xp)} has none")
+        f"{name}: scipy.{submodule} functions run on NumPy (with SciPy) and CuPy arrays "
+        f"(cupyx.scipy.{submodule}); {getattr(xp, '__name__', xp)} has none")
 
 
 def to_host(x):

@@ -1,5 +1,5 @@
 """Linear algebra primitives: matmul (with NumPy's 1-d rules), ``einsum`` and
-the ``linalg`` family (solve, inv, det, slogdet, cholesky, qr, eigh, svd,
+the ``linalg`` family (solve, inv, det, slogdet, cholesky, qr, lu, eigh, svd,
 norm), each with its JVP and VJP side by side.
 
 Every rule is written with the differentiable operations of the table, so a
@@ -44,7 +44,7 @@ from types import MappingProxyType
 import numpy as np
 
 from dualad import ops
-from dualad._backend import namespace_of
+from dualad._backend import namespace_of, scipy_module
 from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
@@ -113,9 +113,9 @@ def _eye_mask(like, n):
     return _eye(like, n) == 1
 
 
-def _tril_mask(like, n, k=0):
-    """A 0/1 float matrix that is 1 on and below the k-th diagonal."""
-    ones = _constant(like, "ones", (n, n))
+def _tril_mask(like, n, k=0, cols=None):
+    """A 0/1 float matrix (n x n, or n x cols) that is 1 on and below the k-th diagonal."""
+    ones = _constant(like, "ones", (n, n if cols is None else cols))
     return namespace_of([ones]).tril(ones, k=k)
 
 
@@ -628,6 +628,124 @@ def qr(a, mode="reduced"):
                          f"differentiated, got shape {shape_of(a)} (m = {m}, n = {n})")
     q, r = bind(_qr_p, a)
     return r if mode == "r" else QRResult((q, r))
+
+
+# -- lu ----------------------------------------------------------------------------------------
+def _lu_impl(xp, a):
+    module = scipy_module(xp, "linalg", "lu")
+    if a.ndim == 2 or module.__name__ == "scipy.linalg":  # SciPy (>= 1.11) takes a batch
+        p, low, up = module.lu(a)
+        return p, low, up
+    # cupyx.scipy.linalg.lu takes one matrix at a time.
+    parts = zip(*[module.lu(m) for m in xp.reshape(a, (-1,) + tuple(a.shape[-2:]))])
+    return tuple(xp.reshape(xp.stack(ps), tuple(a.shape[:-2]) + tuple(ps[0].shape)) for ps in parts)
+
+
+def _widths(nd, rows=0, cols=0):
+    """``pad_width`` that adds ``rows`` and ``cols`` zeros at the end of a stack of matrices."""
+    return ((0, 0),) * (nd - 2) + ((0, rows), (0, cols))
+
+
+def _lu_square(low, up):
+    """``L`` (m x k) and ``U`` (k x n) completed to invertible square matrices: identity
+    in the extra columns of ``L`` (m x m) and in the extra rows of ``U`` (n x n)."""
+    m, k = shape_of(low)[-2:]
+    n = shape_of(up)[-1]
+    if m > k:
+        low = _add(_shape.pad(low, _widths(ndim_of(low), cols=m - k)),
+                   _shape.pad(_eye(low, m - k), ((k, 0), (k, 0))))
+    if n > k:
+        up = _add(_shape.pad(up, _widths(ndim_of(up), rows=n - k)),
+                  _shape.pad(_eye(up, n - k), ((k, 0), (k, 0))))
+    return low, up
+
+
+def _lu_jvp(primals, tangents, ans):
+    # A = P L U  =>  with F = L^-1 P^T dA U^-1 (L, U completed to square),
+    # dL = L tril(F, -1) and dU = triu(F) U, cut to L's columns and U's rows
+    # (JAX's lu_jvp_rule). P is constant: it has no derivative.
+    (ta,), (p, low, up) = tangents, ans
+    m, k = shape_of(low)[-2:]
+    n = shape_of(up)[-1]
+    low_sq, up_sq = _lu_square(low, up)
+    f = _T(_solve_m(_T(up_sq), _T(_solve_m(low_sq, matmul(_T(p), ta)))))
+    strict = _tril_mask(low, m, -1, cols=n)
+    dl = matmul(low_sq, _mul(f, strict))
+    du = matmul(_mul(f, _sub(1.0, strict)), up_sq)
+    return None, dl[..., :k] if n > k else dl, du[..., :k, :] if m > k else du
+
+
+def _lu_vjp(g, ans, a):
+    # The transpose of the JVP (plain transposes for complex, as JAX): with gL and
+    # gU padded with zeros to m x n, M = tril(L^T gL, -1) + triu(gU U^T) and
+    # gA = P L^-T M U^-T.
+    (_, gl, gu), (p, low, up) = g, ans
+    if gl is None and gu is None:
+        return (None,)
+    m, k = shape_of(low)[-2:]
+    n = shape_of(up)[-1]
+    low_sq, up_sq = _lu_square(low, up)
+    strict = _tril_mask(low, m, -1, cols=n)
+    inner = None
+    if gl is not None:
+        if n > k:
+            gl = _shape.pad(gl, _widths(ndim_of(gl), cols=n - k))
+        inner = _mul(matmul(_T(low_sq), gl), strict)
+    if gu is not None:
+        if m > k:
+            gu = _shape.pad(gu, _widths(ndim_of(gu), rows=m - k))
+        term = _mul(matmul(gu, _T(up_sq)), _sub(1.0, strict))
+        inner = term if inner is None else _add(inner, term)
+    y = _solve_m(_T(low_sq), inner)
+    return (matmul(p, _T(_solve_m(up_sq, _T(y)))),)
+
+
+_lu_p = custom("lu", _lu_impl, jvp=_lu_jvp, vjp=_lu_vjp, chunked=True,
+               multiple_results=True, saves="output")
+
+
+def lu(a, permute_l=False):
+    """The LU decomposition with partial pivoting ``a = P @ L @ U``, as ``scipy.linalg.lu``.
+
+    Parameters
+    ----------
+    a : (..., m, n) array or value type
+        Matrices of any shape; a leading batch is decomposed matrix by matrix.
+    permute_l : bool
+        Return ``(P @ L, U)`` instead of ``(P, L, U)``.
+
+    Returns
+    -------
+    P : (..., m, m) array
+        A permutation matrix, constant: it has no derivative. As SciPy's, it
+        has the real dtype of ``a`` (float64 for complex128 input).
+    L : (..., m, k) unit lower trapezoidal, ``k = min(m, n)``.
+    U : (..., k, n) upper trapezoidal.
+
+    Values come from ``scipy.linalg.lu`` on NumPy arrays and from
+    ``cupyx.scipy.linalg.lu`` on CuPy; other namespaces (``array_api_strict``)
+    have no LU and raise NotImplementedError.
+
+    The derivative is that of ``L`` and ``U`` for the pivoting chosen at ``a``;
+    it needs the leading ``k x k`` block of ``P.T @ a`` to be nonsingular
+    (``U``'s diagonal nonzero), and changes where a pivot would change.
+    Complex matrices follow JAX's convention (the VJP is the plain transpose
+    of the JVP).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[1.0, 2.0], [4.0, 3.0]])
+    >>> (p, l, u), (dp, dl, du) = jvp(ops.linalg.lu, (a,), (np.eye(2),))
+    >>> p.tolist(), l.tolist(), u.tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.25, 1.0]], [[4.0, 3.0], [0.0, 1.25]])
+    >>> bool(np.allclose(p @ (dl @ u + l @ du), np.eye(2)))
+    True
+    """
+    _check_matrix(a, "lu", square=False)
+    p, low, up = bind(_lu_p, a)
+    return (matmul(p, low), up) if permute_l else (p, low, up)
 
 
 # -- eigh ------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from dualad._backend import scalar_xp, special_functions
+from dualad._backend import scalar_xp, scipy_module
 from dualad._rules import elementwise as _ew
 from dualad._rules.elementwise import _elementwise
 from dualad._table import NONZERO, POSITIVE, REAL, UNIT
@@ -31,7 +31,7 @@ def _scipy(name):
     on_floats = _MATH.get(name)
 
     def impl(xp, *args):
-        module = special_functions(xp, name)
+        module = scipy_module(xp, "special", name)
         if xp is scalar_xp:
             return on_floats(*args) if on_floats is not None else float(getattr(module, name)(*args))
         out = getattr(module, name)(*args)

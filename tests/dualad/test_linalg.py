@@ -1,5 +1,5 @@
 """The linear-algebra rows of the primitive table: solve, inv, det, slogdet,
-cholesky, qr, eigh, svd, norm and einsum.
+cholesky, qr, lu, eigh, svd, norm and einsum.
 
 For every case, in float64 and float32: the JVP against central finite
 differences (one direction and a chunk of three), the VJP against the JVP
@@ -96,6 +96,12 @@ def _chol_view(a, upper=False):
     return la.cholesky(_sym(a) + n * eye, upper=upper)
 
 
+def _lu_view(a):
+    """A nonlinear function of P, L and U (P enters as a constant)."""
+    p, low, up = la.lu(a)
+    return ops.sin(low) * 2.0 + ops.matrix_transpose(p)[..., :1], up * up
+
+
 def _eig_view(w, v):
     return ops.real(w), ops.imag(w), ops.abs(v), ops.real(v * ops.conj(v[..., :1, :]))
 
@@ -129,6 +135,16 @@ CASES = {
     "svd-wide": (_svd_view, lambda r: [r.standard_normal((3, 5))]),
     "svd-square": (_svd_view, lambda r: [r.standard_normal((3, 3))]),
     "svd-batch": (_svd_view, lambda r: [r.standard_normal((2, 4, 3))]),
+    # lu: P is constant; the pivots chosen at these random matrices do not tie
+    "lu-square": (la.lu, lambda r: [r.standard_normal((4, 4))]),
+    "lu-tall": (la.lu, lambda r: [r.standard_normal((5, 3))]),
+    "lu-wide": (la.lu, lambda r: [r.standard_normal((3, 5))]),
+    "lu-batch": (la.lu, lambda r: [r.standard_normal((2, 2, 4, 3))]),
+    "lu-batch-wide": (la.lu, lambda r: [r.standard_normal((2, 3, 4))]),
+    "lu-view": (_lu_view, lambda r: [r.standard_normal((2, 4, 3))]),
+    "lu-permute_l": (lambda a: la.lu(a, permute_l=True), lambda r: [r.standard_normal((3, 4))]),
+    "lu-product": (lambda a: (lambda p, low, up: p @ low @ up)(*la.lu(a)),
+                   lambda r: [r.standard_normal((4, 3))]),
     "svd-product": (lambda a: (lambda u, s, vh: _scale_cols(u, s) @ vh)(*la.svd(a, full_matrices=False)),
                     lambda r: [r.standard_normal((4, 3))]),
     "norm-flat": (la.norm, lambda r: [r.standard_normal((2, 3, 4))]),
@@ -301,6 +317,9 @@ def _prim_args(name, dtype):
         "matmul": ("matmul", [n((2, 3, 4)), n(4)], {}),
         "pinv-tall": ("pinv", [n((2, 5, 3))], {"rcond": None}),
         "pinv-wide": ("pinv", [n((3, 4))], {"rcond": None}),
+        "lu-square": ("lu", [n((4, 4))], {}),
+        "lu-tall": ("lu", [n((2, 5, 3))], {}),
+        "lu-wide": ("lu", [n((3, 5))], {}),
     }
     prim, args, params = table[name]
     return REGISTRY[prim], [a.astype(dtype) for a in args], params
@@ -310,7 +329,7 @@ ADJOINT_CASES = ["solve-vector", "solve-batch-vector", "solve-matrix", "solve-br
                  "solve-b-batched", "inv", "det", "slogdet", "cholesky", "qr-tall", "qr-square",
                  "eigh", "svd-tall", "svd-wide", "svd-square", "norm2-all", "norm2-axis",
                  "einsum-matmul", "einsum-diagonal", "einsum-private-letter", "einsum-three",
-                 "matmul", "pinv-tall", "pinv-wide"]
+                 "matmul", "pinv-tall", "pinv-wide", "lu-square", "lu-tall", "lu-wide"]
 
 
 def _adjoint_gap(prim, args, params, keep=None):
@@ -345,7 +364,7 @@ def test_vjp_is_the_adjoint_of_the_jvp(name, dtype):
 @pytest.mark.parametrize("name, keep", [
     ("slogdet", {1}), ("slogdet", {0}), ("qr-tall", {0}), ("qr-tall", {1}),
     ("eigh", {0}), ("eigh", {1}), ("svd-tall", {1}), ("svd-tall", {0}), ("svd-wide", {2}),
-    ("svd-wide", {0, 1}),
+    ("svd-wide", {0, 1}), ("lu-tall", {1}), ("lu-wide", {2}), ("lu-square", {0}),
 ])
 def test_vjp_with_some_output_cotangents_none(name, keep):
     prim, args, params = _prim_args(name, F64)
@@ -436,7 +455,8 @@ def _to_strict(x):
     return array_api_strict.asarray(np.asarray(x))
 
 
-STRICT_CASES = [c for c in sorted(CASES) if not c.startswith(("einsum", "eig"))]  # no eig there
+# array_api_strict has no eig, einsum or LU (tested below to say so)
+STRICT_CASES = [c for c in sorted(CASES) if not c.startswith(("einsum", "eig", "lu"))]
 
 
 _LINALG = os.path.join("_rules", "linalg.py")
@@ -504,7 +524,7 @@ def _leaves_strict(out):
     return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
 
 
-@pytest.mark.parametrize("name", [c for c in ADJOINT_CASES if not c.startswith("einsum")])
+@pytest.mark.parametrize("name", [c for c in ADJOINT_CASES if not c.startswith(("einsum", "lu"))])
 def test_vjp_runs_on_array_api_strict(name):
     prim, args, params = _prim_args(name, F64)
     xs = [_to_strict(a) for a in args]
@@ -526,6 +546,14 @@ def test_einsum_names_a_namespace_without_einsum():
     x = _to_strict(np.ones((2, 2)))
     with pytest.raises(NotImplementedError, match="array_api_strict.*no einsum"):
         ops.einsum("ij->", x)
+
+
+def test_lu_names_the_backends_that_have_it():
+    x = _to_strict(np.eye(2))
+    with pytest.raises(NotImplementedError, match="lu.*NumPy.*CuPy.*array_api_strict has none"):
+        la.lu(x)
+    with pytest.raises(NotImplementedError, match="lu.*NumPy.*CuPy.*array_api_strict has none"):
+        jvp(la.lu, (x,), (x,))
 
 
 # -- conventions at degenerate points -----------------------------------------------
@@ -694,6 +722,7 @@ def test_primal_values_match_numpy(dtype):
     (lambda: la.qr(np.ones((2, 3))), "m >= n.*shape \\(2, 3\\)"),
     (lambda: la.qr(np.ones((3, 2)), mode="complete"), "mode='complete'"),
     (lambda: la.qr(np.ones((3, 2)), mode="raw"), "qr: mode must be"),
+    (lambda: la.lu(np.ones(3)), "lu: a must be a matrix.*ndim 1"),
     (lambda: la.eigh(np.eye(2), UPLO="X"), "UPLO must be"),
     (lambda: la.svd(np.ones((3, 2))), "full_matrices=True.*full_matrices=False"),
     (lambda: la.norm(np.ones(3), "fro"), "matrix norm"),
@@ -751,3 +780,73 @@ def test_eigh_differentiates_the_triangle_it_reads(uplo, unread):
     _, t = jvp(lambda m: la.eigvalsh(m, UPLO=uplo), (a,), (d,))
     fd = _fd_jvp(lambda m: np.linalg.eigvalsh(m, UPLO=uplo), [a], [d])[0]
     _assert_close(t, fd, 1e-6, 1e-8, f"eigvalsh {uplo} on a non-symmetric matrix")
+
+
+# -- lu against SciPy and JAX ---------------------------------------------------------------
+LU_SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3), (2, 1, 3, 5)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.complex128], ids=["f64", "f32", "c128"])
+@pytest.mark.parametrize("shape", LU_SHAPES, ids=str)
+def test_lu_values_match_scipy(shape, dtype):
+    sl = pytest.importorskip("scipy.linalg")
+    r = _rng("lu-values", shape)
+    a = r.standard_normal(shape).astype(dtype)
+    if np.iscomplexobj(a):
+        a = a + 1j * r.standard_normal(shape)
+    ours, theirs = la.lu(a), sl.lu(a)
+    for o, t in zip(ours, theirs):
+        assert o.shape == t.shape and o.dtype == t.dtype
+        np.testing.assert_array_equal(o, t)
+    for o, t in zip(la.lu(a, permute_l=True), sl.lu(a, permute_l=True)):
+        assert o.shape == t.shape and o.dtype == t.dtype
+        np.testing.assert_array_equal(o, t)
+    _, low, _ = jvp(la.lu, (a,), (a,))[0]  # the primal of a Dual run is the same
+    np.testing.assert_array_equal(low, theirs[1])
+
+
+def _jax_lu(jax, x):
+    f = jax.scipy.linalg.lu  # one matrix at a time: vmap over the batch
+    for _ in range(x.ndim - 2):
+        f = jax.vmap(f)
+    return f(x)
+
+
+@pytest.mark.parametrize("complex_input", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("shape", LU_SHAPES, ids=str)
+def test_lu_derivatives_match_jax(shape, complex_input):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    r = _rng("lu-jax", shape, complex_input)
+
+    def draw():
+        x = r.standard_normal(shape)
+        return x + 1j * r.standard_normal(shape) if complex_input else x
+    a, t = draw(), draw()
+    (_, low, up), (_, dl, du) = jvp(la.lu, (a,), (t,))
+    _, (_, jdl, jdu) = jax.jvp(lambda x: _jax_lu(jax, x), (jnp.asarray(a),), (jnp.asarray(t),))
+    np.testing.assert_allclose(dl, np.asarray(jdl), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(du, np.asarray(jdu), rtol=1e-10, atol=1e-12)
+    # The VJP at the primitive: JAX's transpose (no conjugation for complex).
+    gl, gu = draw()[..., :, : low.shape[-1]], draw()[..., : up.shape[-2], :]
+    prim = REGISTRY["lu"]
+    ans = bind(prim, a)
+    (ga,) = prim.vjp((None, gl, gu), prim.residuals(ans, (a,), {}), (True,), {})
+    _, pullback = jax.vjp(lambda x: _jax_lu(jax, x)[1:], jnp.asarray(a))
+    (jga,) = pullback((jnp.asarray(gl), jnp.asarray(gu)))
+    np.testing.assert_allclose(ga, np.asarray(jga), rtol=1e-10, atol=1e-12)
+    if not complex_input:  # and through the tape, with P unused (the tape passes it zeros)
+        from reverse import grad
+        w1, w2 = r.standard_normal(low.shape), r.standard_normal(up.shape)
+
+        def ours(x):
+            _, lo, u = la.lu(x)
+            return ops.sum(ops.sin(lo) * w1) + ops.sum(u * u * w2)
+
+        def theirs(x):
+            _, lo, u = _jax_lu(jax, x)
+            return jnp.sum(jnp.sin(lo) * w1) + jnp.sum(u * u * w2)
+
+        np.testing.assert_allclose(grad(ours)(a), np.asarray(jax.grad(theirs)(jnp.asarray(a))),
+                                   rtol=1e-10, atol=1e-12)
