@@ -28,15 +28,16 @@ def raw(x: Any) -> Any:
     return x
 
 
-def zeros(like: Any, shape: tuple | None = None) -> Any:
-    """Raw zeros with the dtype and backend of ``like`` (shape defaults to its own)."""
+def zeros(like: Any, shape: tuple | None = None, dtype: Any = None) -> Any:
+    """Raw zeros with the backend of ``like``, and its dtype and shape unless given."""
     r = raw(like)
     if type(r) in SCALAR_TYPES:
-        if not shape:
+        if not shape and dtype is None:
             return 0.0
         r = np.zeros((), dtype=np.float64)
     xp = namespace_of([r])
-    dtype = r.dtype if hasattr(r, "dtype") else xp.float64
+    if dtype is None:
+        dtype = r.dtype if hasattr(r, "dtype") else xp.float64
     device = getattr(r, "device", None)
     shape = shape_of(like) if shape is None else shape
     try:

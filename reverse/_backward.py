@@ -120,7 +120,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             continue
         else:
             some = next(g for g in gs if g is not None)
-            g = tuple(ops.astype(zeros(some, shape), dtype) if g is None else g
+            g = tuple(zeros(some, shape, dtype) if g is None else g
                       for g, (shape, dtype) in zip(gs, node.out_avals))
         gs = None  # so that the accumulated cotangent is owned by g alone
         if node.freed:

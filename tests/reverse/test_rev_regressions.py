@@ -50,3 +50,15 @@ def test_in_place_update_of_an_input_that_was_not_saved():
 
 def test_item_on_array_api_arrays():
     assert Tensor(xps.asarray(2.5)).item() == 2.5
+
+
+def test_unused_real_output_of_a_complex_primitive_gets_real_zeros():
+    """lu's P is real beside complex L and U: its zero cotangent was made complex
+    and cast, which warned (ComplexWarning) on every such gradient."""
+    import warnings
+    a = np.array([[1 + 1j, 2.0], [4.0, 3 - 1j]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = reverse.grad(lambda x: ops.sum(ops.abs(ops.linalg.lu(x)[1]) ** 2))(a)
+    check_grads(lambda x: ops.sum(ops.abs(ops.linalg.lu(x)[1]) ** 2), (a,), order=1, modes=("rev",))
+    assert g.dtype == a.dtype
