@@ -28,6 +28,8 @@ from dualad._rules.elementwise import *  # noqa: F403
 from dualad._rules.elementwise import __all__ as _elementwise
 from dualad._rules.linalg import *  # noqa: F403
 from dualad._rules.linalg import __all__ as _linalg_names
+from dualad._rules.polynomials import *  # noqa: F403
+from dualad._rules.polynomials import __all__ as _polynomials
 from dualad._rules.reductions import *  # noqa: F403
 from dualad._rules.reductions import __all__ as _reductions
 from dualad._rules.shape import *  # noqa: F403
@@ -48,5 +50,6 @@ _ALIASES = {
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]
 
-__all__ = sorted({*_arrays, *_composites, *_conv, *_elementwise, *_linalg_names, *_reductions,
-                  *_shape_names, *_special, *_statistics, *_values, *_ALIASES, "fft", "linalg"})
+__all__ = sorted({*_arrays, *_composites, *_conv, *_elementwise, *_linalg_names, *_polynomials,
+                  *_reductions, *_shape_names, *_special, *_statistics, *_values, *_ALIASES, "fft",
+                  "linalg"})

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, namespace_of, to_host
+from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of, to_host
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
@@ -30,6 +30,7 @@ __all__ = [
     "rollaxis", "unstack", "delete", "resize",
     "choose", "extract", "piecewise", "apply_along_axis", "trim_zeros", "sort_complex", "vander",
     "logspace", "geomspace", "polyadd", "polysub", "polymul", "polyder", "polyint",
+    "unwrap", "apply_over_axes",
 ]
 
 _index = _shape._index_like  # a host index array placed in the operand's backend
@@ -359,6 +360,57 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     return a
 
 
+def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
+    """``numpy.unwrap``: a jump of at least ``max(discont, period / 2)`` between
+    neighbours along ``axis`` is taken out by adding a multiple of ``period`` to
+    every later entry.
+
+    The corrections are computed as NumPy computes them, on the values alone:
+    they are piecewise constant, so the derivative is that of ``p``. Where a
+    jump equals ``discont`` (or an odd multiple of ``period / 2``) the correction
+    changes and ``unwrap`` has no derivative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> y, t = jvp(ops.unwrap, (np.array([0.0, 3.0, 6.5]),), (np.array([1.0, 2.0, 3.0]),))
+    >>> np.allclose(y, np.unwrap([0.0, 3.0, 6.5])), t.tolist()
+    (True, [1.0, 2.0, 3.0])
+    """
+    if isinstance(p, (list, tuple)):
+        p = _shape.asarray(p)
+    r = raw(p)
+    if ndim_of(r) == 0:
+        raise ValueError("unwrap needs an array of at least one dimension")
+    return _ew.add(p, _unwrap_corrections(r, discont, normalize_axis(axis, ndim_of(r)), period))
+
+
+def _unwrap_corrections(r, discont, axis, period):
+    """What ``numpy.unwrap`` adds to each entry of the raw array ``r`` (a constant)."""
+    xp = namespace_of([r])
+    if shape_of(r)[axis] < 2:
+        return xp.zeros(r.shape, dtype=r.dtype)
+    before = (slice(None),) * (axis % r.ndim)
+    if not is_float_dtype(xp, r.dtype) and not isinstance(period, int):
+        r = xp.astype(r, xp.float64)  # NumPy's result_type(integers, float)
+    dd = r[before + (slice(1, None), ...)] - r[before + (slice(None, -1), ...)]
+    if is_float_dtype(xp, r.dtype):
+        high, ambiguous = period / 2, True
+    else:  # integers and an integer period: NumPy works in integers
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    discont = high if discont is None else raw(discont)
+    ddmod = xp.remainder(dd + high, period) - high  # NumPy's mod(dd - low, period) + low, low = -high
+    if ambiguous:  # a jump of exactly period / 2 keeps its sign, as NumPy
+        ddmod = xp.where((ddmod == -high) & (dd > 0), xp.asarray(high, dtype=ddmod.dtype), ddmod)
+    correction = xp.where(xp.abs(dd) < discont, xp.zeros_like(ddmod), ddmod - dd)
+    running = (getattr(xp, "cumulative_sum", None) or xp.cumsum)(correction, axis=axis % r.ndim)
+    first = list(r.shape)
+    first[axis] = 1
+    return xp.concat([xp.zeros(tuple(first), dtype=running.dtype), running], axis=axis % r.ndim)
+
+
 def ediff1d(a, to_end=None, to_begin=None):
     d = diff(_shape.ravel(a))
     parts = [_shape.ravel(p) for p in (to_begin,) if p is not None] + [d] + \
@@ -441,13 +493,36 @@ def place(arr, mask, vals):
         arr[where] = vals
 
 
-def put_along_axis(arr, indices, values, axis):
-    """``numpy.put_along_axis``, in place on a value that takes item assignment (a
-    ``Dual``, ``Tensor`` or ``dualad.numpy`` buffer); NumPy returns None, so does this.
-    ``ops.index_set`` is the functional form."""
-    if axis is None:
-        raise NotImplementedError("put_along_axis: axis=None is not supported; reshape first")
-    arr[_along_axis(arr, indices, axis)] = values
+def put_along_axis(arr, indices, values, axis, inplace=True):
+    """``numpy.put_along_axis``: ``values`` written at ``indices`` along ``axis``.
+
+    By default in place, as NumPy: ``arr`` must take item assignment (a ``Dual``,
+    ``Tensor`` or ``dualad.numpy`` buffer) and None is returned. With
+    ``inplace=False`` (JAX's functional form) ``arr`` is left as it is and the
+    written copy is returned, for any value or array; where ``indices`` repeat a
+    position the last write wins, as NumPy assigns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> f = lambda v: ops.put_along_axis(np.zeros((2, 3)), np.array([[2], [0]]), v, 1, inplace=False)
+    >>> jvp(f, (np.array([[5.0], [7.0]]),), (np.ones((2, 1)),))[1].tolist()
+    [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    if axis is None:  # NumPy reads arr (and indices) as flattened
+        if not inplace:
+            flat = put_along_axis(_shape.ravel(arr), np.ravel(to_host(raw(indices))), values, 0,
+                                  inplace=False)
+            return _shape.reshape(flat, shape_of(arr))
+        where = np.ravel(to_host(raw(indices)))
+        arr[np.unravel_index(where, shape_of(arr))] = values
+        return None
+    where = _along_axis(arr, indices, axis)
+    if not inplace:
+        return _shape.index_set(arr, values, where)
+    arr[where] = values
+    return None
 
 
 def sort(a, axis=-1, kind=None, order=None, stable=None):
@@ -730,6 +805,32 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     axis = normalize_axis(axis, ndim_of(arr))
     return _shape.moveaxis(stacked, tuple(range(len(lead), len(lead) + k)),
                            tuple(range(axis, axis + k))) if k else stacked
+
+
+def apply_over_axes(func, a, axes):
+    """``numpy.apply_over_axes``: ``a = func(a, axis)`` for each axis in turn, the axis
+    put back (length 1) where ``func`` drops it, so the result keeps ``a``'s ndim.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(lambda a: ops.apply_over_axes(ops.sum, a, [0, 2]), (np.ones((2, 3, 4)),),
+    ...     (np.ones((2, 3, 4)),))[1].shape
+    (1, 3, 1)
+    """
+    val = _shape.asarray(a) if isinstance(a, (list, tuple)) else a
+    n = ndim_of(val)
+    for axis in ((axes,) if np.ndim(axes) == 0 else axes):
+        axis = int(axis) + n if axis < 0 else int(axis)
+        res = func(val, axis)
+        if ndim_of(res) != ndim_of(val):
+            res = _shape.expand_dims(res, axis)
+            if ndim_of(res) != ndim_of(val):
+                raise ValueError("apply_over_axes: func returned an array whose ndim is neither "
+                                 f"{ndim_of(val)} nor {ndim_of(val) - 1}")
+        val = res
+    return val
 
 
 def trim_zeros(filt, trim="fb"):

@@ -14,7 +14,8 @@ convention for complex values (a real input's cotangent is the real part):
   spectrum counted twice (JAX's rule; the dual ``norm`` keeps the scale).
 
 Everything else (``fft`` with ``n``, the 2-d and n-d forms, the real n-d
-transforms, ``fftshift``) is a composite of these and the shape entries.
+transforms, the Hermitian ``hfft``/``ihfft``, ``fftshift``) is a composite of
+these and the shape entries.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dualad._shapes import is_complex, ndim_of, raw, shape_of
 from dualad._table import linear
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"]
 
 _DUAL_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -196,6 +197,30 @@ def rfft2(a, s=None, axes=(-2, -1), norm=None):
 
 def irfft2(a, s=None, axes=(-2, -1), norm=None):
     return irfftn(a, s, axes, norm)
+
+
+def hfft(a, n=None, axis=-1, norm=None):
+    """``numpy.fft.hfft``: the real spectrum of a signal with Hermitian symmetry, given
+    by its first half ``a``. As NumPy defines it, ``irfft(conj(a), n)`` with the
+    opposite normalization (``"backward"`` leaves ``hfft`` unscaled).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([1.0, 2.0 - 1.0j, 0.5])
+    >>> y, t = jvp(lambda a: ops.fft.hfft(a, norm="ortho"), (a,), (np.ones(3, complex),))
+    >>> np.allclose(y, np.fft.hfft(a, norm="ortho")), np.allclose(t, np.fft.hfft(np.ones(3), norm="ortho"))
+    (True, True)
+    """
+    return irfft(_ew.conj(_complex(a)), n, axis, _DUAL_NORM[_norm(norm)])
+
+
+def ihfft(a, n=None, axis=-1, norm=None):
+    """``numpy.fft.ihfft``: the inverse of :func:`hfft`, the first half of the
+    Hermitian spectrum of a real signal: ``conj(rfft(a, n))`` with the opposite
+    normalization (``"backward"`` scales by ``1 / n``)."""
+    return _ew.conj(rfft(a, n, axis, _DUAL_NORM[_norm(norm)]))
 
 
 def fftshift(x, axes=None):

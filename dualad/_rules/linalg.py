@@ -1519,18 +1519,21 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     r = raw(A)
     if isinstance(r, np.ndarray):
         return np.linalg.matrix_rank(r, tol, hermitian, rtol=rtol)
-    return namespace_of([r]).linalg.matrix_rank(r)
+    xp = namespace_of([r])
+    return xp.linalg.matrix_rank(r) if rtol is None else xp.linalg.matrix_rank(r, rtol=rtol)
 
 
 def lstsq(a, b, rcond=None):
-    """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)``, with ``x = pinv(a) @ b``.
+    """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)``, with ``x = pinv(a) @ b``;
+    singular values below ``rcond`` times the largest count as zero (default
+    ``max(m, n) * eps``, as NumPy).
 
     ``x``, ``residuals`` and ``s`` are differentiable where the rank of ``a`` does not change.
     """
     _check_matrix(a, "lstsq", square=False)
     m, n = shape_of(a)
-    rank = matrix_rank(a)
-    x = matmul(pinv(a), b)
+    rank = matrix_rank(a, rtol=rcond)
+    x = matmul(pinv(a, rcond=rcond), b)
     if rank == n and m > n:
         resid = _sub(b, matmul(a, x))
         residuals = _red.sum(_mul(resid, resid), axis=0)

@@ -932,6 +932,119 @@ case("fftshift", lambda x, **kw: ops.fft.fftshift(x, **kw), _one_array(
 case("ifftshift", lambda x: ops.fft.ifftshift(x), _one_array(lambda s: st.just({}), min_dims=1),
      ("getitem",))
 
+# -- more of NumPy: functional put_along_axis, unwrap, hfft/ihfft, polynomials, apply_over_axes ------
+def _put_along_axis_functional(x, y):
+    """JAX's functional form; index 1 repeats, so the last write wins and y[:, 0] is lost."""
+    idx = _like_index(x, [[1, 0, 1]] * shape_of_raw(x)[0])
+    return ops.put_along_axis(x, idx, y[:, :3], axis=1, inplace=False)
+
+
+case("put_along_axis_functional", _put_along_axis_functional, _stack_args(2, 2, 2, min_side=3),
+     ("where", "scatter"))
+
+
+def _unwrap_args():
+    """Multiples of 3/4 in [-6, 6]: a jump between neighbours is never within 0.14 of a
+    threshold (pi, 4.1, or an odd multiple of period / 2), where the correction changes."""
+    def build(s):
+        return st.fixed_dictionaries({"axis": st.integers(-len(s), len(s) - 1),
+                                      "discont": st.sampled_from([None, 4.1]),
+                                      "period": st.sampled_from([2 * math.pi, 5.3])})
+    return _one_array(build, min_dims=1, elements=st.integers(-8, 8).map(lambda i: i * 0.75))
+
+
+case("unwrap", ops.unwrap, _unwrap_args(), ("add",), notes="the corrections are constants")
+case("hfft", lambda x, **kw: ops.fft.hfft(complexify(x), **kw), _fft_args(min_side=2), ("irfft", "conj"))
+case("ihfft", lambda x, **kw: _realify(ops.fft.ihfft(x, **kw)), _fft_args(), ("rfft", "conj"))
+
+
+def _polyfit_args():
+    """``x`` within 0.2 of evenly spread nodes (a well-conditioned fit), ``y`` one or
+    more columns, optional weights; ``cov`` where there are more points than coefficients."""
+    def build(t):
+        n, deg, cols, weighted = t
+        arrays = [array((n,), floats(-0.2, 0.2)), array((n,) if cols == 0 else (n, cols), floats(-3, 3))]
+        if weighted:
+            arrays.append(array((n,), floats(0.5, 2)))
+        cov = st.booleans() if n > deg + 1 else st.just(False)
+        return st.tuples(st.tuples(*arrays), st.fixed_dictionaries({"deg": st.just(deg), "cov": cov}))
+    return st.integers(1, 5).flatmap(lambda n: st.tuples(
+        st.just(n), st.integers(0, min(n - 1, 3)), st.integers(0, 2), st.booleans())).flatmap(build)
+
+
+def _polyfit(x, y, *w, deg, cov):
+    nodes = _like(x, np.linspace(-1.5, 1.5, shape_of_raw(x)[0]))
+    return ops.polyfit(ops.add(x, nodes), y, deg, w=w[0] if w else None, cov=cov)
+
+
+case("polyfit", _polyfit, _polyfit_args(), ("pinv", "matmul", "integer_pow", "sqrt", "divide"))
+case("poly", ops.poly, _stack_args(1, 1, 1, min_side=1), ("multiply", "subtract", "concatenate"))
+
+# Matrices near one with well-separated eigenvalues (real; a complex pair and a real
+# one), so the eigenvalues stay distinct: eig is differentiable there. NumPy only: the
+# array API has no eig.
+_EIG_BASES = [np.diag([-2.0, 0.5, 2.5]), np.array([[0.0, -1.5, 0.0], [1.5, 0.0, 0.0], [0.0, 0.0, 2.5]])]
+
+
+def _poly_matrix_args():
+    return st.tuples(st.integers(1, 3), st.sampled_from(_EIG_BASES)).flatmap(lambda t: st.tuples(
+        st.tuples(array((t[0], t[0]), floats(-0.3, 0.3))), st.just({"base": t[1][:t[0], :t[0]]})))
+
+
+case("poly_matrix", lambda x, base: ops.poly(ops.add(x, base)), _poly_matrix_args(), ("eig", "real"),
+     backends=("numpy",))
+
+# Coefficients of polynomials with distinct roots (real ones; a complex pair), perturbed;
+# constant leading and trailing zeros, which roots strips (a trailing one is a zero root).
+_ROOT_BASES = [np.poly([-2.0, 0.5, 2.5]), np.poly([1.5j, -1.5j, 2.0]).real, np.poly([-1.0, 1.5]),
+               np.poly([0.75])]
+
+
+def _roots_args():
+    def build(base):
+        return st.tuples(st.tuples(array(base.shape, floats(-0.05, 0.05))), st.fixed_dictionaries({
+            "base": st.just(base), "lead": st.integers(0, 2), "trail": st.integers(0, 2)}))
+    return st.sampled_from(_ROOT_BASES).flatmap(build)
+
+
+def _roots(x, base, lead, trail):
+    p = ops.concatenate([_like(x, np.zeros(lead)), ops.add(x, base), _like(x, np.zeros(trail))])
+    r = ops.roots(p)
+    return ops.sum(ops.real(r * ops.conj(r))), ops.sum(ops.real(r) ** 3)  # both independent of order
+
+
+case("roots", _roots, _roots_args(), ("eig", "divide", "concatenate"), backends=("numpy",))
+
+
+def _polydiv_args():
+    """``u`` and ``v`` (``v[0]`` away from 0) whose remainder keeps its full length with a
+    leading entry away from 0: NumPy strips a leading remainder entry near 0, so
+    there the output's length would change under a perturbation."""
+    def full_remainder(args):
+        u, v = (np.asarray(a) for a in args[0])
+        r = np.polydiv(u, v)[1]
+        expected = len(v) - 1 if len(u) >= len(v) else len(u)
+        return expected == 0 or (len(r) == expected and abs(r[0]) > 0.1)
+    return st.tuples(st.integers(1, 5), st.integers(1, 3)).flatmap(lambda t: st.tuples(st.tuples(
+        array((t[0],), away_from_zero(0.25, 2)),
+        st.tuples(away_from_zero(0.5, 2), st.lists(floats(-2, 2), min_size=t[1] - 1, max_size=t[1] - 1)).map(
+            lambda h: np.array([h[0], *h[1]]))), st.just({}))).filter(full_remainder)
+
+
+case("polydiv", ops.polydiv, _polydiv_args(), ("divide", "multiply", "subtract", "concatenate"))
+
+
+def _over_axes_args(min_side=0):
+    return _one_array(lambda s: st.lists(st.integers(-len(s), len(s) - 1), max_size=3).map(
+        lambda a: {"axes": a}), min_dims=1, min_side=min_side)
+
+
+case("apply_over_axes", lambda x, axes: ops.apply_over_axes(ops.sum, x, axes), _over_axes_args(),
+     ("sum", "reshape"))
+case("apply_over_axes_mean", lambda x, axes: ops.apply_over_axes(ops.mean, x, axes),
+     _over_axes_args(min_side=1), ("sum", "divide", "reshape"))
+
+
 # -- scipy.special (dualad/_rules/special.py): NumPy with SciPy, CuPy ---------------------------
 # Points the entries' domains leave out of their default cases.
 SPECIAL_BACKENDS = ("numpy", "cupy")

@@ -178,8 +178,8 @@ def scalarize(prep: Prepared, backend, rng):
             start += size
         outs = [o for o in flatten(prep.f(*parts))[0] if is_float(o) or hasattr(o, "_level")]
         total = 0.0
-        for w, o in zip(weights, outs):
-            total = total + ops.sum(o * w)
+        for w, o in zip(weights, outs):  # ops.add: a strict array refuses a value on its right
+            total = ops.add(total, ops.sum(o * w))  # (an output without derivative comes first)
         return total
 
     return s, backend.asarray(z)

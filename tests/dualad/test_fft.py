@@ -16,12 +16,13 @@ TRANSFORMS = [
     ("rfft", {}), ("rfft", {"n": 7, "axis": 0}), ("irfft", {}), ("irfft", {"n": 9, "norm": "forward"}),
     ("fft2", {}), ("ifft2", {"s": (2, 6)}), ("fftn", {"axes": (0,)}), ("rfftn", {}),
     ("irfftn", {}), ("rfft2", {"norm": "ortho"}), ("irfft2", {"s": (3, 6)}),
+    ("hfft", {}), ("hfft", {"n": 7, "norm": "ortho"}), ("ihfft", {}), ("ihfft", {"n": 5, "axis": 0}),
 ]
 
 
 def _input(name):
     x = np.random.default_rng(0).normal(size=(3, 8))
-    return np.fft.rfft(x) if name.startswith("irfft") else x
+    return np.fft.rfft(x) if name.startswith(("irfft", "hfft")) else x
 
 
 @pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[f"{n}-{k}" for n, k in TRANSFORMS])
@@ -41,6 +42,19 @@ def test_gradients_match_jax(name, kw):
     theirs = jax.grad(lambda z: jnp.sum(jnp.abs(getattr(jnp.fft, name)(z, **kw)) ** 2))(jnp.asarray(x))
     ours = reverse.grad(lambda z: ops.sum(ops.abs(getattr(np.fft, name)(z, **kw)) ** 2))(x)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
+@pytest.mark.parametrize("n, axis", [(None, -1), (5, -1), (8, 0), (None, 0)])
+def test_hfft_and_ihfft_match_numpy_for_every_norm(norm, n, axis):
+    """NumPy swaps the norm: hfft is irfft(conj(a)) with the dual normalization."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(4, 6)) + 1j * rng.normal(size=(4, 6))
+    x = rng.normal(size=(4, 6))
+    np.testing.assert_allclose(ops.fft.hfft(a, n, axis, norm), np.fft.hfft(a, n, axis, norm), atol=1e-12)
+    np.testing.assert_allclose(ops.fft.ihfft(x, n, axis, norm), np.fft.ihfft(x, n, axis, norm), atol=1e-12)
+    back = ops.fft.hfft(ops.fft.ihfft(x, axis=axis, norm=norm), x.shape[axis], axis, norm)
+    np.testing.assert_allclose(back, x, atol=1e-12)
 
 
 def test_a_spectral_loss_in_every_mode_and_float32():

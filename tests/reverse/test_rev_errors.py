@@ -98,8 +98,8 @@ def test_converting_a_tensor_that_requires_grad_is_refused():
 
 def test_unknown_numpy_function_names_itself():
     x = Tensor(np.ones(2), requires_grad=True)
-    with pytest.raises(TypeError, match=r"numpy\..*register_numpy"):
-        np.unwrap(x)
+    with pytest.raises(TypeError, match=r"numpy\.real_if_close.*register_numpy"):
+        np.real_if_close(x)  # one of the few NumPy functions without a rule
 
 
 def test_requires_grad_on_a_non_leaf():
