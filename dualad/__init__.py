@@ -14,12 +14,12 @@ Examples
 
 from dualad import extend, ops
 from dualad._arraylike import register_numpy
-from dualad._core import bind
+from dualad._core import EscapedValueError, bind
 from dualad._dual import Dual
 from dualad._hyperdual import HyperDual
 from dualad._table import Primitive
 from dualad._transforms import derivative, hessian, jacfwd, jvp
 
-__all__ = ["Dual", "HyperDual", "Primitive", "bind", "derivative", "extend", "hessian",
+__all__ = ["Dual", "EscapedValueError", "HyperDual", "Primitive", "bind", "derivative", "extend", "hessian",
            "jacfwd", "jvp", "ops", "register_numpy"]
 __version__ = "0.1.0"

@@ -6,18 +6,23 @@ A primitive (an entry of the table, :mod:`dualad._table`) is applied with
 each operation to the operand of the outermost level; that handler unwraps
 its own operands and calls ``bind`` again on the parts, until raw arrays
 reach ``impl``. Distinct levels keep nested derivatives from mixing their
-perturbations.
+perturbations. A transform's level closes when the transform returns; a
+value of a closed level that is used again escaped its transform, and
+``bind`` raises :class:`EscapedValueError` rather than mix its stale
+derivative into a later result.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from dualad._backend import NUMPY_ARRAY, NUMPY_FLOAT64, _np_xp, namespace_of, scalar_xp
 
-__all__ = ["Value", "bind", "get_cut", "new_level", "set_cut"]
+__all__ = ["EscapedValueError", "Level", "Value", "bind", "get_cut", "new_level", "set_cut",
+           "transform_level"]
 
 
 class Value:
@@ -44,8 +49,55 @@ _levels = itertools.count(3)
 
 
 def new_level() -> int:
-    """A level above every level handed out so far."""
+    """A level above every level handed out so far, open for good (a value type
+    wrapped around another, or a rule's own inner levels)."""
     return next(_levels)
+
+
+class Level(int):
+    """The level of one run of a transform (``jvp``, ``reverse.vjp``): an int
+    above every level so far that knows its transform's ``name`` and whether
+    that run is ``closed``. A plain ``int`` subclass, so levels compare as before.
+    """
+
+    def __new__(cls, name: str) -> "Level":
+        level = super().__new__(cls, next(_levels))
+        level.name, level.closed = name, False
+        return level
+
+    @contextmanager
+    def reopened(self) -> Iterator["Level"]:
+        """Open while the transform works on its own values again (``vjp``'s
+        returned function walking the tape it recorded)."""
+        closed, self.closed = self.closed, False
+        try:
+            yield self
+        finally:
+            self.closed = closed
+
+
+@contextmanager
+def transform_level(name: str) -> Iterator[Level]:
+    """A fresh :class:`Level` for one run of the transform ``name``, closed on exit."""
+    level = Level(name)
+    try:
+        yield level
+    finally:
+        level.closed = True
+
+
+class EscapedValueError(RuntimeError):
+    """A value that carries a derivative was used after its transform returned
+    (as JAX's ``UnexpectedTracerError``)."""
+
+
+def _escaped(value: Any, level: Level) -> EscapedValueError:
+    kind = type(value).__name__
+    return EscapedValueError(
+        f"a {kind} made inside {level.name} was used after that transform returned: it escaped the "
+        f"function being differentiated (kept in a list, a global or an attribute), and its "
+        f"derivative belonged to that call. Return it from the function instead, or keep only its "
+        f"value (ops.stop_gradient inside the function).")
 
 
 def level_of(x: Any) -> int:
@@ -96,6 +148,8 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
     if top is not None:
         cut = _state.cut
         if top_level >= cut:
+            if type(top_level) is Level and top_level.closed:
+                raise _escaped(top, top_level)
             return top._process(prim, args, params)
         if cut or top_level < 0:
             return top._constant(bind(prim, *[strip(a, max(cut, 0)) for a in args], **params))

@@ -9,7 +9,7 @@ import numpy as np
 
 from dualad import ops
 from dualad._backend import namespace_of
-from dualad._core import new_level
+from dualad._core import transform_level
 from dualad._dual import Dual, validate_tangent
 from dualad._shapes import dtype_of, raw, shape_of, zeros
 from dualad._tree import flatten, leaf_paths
@@ -73,10 +73,10 @@ def jvp(f: Callable, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     if len(p_leaves) != len(t_leaves):
         raise ValueError(f"jvp: tangents have {len(t_leaves)} leaves, primals have {len(p_leaves)}")
     names = [f"primals{p}" for p in leaf_paths(tuple(primals))]
-    level = new_level()
-    seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
-    k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
-    return split(f(*build(seeded)), level, k)
+    with transform_level("a forward-mode transform (jvp, jacfwd, hessian)") as level:
+        seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
+        k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
+        return split(f(*build(seeded)), level, k)
 
 
 def derivative(f: Callable) -> Callable:

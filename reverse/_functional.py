@@ -10,10 +10,10 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
-from dualad._core import new_level
 from dualad._dual import check_differentiable
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._tree import flatten, leaf_paths
+from dualad.extend import transform_level
 from reverse._backward import run_backward
 from reverse._tensor import Tensor
 
@@ -59,19 +59,20 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
     """
-    level = new_level()
     leaves, build = flatten(primals)
     names = leaf_paths(primals, "primals")
     for leaf, name in zip(leaves, names):
         check_differentiable(leaf, name)
-    inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
-              for x in leaves]
-    result = f(*build(inputs))
-    if has_aux:
-        if not (isinstance(result, tuple) and len(result) == 2):
-            raise TypeError("has_aux=True: f must return a pair (output, aux)")
-        result, aux = result
-    out, refs = _unwrap(result, level)
+    with transform_level("a reverse-mode transform (grad, vjp, jacrev)") as level:
+        inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
+                  for x in leaves]
+        result = f(*build(inputs))
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise TypeError("has_aux=True: f must return a pair (output, aux)")
+            result, aux = result
+            aux = _unwrap(aux, level)[0]
+        out, refs = _unwrap(result, level)
     out_leaves = flatten(out)[0]
 
     def f_vjp(cotangent):
@@ -87,13 +88,14 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
                 cts.append(ct)
         capture = {(id(t), 0): None for t in inputs}
         if roots:
-            run_backward(roots, cts, retain_graph=True, create_graph=False,
-                         capture=capture, accumulate=False, level=level)
+            with level.reopened():  # the walk works on the tape this call recorded
+                run_backward(roots, cts, retain_graph=True, create_graph=False,
+                             capture=capture, accumulate=False, level=level)
         grads = [_as_input_cotangent(capture[(id(t), 0)], x) for t, x in zip(inputs, leaves)]
         return build(grads)
 
     if has_aux:
-        return out, f_vjp, _unwrap(aux, level)[0]
+        return out, f_vjp, aux
     return out, f_vjp
 
 

@@ -202,3 +202,33 @@ def test_jacfwd_through_separated_advanced_indices():
     columns = [jvp(f, (x,), (e.reshape(x.shape),))[1] for e in np.eye(x.size)]
     expected = np.stack(columns, axis=-1).reshape((2, 3) + x.shape)
     np.testing.assert_array_equal(dualad.jacfwd(f)(x), expected)
+
+
+# -- a value that escapes its transform ----------------------------------------------------------
+def _escaping(kept):
+    def f(x):
+        kept.append(x * 2.0)
+        return ops.sum(x ** 2)
+    return f
+
+
+def test_a_dual_that_escapes_jvp_raises_when_used():
+    """It used to come back as a Dual of a dead level: a later result silently
+    changed type, and inside a later jvp its stale tangent mixed in."""
+    kept = []
+    out, t = jvp(_escaping(kept), (np.ones(3),), (np.ones(3),))
+    assert (out, t) == (3.0, 6.0)
+    with pytest.raises(dualad.EscapedValueError, match="forward-mode.*escaped"):
+        np.sin(kept[0])
+    with pytest.raises(dualad.EscapedValueError):
+        jvp(lambda x: x * kept[0], (np.ones(3),), (np.ones(3),))
+    np.testing.assert_array_equal(kept[0].primal, 2.0)  # reading its parts is fine
+
+
+def test_nested_forward_transforms_keep_their_levels_open():
+    # The inner jvp's level closes while the outer one is still running.
+    f = lambda x: ops.sum(ops.sin(x) ** 3)  # noqa: E731
+    x = np.array([0.3, -0.7])
+    h = dualad.hessian(f)(x)
+    d2 = 6 * np.sin(x) * np.cos(x) ** 2 - 3 * np.sin(x) ** 3
+    np.testing.assert_allclose(h, np.diag(d2), rtol=1e-12, atol=1e-15)

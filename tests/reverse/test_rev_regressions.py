@@ -62,3 +62,27 @@ def test_unused_real_output_of_a_complex_primitive_gets_real_zeros():
         g = reverse.grad(lambda x: ops.sum(ops.abs(ops.linalg.lu(x)[1]) ** 2))(a)
     check_grads(lambda x: ops.sum(ops.abs(ops.linalg.lu(x)[1]) ** 2), (a,), order=1, modes=("rev",))
     assert g.dtype == a.dtype
+
+
+def test_a_tensor_that_escapes_grad_raises_when_used():
+    """Used later it recorded onto a tape nobody walks: a later gradient silently
+    lost its contribution."""
+    kept = []
+
+    def f(x):
+        kept.append(x * 2.0)
+        return ops.sum(x ** 2)
+
+    np.testing.assert_array_equal(reverse.grad(f)(np.ones(3)), 2.0)
+    with pytest.raises(dualad.EscapedValueError, match="reverse-mode.*escaped"):
+        np.sin(kept[0])
+    with pytest.raises(dualad.EscapedValueError):
+        reverse.grad(lambda w: ops.sum(w * kept[0]))(np.ones(3))
+
+
+def test_vjp_function_works_after_vjp_returned():
+    out, f_vjp, aux = reverse.vjp(lambda x: (x * 3.0, ops.sin(x)), np.ones(2), has_aux=True)
+    for _ in range(2):  # the returned function walks its own tape again; that is no escape
+        np.testing.assert_array_equal(f_vjp(np.array([1.0, 2.0]))[0], [3.0, 6.0])
+    np.testing.assert_allclose(aux, np.sin(np.ones(2)))
+    assert not isinstance(aux, Tensor)
