@@ -1,5 +1,7 @@
 """Misuse gets an exception that names the argument, what was expected and what was found."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -86,6 +88,28 @@ def test_grad_with_respect_to_an_integer_array():
 def test_argnums_out_of_range():
     with pytest.raises(ValueError, match=r"argnums=2.*2 arguments"):
         reverse.grad(lambda a, b: a * b, argnums=2)(1.0, 2.0)
+    with pytest.raises(ValueError, match=r"argnums=\(0, -3\) is out of range for 2 arguments: "
+                                         r"-3 is not in \[-2, 2\)"):
+        reverse.grad(lambda a, b: a * b, argnums=(0, -3))(1.0, 2.0)
+
+
+@pytest.mark.parametrize("transform", [reverse.grad, reverse.value_and_grad])
+@pytest.mark.parametrize("argnums, repeated", [((0, 0), "0"), ((1, 0, 1), "1"), ((0, -2), "0")])
+def test_repeated_argnums_are_refused(transform, argnums, repeated):
+    # Was: the first slot's gradient came back as zeros (both slots wrapped one value).
+    with pytest.raises(ValueError, match=rf"argnums={re.escape(repr(argnums))} repeats argument {repeated}"):
+        transform(lambda a, b: a * b, argnums=argnums)(1.0, 2.0)
+
+
+@pytest.mark.parametrize("argnums", [0.5, "0", (0, 1.0), None, True, (0, False)])
+def test_argnums_that_are_not_ints_are_refused_when_the_transform_is_made(argnums):
+    with pytest.raises(TypeError, match=r"argnums must be an int or a tuple of ints.*got"):
+        reverse.grad(lambda a, b: a * b, argnums=argnums)
+
+
+def test_argnums_may_be_numpy_ints_and_lists():
+    assert reverse.grad(lambda a, b: a * b, argnums=np.int64(1))(2.0, 3.0) == 2.0
+    assert reverse.grad(lambda a, b: a * b, argnums=[1, 0])(2.0, 3.0) == (2.0, 3.0)
 
 
 def test_converting_a_tensor_that_requires_grad_is_refused():
