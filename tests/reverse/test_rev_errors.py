@@ -137,6 +137,60 @@ def test_hook_on_a_tensor_without_grad():
         Tensor(1.0).register_hook(lambda g: g)
 
 
+def _leaf_and_intermediate():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    return x, x * 3.0
+
+
+@pytest.mark.parametrize("on", ["leaf", "intermediate"])
+def test_hook_that_changes_the_shape_is_named(on):
+    # Was: the leaf's .grad silently took the hook's shape; an intermediate's
+    # wrong-shaped cotangent flowed on into the rest of the walk.
+    def widen(g):
+        return np.concatenate([g, g])
+
+    x, h = _leaf_and_intermediate()
+    (x if on == "leaf" else h).register_hook(widen)
+    with pytest.raises(ValueError, match=r"hook 'widen'.*shape \(4,\).*expected.*shape \(2,\)"):
+        (h * h).sum().backward()
+
+
+@pytest.mark.parametrize("on", ["leaf", "intermediate"])
+def test_hook_that_changes_the_dtype_is_named(on):
+    x, h = _leaf_and_intermediate()
+    (x if on == "leaf" else h).register_hook(lambda g: g.astype(np.float32))
+    with pytest.raises(TypeError, match=r"hook '<lambda>'.*float32.*expected.*float64"):
+        (h * h).sum().backward()
+
+
+def test_hook_object_without_a_name_is_named_by_its_repr():
+    class Halve:
+        def __call__(self, g):
+            return g[:1]
+
+        def __repr__(self):
+            return "Halve()"
+
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    x.register_hook(Halve())
+    with pytest.raises(ValueError, match=r"hook 'Halve\(\)'"):
+        (x * x).sum().backward()
+
+
+def test_hook_returning_a_non_array_is_named():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    x.register_hook(lambda g: "g")
+    with pytest.raises(TypeError, match=r"hook '<lambda>' returned a str.*array of shape \(2,\)"):
+        (x * x).sum().backward()
+
+
+def test_hook_on_a_float_leaf_may_return_a_float_or_numpy_scalar():
+    x = Tensor(2.0, requires_grad=True)
+    x.register_hook(lambda g: np.float64(g * 10.0))
+    (x * x).backward()
+    assert x.grad == 40.0
+
+
 def test_ops_error_message_is_intact_through_the_tape():
     x = Tensor(np.ones((2, 3)), requires_grad=True)
     with pytest.raises(ValueError):
