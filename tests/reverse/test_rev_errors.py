@@ -80,6 +80,14 @@ def test_integer_tensor_cannot_require_grad(value):
         Tensor(value, requires_grad=True)
 
 
+@pytest.mark.parametrize("make", [Tensor, reverse.as_tensor], ids=["Tensor", "as_tensor"])
+@pytest.mark.parametrize("data", ["abc", None, {"a": 1.0}])
+def test_tensor_of_what_is_not_data_is_refused(make, data):
+    name = make.__name__
+    with pytest.raises(TypeError, match=rf"{name}: data must be an array.*got {type(data).__name__}"):
+        make(data)
+
+
 def test_grad_with_respect_to_an_integer_array():
     with pytest.raises(TypeError, match=r"floating point.*int64"):
         reverse.grad(lambda v: (v * 2.0).sum())(np.arange(3))

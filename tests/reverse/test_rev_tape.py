@@ -321,3 +321,81 @@ def test_recorded_in_place_update_is_differentiated():
     y *= x  # recorded: y = x * x
     y.sum().backward()
     np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+# -- what a Tensor shares with the data it was made from -------------------------------------
+def test_tensor_copies_the_users_array():
+    # Was: Tensor(a) shared a's memory, so a later change to a changed the gradient.
+    a = np.array([1.0, 2.0])
+    x = Tensor(a, requires_grad=True)
+    y = (x * x).sum()
+    a[:] = 5.0
+    y.backward()
+    np.testing.assert_array_equal(x.value, [1.0, 2.0])
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+def test_in_place_update_of_a_tensor_leaves_the_users_array_alone():
+    a = np.array([1.0, 2.0])
+    w = Tensor(a)
+    w += 1.0
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+    np.testing.assert_array_equal(w.value, [2.0, 3.0])
+
+
+def test_tensor_of_a_tensor_copies_and_detaches():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = Tensor(x)
+    assert y.is_leaf and not y.requires_grad
+    with no_grad():
+        x += 1.0
+    np.testing.assert_array_equal(y.value, [1.0, 2.0])
+
+
+def test_from_numpy_shares_the_array():
+    a = np.array([1.0, 2.0])
+    x = Tensor.from_numpy(a)
+    assert x.value is a and x.is_leaf and not x.requires_grad
+    a[0] = 7.0
+    np.testing.assert_array_equal(x.value, [7.0, 2.0])
+    x.requires_grad_()
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [14.0, 4.0])
+
+
+@pytest.mark.parametrize("data", [[1.0, 2.0], 1.0, (1.0,)])
+def test_from_numpy_refuses_what_is_not_an_ndarray(data):
+    with pytest.raises(TypeError, match=r"from_numpy: array must be a numpy.ndarray, got (list|float|tuple); "
+                                        r"use Tensor\(data\) or reverse.as_tensor"):
+        Tensor.from_numpy(data)
+
+
+def test_as_tensor_shares_when_it_can():
+    a = np.array([1.0, 2.0])
+    assert reverse.as_tensor(a).value is a
+    t = Tensor(a)
+    assert reverse.as_tensor(t) is t
+    assert reverse.as_tensor(t, dtype=np.float64) is t
+
+
+def test_as_tensor_converts_when_it_must():
+    a = np.array([1.0, 2.0])
+    f32 = reverse.as_tensor(a, dtype=np.float32)
+    assert f32.dtype == np.float32 and not np.shares_memory(f32.value, a)
+    listed = reverse.as_tensor([1.0, 2.0])
+    assert isinstance(listed.value, np.ndarray) and listed.dtype == np.float64
+    assert reverse.as_tensor(2.0).value == 2.0
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    cast = reverse.as_tensor(x, dtype=np.float32)  # recorded, as PyTorch's x.to(dtype)
+    cast.sum().backward()
+    assert cast.dtype == np.float32 and x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+
+
+def test_copying_constructor_keeps_the_value_types():
+    assert type(Tensor(np.float64(2.0)).value) is np.float64
+    assert Tensor(2.0).value == 2.0
+    d = dualad.Dual(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    t = Tensor(d)
+    assert isinstance(t.value, dualad.Dual) and t.value.primal is not d.primal
+    np.testing.assert_array_equal(t.value.primal, d.primal)
