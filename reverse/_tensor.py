@@ -301,10 +301,12 @@ class Tensor(ArrayLike, Value):
         for i, a in enumerate(args):
             if type(a) is Tensor and a._level == level:
                 values.append(a.value)
+                # Every input is version-checked, not only those that require grad:
+                # x's cotangent in x * w reads w, so an in-place w += 1 makes it wrong.
+                versions.append((a._version, a._version.version, i))
                 if a.requires_grad:
                     recording = True
                     parents.append((a, 0) if a._node is None else (a._node, a._index))
-                    versions.append((a._version, a._version.version, i))
                 else:
                     parents.append(None)
             else:

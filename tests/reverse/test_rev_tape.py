@@ -306,6 +306,48 @@ def test_modifying_a_saved_input_in_place_makes_backward_raise():
         y.backward()
 
 
+def test_modifying_a_saved_input_that_does_not_require_grad_makes_backward_raise():
+    # Was: only inputs that require grad were version-checked, so backward used the new w.
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    w = Tensor(np.array([3.0, 4.0]))
+    y = (x * w).sum()  # x's cotangent reads w
+    w += 1.0
+    with pytest.raises(RuntimeError, match=r"input 1 of 'multiply' was modified in place"):
+        y.backward()
+
+
+@pytest.mark.parametrize("update", ["setitem", "detached view", "under no_grad"])
+def test_every_in_place_path_on_a_saved_constant_is_seen(update):
+    x = Tensor(np.array([0.5, 1.0]), requires_grad=True)
+    w = Tensor(np.array([3.0, 4.0]))
+    y = ops.sin(w * x).sum()
+    if update == "setitem":
+        w[0] = 0.0
+    elif update == "detached view":
+        w.detach().__imul__(2.0)
+    else:
+        with no_grad():
+            w -= 1.0
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_a_constant_changed_after_backward_or_not_saved_is_fine():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    w = Tensor(np.array([3.0, 4.0]))
+    y = (x * w).sum()
+    z = (x + w).sum()  # add saves no values
+    w += 1.0
+    z.backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+    x.grad = None
+    w = Tensor(np.array([3.0, 4.0]))
+    y = (x * w).sum()
+    y.backward()
+    w += 1.0
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0])
+
+
 def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     with pytest.raises(RuntimeError, match="no_grad"):
