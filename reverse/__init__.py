@@ -21,8 +21,8 @@ from reverse._dot import to_dot
 from reverse._function import Function, FunctionCtx
 from reverse._functional import grad, jacrev, value_and_grad, vjp
 from reverse._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from reverse._tensor import Tensor
+from reverse._tensor import Tensor, as_tensor
 
-__all__ = ["Function", "FunctionCtx", "Tensor", "checkpoint", "enable_grad", "grad",
+__all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "checkpoint", "enable_grad", "grad",
            "gradients", "is_grad_enabled", "jacrev", "no_grad", "optim", "set_grad_enabled",
            "stop_gradient", "to_dot", "value_and_grad", "vjp"]

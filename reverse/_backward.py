@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dualad import _inplace, ops
+from dualad._backend import SCALAR_TYPES
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._table import REGISTRY
 from reverse._tape import Node
@@ -65,8 +66,33 @@ def _run_hooks(hooks, g):
     for hook in list(hooks):
         out = hook(g)
         if out is not None:
-            g = out
+            g = _checked_hook_result(hook, out, g)
     return pytorch_convention(g)
+
+
+def _checked_hook_result(hook, out, g):
+    """``out``, the gradient a hook returned in place of ``g``, if it has g's shape
+    and dtype: a different one would reach ``.grad`` or flow on upstream, where
+    the error (if any) could no longer name the hook."""
+    name = getattr(hook, "__name__", None) or repr(hook)
+    ro, rg = raw(out), raw(g)
+    expected = (f"expected shape {shape_of(rg)} and dtype {_dtype_name(rg)}, those of the gradient "
+                "it was given")
+    if type(ro) not in SCALAR_TYPES and not (hasattr(ro, "shape") and hasattr(ro, "dtype")):
+        raise TypeError(f"hook '{name}' returned a {type(out).__name__}; expected None or an array "
+                        f"of shape {shape_of(rg)} and dtype {_dtype_name(rg)}")
+    if shape_of(ro) != shape_of(rg):
+        raise ValueError(f"hook '{name}' has changed the shape of the gradient: it returned shape "
+                         f"{shape_of(ro)}; {expected}")
+    if dtype_of(ro) != dtype_of(rg):  # NumPy's float64 == float, as a Python float's dtype
+        raise TypeError(f"hook '{name}' has changed the dtype of the gradient: it returned dtype "
+                        f"{_dtype_name(ro)}; {expected}")
+    return out
+
+
+def _dtype_name(r) -> str:
+    dtype = dtype_of(r)
+    return dtype.__name__ if isinstance(dtype, type) else str(dtype)
 
 
 def _as_tensor_args(node: Node, res, level):

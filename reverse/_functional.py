@@ -5,6 +5,7 @@ with each other and with ``dualad``'s forward transforms."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -113,11 +114,10 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     >>> value_and_grad(lambda x, y: x * y + x ** 2, argnums=(0, 1))(2.0, 3.0)
     (10.0, (7.0, 2.0))
     """
+    single, requested = _argnums_tuple(argnums)
+
     def wrapper(*args):
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-        for n in nums:
-            if not -len(args) <= n < len(args):
-                raise ValueError(f"argnums={argnums!r} is out of range for {len(args)} arguments")
+        nums = _positions(argnums, requested, len(args))
 
         def partial_f(*diff_args):
             full = list(args)
@@ -141,9 +141,39 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
                             "grad(holomorphic=True) needs a complex output")
         one = 1.0 if type(raw(out)) is float else zeros(raw(out)) + 1
         g = f_vjp(one)
-        g = g[0] if isinstance(argnums, int) else g
+        g = g[0] if single else g
         return ((out, res[2]), g) if has_aux else (out, g)
     return wrapper
+
+
+def _argnums_tuple(argnums) -> tuple[bool, tuple[int, ...]]:
+    """Whether ``argnums`` is a single index, and its indices as a tuple of ints
+    (checked when the transform is made, as JAX does)."""
+    single = not isinstance(argnums, (tuple, list))
+    nums = (argnums,) if single else tuple(argnums)
+    for n in nums:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r} "
+                            f"(an entry of type {type(n).__name__})")
+    return single, tuple(int(n) for n in nums)
+
+
+def _positions(argnums, nums: tuple[int, ...], n_args: int) -> tuple[int, ...]:
+    """``nums`` as non-negative positions among ``n_args`` arguments, each at most
+    once: a repeated argument would be wrapped twice, and the gradient of all
+    but the last wrapping would be silently zero."""
+    seen: dict[int, int] = {}
+    for n in nums:
+        if not -n_args <= n < n_args:
+            raise ValueError(f"argnums={argnums!r} is out of range for {n_args} arguments: "
+                             f"{n} is not in [{-n_args}, {n_args})")
+        position = n % n_args
+        if position in seen:
+            spelled = f" (as {seen[position]} and {n})" if seen[position] != n else ""
+            raise ValueError(f"argnums={argnums!r} repeats argument {position}{spelled}; "
+                             "list each argument once")
+        seen[position] = n
+    return tuple(seen)
 
 
 def _is_float(x):

@@ -24,7 +24,11 @@ class Tensor(ArrayLike, Value):
     Parameters
     ----------
     value : array, float, list or Dual
-        The data. Lists are converted with ``numpy.asarray``.
+        The data, copied (as ``torch.tensor`` copies): changing the array
+        afterwards does not change the tensor, and in-place updates of the
+        tensor (an optimizer's step) do not change the array. Lists are
+        converted with ``numpy.asarray``. :meth:`from_numpy` and
+        :func:`reverse.as_tensor` share the array instead.
     requires_grad : bool
         Record operations on this tensor so that ``backward`` can reach it.
 
@@ -46,8 +50,50 @@ class Tensor(ArrayLike, Value):
         if isinstance(value, Tensor) and level is None:
             value = value.value
         if isinstance(value, (list, tuple)):
-            value = np.asarray(value)
-        elif isinstance(value, int) and not isinstance(value, bool) and requires_grad:
+            value = np.asarray(value)  # a new array already
+        else:
+            _check_data(value, "Tensor")
+            # np.float64 and friends are immutable, as Python numbers are (which copy returns as is).
+            value = value if isinstance(value, np.generic) else ops.copy(value)
+        self._init(value, requires_grad, level)
+
+    @classmethod
+    def from_numpy(cls, array: np.ndarray) -> Tensor:
+        """A tensor that shares ``array``'s memory, as ``torch.from_numpy`` does.
+
+        Changes to the array are seen by the tensor and in-place updates of the
+        tensor (an optimizer's step) write the array. An in-place change of the
+        array is not seen by the tape's version checks: make it before the
+        forward pass or after backward. ``Tensor(array)`` copies instead.
+
+        Parameters
+        ----------
+        array : numpy.ndarray
+            The data, shared.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor, no_grad
+        >>> a = np.array([1.0, 2.0])
+        >>> x = Tensor.from_numpy(a).requires_grad_()
+        >>> (x * x).sum().backward()
+        >>> with no_grad():
+        ...     x -= 0.25 * x.grad
+        >>> a
+        array([0.5, 1. ])
+        """
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"Tensor.from_numpy: array must be a numpy.ndarray, got "
+                            f"{type(array).__name__}; use Tensor(data) or reverse.as_tensor(data) "
+                            "for other data")
+        t = object.__new__(cls)
+        t._init(array, False, None)
+        return t
+
+    def _init(self, value: Any, requires_grad: bool, level: int | None) -> None:
+        """Set up a user-made tensor on ``value``, which it uses as is (not copied)."""
+        if isinstance(value, int) and not isinstance(value, bool) and requires_grad:
             value = float(value)
         self.value = value
         self.grad = None
@@ -255,10 +301,12 @@ class Tensor(ArrayLike, Value):
         for i, a in enumerate(args):
             if type(a) is Tensor and a._level == level:
                 values.append(a.value)
+                # Every input is version-checked, not only those that require grad:
+                # x's cotangent in x * w reads w, so an in-place w += 1 makes it wrong.
+                versions.append((a._version, a._version.version, i))
                 if a.requires_grad:
                     recording = True
                     parents.append((a, 0) if a._node is None else (a._node, a._index))
-                    versions.append((a._version, a._version.version, i))
                 else:
                     parents.append(None)
             else:
@@ -301,6 +349,56 @@ class Tensor(ArrayLike, Value):
         for t in outs:
             t._node = node
         return outs
+
+
+def as_tensor(data: Any, dtype: Any = None) -> Tensor:
+    """``data`` as a ``Tensor``, sharing its memory when it can, as ``torch.as_tensor``.
+
+    A ``Tensor`` of the requested dtype is returned as is; an array of the
+    requested dtype (NumPy, CuPy, any array-API library, or a ``Dual``) is
+    wrapped without a copy. Lists, numbers and arrays of another dtype are
+    converted, which makes new memory; a ``Tensor`` of another dtype is cast
+    by a recorded ``astype``, so gradients flow through the cast.
+
+    Parameters
+    ----------
+    data : Tensor, array, Dual, float, list or tuple
+        The data.
+    dtype : dtype, optional
+        The dtype of the result; by default that of ``data``.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse
+    >>> a = np.array([1.0, 2.0])
+    >>> reverse.as_tensor(a).value is a
+    True
+    >>> reverse.as_tensor(a, dtype=np.float32).dtype
+    dtype('float32')
+    """
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == dtype else ops.astype(data, dtype)
+    if isinstance(data, (list, tuple)) or (dtype is not None and type(data) in SCALAR_TYPES):
+        data = np.asarray(data, dtype=dtype)
+    else:
+        _check_data(data, "as_tensor")
+        if dtype is not None and dtype_of(raw(data)) != dtype:
+            data = ops.astype(data, dtype)
+    t = object.__new__(Tensor)
+    t._init(data, False, None)
+    return t
+
+
+def _check_data(value: Any, name: str) -> None:
+    r = raw(value)
+    if type(r) not in SCALAR_TYPES and not (hasattr(r, "shape") and hasattr(r, "dtype")):
+        raise TypeError(f"{name}: data must be an array, a number, a list or tuple of numbers, or a "
+                        f"Dual, got {type(value).__name__}")
 
 
 def _is_float_value(x) -> bool:

@@ -1,5 +1,7 @@
 """Misuse gets an exception that names the argument, what was expected and what was found."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -78,6 +80,14 @@ def test_integer_tensor_cannot_require_grad(value):
         Tensor(value, requires_grad=True)
 
 
+@pytest.mark.parametrize("make", [Tensor, reverse.as_tensor], ids=["Tensor", "as_tensor"])
+@pytest.mark.parametrize("data", ["abc", None, {"a": 1.0}])
+def test_tensor_of_what_is_not_data_is_refused(make, data):
+    name = make.__name__
+    with pytest.raises(TypeError, match=rf"{name}: data must be an array.*got {type(data).__name__}"):
+        make(data)
+
+
 def test_grad_with_respect_to_an_integer_array():
     with pytest.raises(TypeError, match=r"floating point.*int64"):
         reverse.grad(lambda v: (v * 2.0).sum())(np.arange(3))
@@ -86,6 +96,28 @@ def test_grad_with_respect_to_an_integer_array():
 def test_argnums_out_of_range():
     with pytest.raises(ValueError, match=r"argnums=2.*2 arguments"):
         reverse.grad(lambda a, b: a * b, argnums=2)(1.0, 2.0)
+    with pytest.raises(ValueError, match=r"argnums=\(0, -3\) is out of range for 2 arguments: "
+                                         r"-3 is not in \[-2, 2\)"):
+        reverse.grad(lambda a, b: a * b, argnums=(0, -3))(1.0, 2.0)
+
+
+@pytest.mark.parametrize("transform", [reverse.grad, reverse.value_and_grad])
+@pytest.mark.parametrize("argnums, repeated", [((0, 0), "0"), ((1, 0, 1), "1"), ((0, -2), "0")])
+def test_repeated_argnums_are_refused(transform, argnums, repeated):
+    # Was: the first slot's gradient came back as zeros (both slots wrapped one value).
+    with pytest.raises(ValueError, match=rf"argnums={re.escape(repr(argnums))} repeats argument {repeated}"):
+        transform(lambda a, b: a * b, argnums=argnums)(1.0, 2.0)
+
+
+@pytest.mark.parametrize("argnums", [0.5, "0", (0, 1.0), None, True, (0, False)])
+def test_argnums_that_are_not_ints_are_refused_when_the_transform_is_made(argnums):
+    with pytest.raises(TypeError, match=r"argnums must be an int or a tuple of ints.*got"):
+        reverse.grad(lambda a, b: a * b, argnums=argnums)
+
+
+def test_argnums_may_be_numpy_ints_and_lists():
+    assert reverse.grad(lambda a, b: a * b, argnums=np.int64(1))(2.0, 3.0) == 2.0
+    assert reverse.grad(lambda a, b: a * b, argnums=[1, 0])(2.0, 3.0) == (2.0, 3.0)
 
 
 def test_converting_a_tensor_that_requires_grad_is_refused():
@@ -111,6 +143,60 @@ def test_requires_grad_on_a_non_leaf():
 def test_hook_on_a_tensor_without_grad():
     with pytest.raises(RuntimeError, match=r"does not require grad"):
         Tensor(1.0).register_hook(lambda g: g)
+
+
+def _leaf_and_intermediate():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    return x, x * 3.0
+
+
+@pytest.mark.parametrize("on", ["leaf", "intermediate"])
+def test_hook_that_changes_the_shape_is_named(on):
+    # Was: the leaf's .grad silently took the hook's shape; an intermediate's
+    # wrong-shaped cotangent flowed on into the rest of the walk.
+    def widen(g):
+        return np.concatenate([g, g])
+
+    x, h = _leaf_and_intermediate()
+    (x if on == "leaf" else h).register_hook(widen)
+    with pytest.raises(ValueError, match=r"hook 'widen'.*shape \(4,\).*expected.*shape \(2,\)"):
+        (h * h).sum().backward()
+
+
+@pytest.mark.parametrize("on", ["leaf", "intermediate"])
+def test_hook_that_changes_the_dtype_is_named(on):
+    x, h = _leaf_and_intermediate()
+    (x if on == "leaf" else h).register_hook(lambda g: g.astype(np.float32))
+    with pytest.raises(TypeError, match=r"hook '<lambda>'.*float32.*expected.*float64"):
+        (h * h).sum().backward()
+
+
+def test_hook_object_without_a_name_is_named_by_its_repr():
+    class Halve:
+        def __call__(self, g):
+            return g[:1]
+
+        def __repr__(self):
+            return "Halve()"
+
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    x.register_hook(Halve())
+    with pytest.raises(ValueError, match=r"hook 'Halve\(\)'"):
+        (x * x).sum().backward()
+
+
+def test_hook_returning_a_non_array_is_named():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    x.register_hook(lambda g: "g")
+    with pytest.raises(TypeError, match=r"hook '<lambda>' returned a str.*array of shape \(2,\)"):
+        (x * x).sum().backward()
+
+
+def test_hook_on_a_float_leaf_may_return_a_float_or_numpy_scalar():
+    x = Tensor(2.0, requires_grad=True)
+    x.register_hook(lambda g: np.float64(g * 10.0))
+    (x * x).backward()
+    assert x.grad == 40.0
 
 
 def test_ops_error_message_is_intact_through_the_tape():

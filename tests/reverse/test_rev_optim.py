@@ -119,6 +119,24 @@ def test_updates_in_place_and_bumps_the_version():
         y.sum().backward()
 
 
+def test_step_leaves_the_users_array_alone():
+    # Was: Tensor(a) shared a's memory, so step() rewrote the array the user passed in.
+    a = X0.copy()
+    x = Tensor(a, requires_grad=True)
+    loss(x).backward()
+    SGD([x], lr=0.1).step()
+    np.testing.assert_array_equal(a, X0)
+    assert not np.array_equal(x.value, X0)
+
+
+def test_step_updates_an_array_shared_by_from_numpy():
+    a = X0.copy()
+    x = Tensor.from_numpy(a).requires_grad_()
+    loss(x).backward()
+    SGD([x], lr=0.1).step()
+    np.testing.assert_allclose(a, X0 - 0.1 * grad_np(X0))
+
+
 def test_float_parameters_and_dict_params():
     a, b = Tensor(2.0, requires_grad=True), Tensor(np.array([1.0, 1.0]), requires_grad=True)
     opt = SGD({"a": a, "b": b}, lr=0.5)

@@ -306,6 +306,48 @@ def test_modifying_a_saved_input_in_place_makes_backward_raise():
         y.backward()
 
 
+def test_modifying_a_saved_input_that_does_not_require_grad_makes_backward_raise():
+    # Was: only inputs that require grad were version-checked, so backward used the new w.
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    w = Tensor(np.array([3.0, 4.0]))
+    y = (x * w).sum()  # x's cotangent reads w
+    w += 1.0
+    with pytest.raises(RuntimeError, match=r"input 1 of 'multiply' was modified in place"):
+        y.backward()
+
+
+@pytest.mark.parametrize("update", ["setitem", "detached view", "under no_grad"])
+def test_every_in_place_path_on_a_saved_constant_is_seen(update):
+    x = Tensor(np.array([0.5, 1.0]), requires_grad=True)
+    w = Tensor(np.array([3.0, 4.0]))
+    y = ops.sin(w * x).sum()
+    if update == "setitem":
+        w[0] = 0.0
+    elif update == "detached view":
+        w.detach().__imul__(2.0)
+    else:
+        with no_grad():
+            w -= 1.0
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_a_constant_changed_after_backward_or_not_saved_is_fine():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    w = Tensor(np.array([3.0, 4.0]))
+    y = (x * w).sum()
+    z = (x + w).sum()  # add saves no values
+    w += 1.0
+    z.backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+    x.grad = None
+    w = Tensor(np.array([3.0, 4.0]))
+    y = (x * w).sum()
+    y.backward()
+    w += 1.0
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0])
+
+
 def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     with pytest.raises(RuntimeError, match="no_grad"):
@@ -321,3 +363,81 @@ def test_recorded_in_place_update_is_differentiated():
     y *= x  # recorded: y = x * x
     y.sum().backward()
     np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+# -- what a Tensor shares with the data it was made from -------------------------------------
+def test_tensor_copies_the_users_array():
+    # Was: Tensor(a) shared a's memory, so a later change to a changed the gradient.
+    a = np.array([1.0, 2.0])
+    x = Tensor(a, requires_grad=True)
+    y = (x * x).sum()
+    a[:] = 5.0
+    y.backward()
+    np.testing.assert_array_equal(x.value, [1.0, 2.0])
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+def test_in_place_update_of_a_tensor_leaves_the_users_array_alone():
+    a = np.array([1.0, 2.0])
+    w = Tensor(a)
+    w += 1.0
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+    np.testing.assert_array_equal(w.value, [2.0, 3.0])
+
+
+def test_tensor_of_a_tensor_copies_and_detaches():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = Tensor(x)
+    assert y.is_leaf and not y.requires_grad
+    with no_grad():
+        x += 1.0
+    np.testing.assert_array_equal(y.value, [1.0, 2.0])
+
+
+def test_from_numpy_shares_the_array():
+    a = np.array([1.0, 2.0])
+    x = Tensor.from_numpy(a)
+    assert x.value is a and x.is_leaf and not x.requires_grad
+    a[0] = 7.0
+    np.testing.assert_array_equal(x.value, [7.0, 2.0])
+    x.requires_grad_()
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [14.0, 4.0])
+
+
+@pytest.mark.parametrize("data", [[1.0, 2.0], 1.0, (1.0,)])
+def test_from_numpy_refuses_what_is_not_an_ndarray(data):
+    with pytest.raises(TypeError, match=r"from_numpy: array must be a numpy.ndarray, got (list|float|tuple); "
+                                        r"use Tensor\(data\) or reverse.as_tensor"):
+        Tensor.from_numpy(data)
+
+
+def test_as_tensor_shares_when_it_can():
+    a = np.array([1.0, 2.0])
+    assert reverse.as_tensor(a).value is a
+    t = Tensor(a)
+    assert reverse.as_tensor(t) is t
+    assert reverse.as_tensor(t, dtype=np.float64) is t
+
+
+def test_as_tensor_converts_when_it_must():
+    a = np.array([1.0, 2.0])
+    f32 = reverse.as_tensor(a, dtype=np.float32)
+    assert f32.dtype == np.float32 and not np.shares_memory(f32.value, a)
+    listed = reverse.as_tensor([1.0, 2.0])
+    assert isinstance(listed.value, np.ndarray) and listed.dtype == np.float64
+    assert reverse.as_tensor(2.0).value == 2.0
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    cast = reverse.as_tensor(x, dtype=np.float32)  # recorded, as PyTorch's x.to(dtype)
+    cast.sum().backward()
+    assert cast.dtype == np.float32 and x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+
+
+def test_copying_constructor_keeps_the_value_types():
+    assert type(Tensor(np.float64(2.0)).value) is np.float64
+    assert Tensor(2.0).value == 2.0
+    d = dualad.Dual(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    t = Tensor(d)
+    assert isinstance(t.value, dualad.Dual) and t.value.primal is not d.primal
+    np.testing.assert_array_equal(t.value.primal, d.primal)
