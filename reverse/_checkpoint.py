@@ -8,6 +8,14 @@ saved and pulls the cotangent back through that short-lived tape; its JVP
 runs it under ``dualad.jvp``. Both are written with the transforms
 themselves, so a checkpointed block is differentiated to any order and
 inside any other transform, like every other primitive.
+
+Value types the block uses without being passed them (a closure's weights,
+a model object's attribute Tensors) are found by :func:`reverse._reach.reach`
+and become extra operands of the primitive, after the arguments, so that the
+tape routes their cotangents like the arguments'. Each run of the block puts
+the operand as that run sees it (a raw array in ``impl``, a recomputation's
+own Tensor in the VJP, a Dual in the JVP) in the places where the value was
+found, and the value back after.
 """
 
 from __future__ import annotations
@@ -20,16 +28,26 @@ from dualad._shapes import raw
 from dualad._transforms import jvp as _forward_jvp
 from dualad._tree import flatten
 from dualad.extend import bind, custom
-from reverse._function import _is_operand, merge_operands, split_operands
+from reverse._function import _is_operand, _tracks_derivative, merge_operands, split_operands
+from reverse._reach import reach
 
 __all__ = ["checkpoint"]
 
 
 class _Block:
-    """One call of ``checkpoint``: the function and where its array arguments go."""
+    """One call of ``checkpoint``: the function, where its array arguments go, and
+    where the values it closes over are found.
 
-    def __init__(self, fn: Callable, layout: list, build: Callable):
+    The primitive's operands are the array arguments (``n_args`` of them) and
+    then the closed-over values not among them; ``slots[k]`` is the operand
+    that stands for ``reached.values[k]``.
+    """
+
+    def __init__(self, fn: Callable, layout: list, build: Callable, n_args: int, reached, slots,
+                 tracked: tuple):
         self.fn, self.layout, self.build = fn, layout, build
+        self.n_args, self.reached, self.slots = n_args, reached, slots
+        self.tracked = tracked  # per operand: whether a transform tracks its derivative
         self.out_build = None
 
     def __repr__(self) -> str:
@@ -37,8 +55,13 @@ class _Block:
 
     def call(self, operands) -> tuple:
         """``fn`` at ``operands`` (array leaves in order), as a tuple of output leaves."""
-        leaves = merge_operands(self.layout, operands)
-        out_leaves, self.out_build = flatten(self.fn(*self.build(leaves)))
+        args = self.build(merge_operands(self.layout, operands[:self.n_args]))
+        if self.slots:
+            with self.reached.substituted([operands[i] for i in self.slots]):
+                out = self.fn(*args)
+        else:
+            out = self.fn(*args)
+        out_leaves, self.out_build = flatten(out)
         return tuple(out_leaves)
 
 
@@ -48,16 +71,14 @@ def _impl(xp, *operands, block):
         if isinstance(o, Value):
             raise TypeError(
                 f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__} although fn was run "
-                "on plain arrays: fn uses a differentiable value it closes over; pass every Tensor "
-                "(or Dual) that fn uses as an argument of checkpoint")
+                "on plain arrays: fn closes over a Tensor (or Dual) that checkpoint did not find in "
+                "its closure, the globals it names or the attributes of the objects those hold (a "
+                "class attribute, a __slots__ object, a partial's positional argument); pass every "
+                "Tensor that fn uses as an argument of checkpoint")
         if not _is_operand(o):
             raise TypeError(f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__}; "
                             "fn must return arrays or floats (or tuples/lists/dicts of them)")
     return outs
-
-
-def _split_differentiable(operands):
-    return [i for i, x in enumerate(operands) if _is_float(x)]
 
 
 def _restricted(block, operands, where):
@@ -72,12 +93,15 @@ def _restricted(block, operands, where):
 
 def _vjp(g, ans, *operands, block):
     # Recompute the block on a fresh tape at the saved inputs and pull g back.
-    from reverse._functional import vjp
+    # Only operands that a transform tracks get a cotangent; one the block does
+    # not use (a model's other weights) gets None rather than zeros.
+    from reverse._functional import _vjp as vjp
 
-    where = _split_differentiable(operands)
+    where = [i for i, x in enumerate(operands) if block.tracked[i] and _is_float(x)]
     cots = [None] * len(operands)
     if where:
-        _, pullback = vjp(_restricted(block, operands, where), *[operands[i] for i in where])
+        _, pullback = vjp(_restricted(block, operands, where), tuple(operands[i] for i in where),
+                          has_aux=False, unused_as_zeros=False)
         for i, c in zip(where, pullback(tuple(g))):
             cots[i] = c
     return tuple(cots)
@@ -105,16 +129,26 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
     without checkpointing, to any order, with ``Tensor`` inputs at the
     user's level and inside ``reverse.grad``, ``vjp`` or ``dualad.jvp``.
 
+    ``fn`` may use Tensors it is not passed, as PyTorch's non-reentrant
+    checkpoint allows: weights in its closure, globals it names, attributes of
+    a model object (``checkpoint(model, x)`` with ``model.w1`` a Tensor), also
+    inside lists, dicts and tuples. They get the same gradients as without
+    checkpointing (a weight the block does not use keeps ``.grad`` None).
+    The search is bounded; :mod:`reverse._reach` lists what it covers. A
+    Tensor it does not find (a class attribute, an attribute of an object
+    with ``__slots__``) is a clear error: pass it as an argument. While
+    ``fn`` runs, the places that hold such Tensors hold the values ``fn``
+    is run at, so another thread reading them then sees those.
+
     Parameters
     ----------
     fn : callable
         A function of arrays (and constants), returning an array, a float,
-        or a tuple/list/dict of them. Every differentiable value it uses must
-        be passed in ``args``, not closed over.
+        or a tuple/list/dict of them.
     *args
         The arguments of ``fn``: arrays, floats and value types (``Tensor``,
-        ``Dual``), or tuples/lists/dicts of them; ints, strings and ``None``
-        are passed through as constants.
+        ``Dual``), or tuples/lists/dicts of them; ints, strings, ``None`` and
+        other objects are passed through as constants.
 
     Returns
     -------
@@ -129,16 +163,40 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
     >>> y.sum().backward()
     >>> np.allclose(x.grad, 2.0 * np.cos([0.0, 1.0]) * np.exp(np.sin([0.0, 1.0])))
     True
+
+    A closed-over weight gets its gradient too:
+
+    >>> w = Tensor(np.array([2.0, 3.0]), requires_grad=True)
+    >>> checkpoint(lambda v: (v * w).sum(), np.array([1.0, 10.0])).backward()
+    >>> w.grad
+    array([ 1., 10.])
     """
     if not callable(fn):
         raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
     leaves, build = flatten(args)
     operands, layout = split_operands(leaves)
-    block = _Block(fn, layout, build)
+    n_args = len(operands)
+    reached = reach(fn, [a for a in leaves if not _is_operand(a)])
+    slots = _closed_over_operands(reached.values, operands)
     if not operands:
         return fn(*args)
+    block = _Block(fn, layout, build, n_args, reached, slots,
+                   tuple(_tracks_derivative(x) for x in operands))
     outs = bind(_checkpoint_p, *operands, block=block)
     return block.out_build(list(outs))
+
+
+def _closed_over_operands(values: list, operands: list) -> list:
+    """Append the closed-over ``values`` that are not arguments to ``operands``;
+    return the operand index standing for each value."""
+    index = {id(x): i for i, x in enumerate(operands)}
+    slots = []
+    for v in values:
+        if id(v) not in index:
+            index[id(v)] = len(operands)
+            operands.append(v)
+        slots.append(index[id(v)])
+    return slots
 
 
 def _is_float(x: Any) -> bool:

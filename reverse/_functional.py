@@ -60,6 +60,13 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
     """
+    return _vjp(f, primals, has_aux, unused_as_zeros=True)
+
+
+def _vjp(f: Callable, primals: tuple, has_aux: bool, unused_as_zeros: bool):
+    """:func:`vjp`; with ``unused_as_zeros=False`` the pullback gives ``None`` for an
+    input the output does not depend on (``checkpoint``'s closed-over Tensors that
+    the block does not use keep ``.grad`` None, as in PyTorch)."""
     leaves, build = flatten(primals)
     names = leaf_paths(primals, "primals")
     for leaf, name in zip(leaves, names):
@@ -92,7 +99,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
             with level.reopened():  # the walk works on the tape this call recorded
                 run_backward(roots, cts, retain_graph=True, create_graph=False,
                              capture=capture, accumulate=False, level=level)
-        grads = [_as_input_cotangent(capture[(id(t), 0)], x) for t, x in zip(inputs, leaves)]
+        grads = [None if g is None and not unused_as_zeros else _as_input_cotangent(g, x)
+                 for g, x in zip([capture[(id(t), 0)] for t in inputs], leaves)]
         return build(grads)
 
     if has_aux:

@@ -131,13 +131,240 @@ def test_integer_inputs_get_no_gradient():
     np.testing.assert_array_equal(g, [2.0, 0.0, 2.0])
 
 
-def test_closing_over_a_tensor_is_a_clear_error():
-    w = Tensor(W, requires_grad=True)
-    with pytest.raises(TypeError, match=r"closes over.*pass every Tensor"):
-        checkpoint(lambda x: x @ w, XS)
+def test_a_closed_over_tensor_it_cannot_find_is_a_clear_error():
+    class Layer:  # a class attribute: the search does not look into classes
+        w = Tensor(W, requires_grad=True)
+
+        def __call__(self, x):
+            return x @ self.w
+
+    with pytest.raises(TypeError, match=r"closes over a Tensor.*did not find.*as an argument"):
+        checkpoint(Layer(), XS)
 
 
 def test_no_array_arguments_just_calls_fn():
     assert checkpoint(lambda: 4.0) == 4.0
     with pytest.raises(TypeError, match="callable"):
         checkpoint(3.0, 1.0)
+
+
+# -- closed-over weights, as PyTorch's non-reentrant checkpoint allows ------------------
+W2 = RNG.normal(size=(2, 3))
+
+
+def two_layers(x, w1, w2):
+    return ops.sin(ops.tanh(x @ w1) @ w2)
+
+
+class Linear:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return x @ self.w
+
+
+class MLP:
+    """A model object holding its Tensors, called as ``checkpoint(model, x)``."""
+
+    def __init__(self, w1, w2):
+        self.w1, self.w2 = w1, w2
+
+    def __call__(self, x):
+        return two_layers(x, self.w1, self.w2)
+
+    def forward(self, x):
+        return self(x)
+
+
+class Sequential:
+    def __init__(self, *layers):
+        self.layers = list(layers)
+
+    def __call__(self, x):
+        x = ops.tanh(self.layers[0](x))
+        return ops.sin(self.layers[1](x))
+
+
+def _closure(w1, w2):
+    return lambda x: two_layers(x, w1, w2)
+
+
+def _list(w1, w2):
+    params = [w1, w2]
+    return lambda x: two_layers(x, params[0], params[1])
+
+
+def _dict(w1, w2):
+    params = {"w1": w1, "w2": w2}
+    return lambda x: two_layers(x, params["w1"], params["w2"])
+
+
+def _tuple_in_an_object(w1, w2):
+    class Holder:
+        pass
+    holder = Holder()
+    holder.params = ((w1,), w2)  # tuples are rebuilt in the attribute that holds them
+    return lambda x: two_layers(x, holder.params[0][0], holder.params[1])
+
+
+def _default_argument(w1, w2):
+    def f(x, w1=w1, w2=w2):
+        return two_layers(x, w1, w2)
+    return f
+
+
+def _nested_function(w1, w2):
+    def inner(x):
+        return two_layers(x, w1, w2)
+    return lambda x: inner(x)
+
+
+HOW_A_BLOCK_REACHES_ITS_WEIGHTS = {
+    "closure": _closure,
+    "list": _list,
+    "dict": _dict,
+    "tuple in an object": _tuple_in_an_object,
+    "default argument": _default_argument,
+    "helper function": _nested_function,
+    "model object": MLP,
+    "bound method": lambda w1, w2: MLP(w1, w2).forward,
+    "objects in a list": lambda w1, w2: Sequential(Linear(w1), Linear(w2)),
+}
+
+
+def _plain_and_checkpointed_grads(make_block):
+    grads = []
+    for use_checkpoint in (False, True):
+        w1, w2 = Tensor(W, requires_grad=True), Tensor(W2, requires_grad=True)
+        x = Tensor(XS, requires_grad=True)
+        unused = Tensor(W, requires_grad=True)
+        block_fn = make_block(w1, w2)
+        out = checkpoint(block_fn, x) if use_checkpoint else block_fn(x)
+        (out * out).sum().backward()
+        grads.append((w1.grad, w2.grad, x.grad, unused.grad))
+    return grads
+
+
+@pytest.mark.parametrize("how", HOW_A_BLOCK_REACHES_ITS_WEIGHTS)
+def test_closed_over_weights_get_the_gradients_they_get_without_checkpoint(how):
+    plain, ckpt = _plain_and_checkpointed_grads(HOW_A_BLOCK_REACHES_ITS_WEIGHTS[how])
+    for got, want in zip(ckpt[:3], plain[:3]):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    assert ckpt[3] is None
+
+
+def test_a_model_passed_as_a_constant_argument():
+    grads = []
+    for use_checkpoint in (False, True):
+        model = MLP(Tensor(W, requires_grad=True), Tensor(W2, requires_grad=True))
+        apply = lambda m, x: m(x)
+        out = checkpoint(apply, model, XS) if use_checkpoint else apply(model, XS)
+        out.sum().backward()
+        grads.append((model.w1.grad, model.w2.grad))
+    for got, want in zip(*grads[::-1]):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_a_weight_the_block_does_not_use_keeps_no_gradient():
+    model = MLP(Tensor(W, requires_grad=True), Tensor(W2, requires_grad=True))
+    model.spare = Tensor(W, requires_grad=True)  # found on the object, never used
+    out = checkpoint(model, XS)
+    out.sum().backward()
+    assert model.spare.grad is None and model.w1.grad is not None
+    with pytest.raises(RuntimeError, match="not used"):
+        gradients(checkpoint(model, XS).sum(), [model.spare])
+
+
+def test_the_places_hold_the_users_tensors_again():
+    model = MLP(Tensor(W, requires_grad=True), Tensor(W2, requires_grad=True))
+    w1, w2 = model.w1, model.w2
+    seen = []
+
+    def block_fn(x):
+        seen.append(type(model.w1))
+        if len(seen) == 3:
+            raise ValueError("raised inside the block")
+        return model(x)
+
+    out = checkpoint(block_fn, Tensor(XS, requires_grad=True))
+    assert model.w1 is w1 and model.w2 is w2
+    out.sum().backward()
+    assert model.w1 is w1 and model.w2 is w2
+    assert seen == [np.ndarray, Tensor]  # raw arrays forward, the recomputation's Tensors after
+    with pytest.raises(ValueError, match="inside the block"):
+        checkpoint(block_fn, XS)
+    assert model.w1 is w1
+
+
+def test_a_weight_both_passed_and_closed_over():
+    def loss(w, use_checkpoint):
+        f = lambda v: ops.tanh(XS @ v) @ ops.sin(w).T
+        return ((checkpoint(f, w) if use_checkpoint else f(w)) ** 2).sum()
+
+    want = reverse.grad(lambda w: loss(w, False))(W)
+    np.testing.assert_allclose(reverse.grad(lambda w: loss(w, True))(W), want, rtol=1e-13)
+    w = Tensor(W, requires_grad=True)
+    loss(w, True).backward()
+    np.testing.assert_allclose(w.grad, want, rtol=1e-13)
+
+
+def test_closed_over_tensors_that_need_no_gradient():
+    data = Tensor(XS)  # requires_grad=False: a constant, used through the closure
+    w = Tensor(W, requires_grad=True)
+    checkpoint(lambda v: (data @ v).sum(), w).backward()
+    np.testing.assert_allclose(w.grad, np.broadcast_to(XS.sum(0)[:, None], W.shape))
+
+
+def loss_closing_over(w, x, use_checkpoint):
+    """``block`` as a closure over ``w``: inside ``reverse.grad``, ``w`` is the grad's own value."""
+    f = lambda v: block(w, v)
+    a, b = checkpoint(f, x) if use_checkpoint else f(x)
+    return a.sum() + b
+
+
+@given(arrays(np.float64, (3, 2), elements=st.floats(-2, 2)),
+       arrays(np.float64, (4, 3), elements=st.floats(-2, 2)))
+def test_closed_over_values_at_the_level_of_reverse_grad(w, x):
+    want = reverse.grad(lambda w: loss_closing_over(w, x, False))(w)
+    got = reverse.grad(lambda w: loss_closing_over(w, x, True))(w)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_closed_over_second_derivatives_in_every_nesting():
+    f_plain = lambda w: loss_closing_over(w, XS, False)
+    f_ckpt = lambda w: loss_closing_over(w, XS, True)
+    expected = dualad.hessian(f_plain)(W)
+    np.testing.assert_allclose(reverse.jacrev(reverse.grad(f_ckpt))(W), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dualad.hessian(f_ckpt)(W), expected, rtol=1e-10, atol=1e-12)
+    v = RNG.normal(size=W.shape)
+    _, hv = dualad.jvp(reverse.grad(f_ckpt), (W,), (v,))
+    np.testing.assert_allclose(hv, np.tensordot(expected, v, axes=2), rtol=1e-10, atol=1e-12)
+    rev_fwd = reverse.grad(lambda w: dualad.jvp(f_ckpt, (w,), (v,))[1])(W)
+    np.testing.assert_allclose(rev_fwd, np.tensordot(expected, v, axes=2), rtol=1e-10, atol=1e-12)
+
+
+def test_create_graph_through_a_checkpoint_with_a_closed_over_weight():
+    results = []
+    for use_checkpoint in (False, True):
+        w = Tensor(W, requires_grad=True)
+        (g,) = gradients(loss_closing_over(w, XS, use_checkpoint), [w], create_graph=True)
+        (g * g).sum().backward()
+        results.append(w.grad)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-10)
+
+
+def test_nested_checkpoints_closing_over_the_same_weight():
+    def loss(w, use_checkpoint):
+        run = checkpoint if use_checkpoint else (lambda f, *a: f(*a))
+        inner = lambda v: ops.tanh(v @ w)
+        outer = lambda v: run(inner, v) @ w.T
+        return (run(outer, XS) ** 2).sum()
+
+    grads = []
+    for use_checkpoint in (False, True):
+        w = Tensor(W, requires_grad=True)
+        loss(w, use_checkpoint).backward()
+        grads.append(w.grad)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+    np.testing.assert_allclose(reverse.grad(lambda w: loss(w, True))(W), grads[0], rtol=1e-12)

@@ -1,0 +1,276 @@
+"""What a function reaches besides its arguments, and where it finds it.
+
+``checkpoint`` needs the ``Tensor``s (and other value types) a block uses
+without being passed them: its closure, the globals it names, a model
+object's attributes. :func:`reach` walks those from the function and from
+the block's constant arguments, and remembers each value together with the
+*place* that holds it (a closure cell, a dict entry, a list item, an
+attribute), so that :meth:`Reached.substituted` can put another value in
+every place for the duration of a call and put the original back after.
+
+What the walk follows, from ``fn`` and the constant arguments, to
+``MAX_DEPTH`` steps:
+
+- a function's closure cells, the globals its code names (``co_names``,
+  nested code objects included), attributes of modules it names that its
+  code also names (``cfg.w``), and its default arguments;
+- a bound method's ``__self__`` and function; a callable object's
+  attributes and its class's ``__call__``; ``functools.partial``'s function
+  and keywords;
+- items of lists and dicts, items of tuples (a tuple is rebuilt in the
+  place that holds it), and the ``__dict__`` attributes of objects.
+
+It does not look into classes (class attributes), modules other than by
+name as above, objects without a ``__dict__`` (``__slots__``), the objects
+and globals of NumPy, SciPy, CuPy, dualad itself and a few standard modules
+(the closures of their functions, which hold user functions, it does look
+into), nor past ``MAX_OBJECTS`` objects per call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from typing import Callable
+
+from dualad._core import Value
+
+__all__ = ["Reached", "reach"]
+
+MAX_DEPTH = 8
+MAX_OBJECTS = 20_000
+
+# The globals and objects of these packages hold no user values, and are large.
+_LIBRARIES = frozenset({
+    "builtins", "numpy", "scipy", "cupy", "cupyx", "cupy_backends", "array_api_strict",
+    "array_api_compat", "dualad", "reverse", "mixed", "logging", "threading"})
+_ATOMS = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
+          types.BuiltinFunctionType, types.CodeType)
+
+
+class _Cell:
+    """A closure cell."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def get(self):
+        return self.cell.cell_contents
+
+    def set(self, value):
+        self.cell.cell_contents = value
+
+
+class _Item:
+    """An entry of a dict (globals, an object's ``__dict__``) or an item of a list."""
+
+    __slots__ = ("container", "key")
+
+    def __init__(self, container, key):
+        self.container, self.key = container, key
+
+    def get(self):
+        return self.container[self.key]
+
+    def set(self, value):
+        self.container[self.key] = value
+
+
+class _Attr:
+    """An attribute kept outside ``__dict__`` (a function's ``__defaults__``)."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+    def get(self):
+        return getattr(self.obj, self.name)
+
+    def set(self, value):
+        setattr(self.obj, self.name, value)
+
+
+class Reached:
+    """The values a walk found, and the places that hold them."""
+
+    def __init__(self):
+        self.values: list = []  # in the order found, each once
+        self._index: dict[int, int] = {}  # id(value) -> position in values
+        # id of a place -> (place, [(path into the tuples it holds, value position)])
+        self._places: dict[tuple, tuple] = {}
+
+    def add_value(self, value, place, key, path) -> None:
+        k = self._index.get(id(value))
+        if k is None:
+            k = self._index[id(value)] = len(self.values)
+            self.values.append(value)
+        entry = self._places.setdefault(key, (place, []))
+        entry[1].append((path, k))
+
+    def substituted(self, replacements: list) -> _Substitution:
+        """A context in which ``replacements[k]`` stands wherever ``values[k]`` was found."""
+        return _Substitution(self._places.values(), replacements)
+
+
+class _Substitution:
+    __slots__ = ("places", "replacements", "originals")
+
+    def __init__(self, places, replacements):
+        self.places, self.replacements, self.originals = places, replacements, []
+
+    def __enter__(self):
+        try:
+            for place, entries in self.places:
+                old = place.get()
+                new = old
+                for path, k in entries:
+                    new = _replaced(new, path, self.replacements[k])
+                place.set(new)
+                self.originals.append((place, old))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        originals, self.originals = self.originals, []
+        for place, old in reversed(originals):
+            place.set(old)
+        return False
+
+
+def _replaced(tree, path: tuple, value):
+    """``tree`` with the item at ``path`` (indices into nested tuples) replaced by ``value``."""
+    if not path:
+        return value
+    items = list(tree)
+    items[path[0]] = _replaced(tree[path[0]], path[1:], value)
+    return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+
+
+def reach(fn: Callable, constants: list) -> Reached:
+    """The value types that ``fn`` reaches besides its arguments (see the module docstring)."""
+    walk = _Walk()
+    walk.visit(fn, None, (), 0)
+    for c in constants:
+        walk.visit(c, None, (), 0)
+    return walk.found
+
+
+def _is_library(module_name: str | None) -> bool:
+    return (module_name or "").partition(".")[0] in _LIBRARIES
+
+
+def _library_function(fn: types.FunctionType) -> bool:
+    """Defined in a library module (not merely named after one, as a doctest's are)."""
+    module = sys.modules.get(fn.__module__ or "")
+    return _is_library(fn.__module__) and module is not None and vars(module) is fn.__globals__
+
+
+def _library_class(cls: type) -> bool:
+    return _is_library(cls.__module__) and getattr(sys.modules.get(cls.__module__), cls.__name__, None) is cls
+
+
+class _Walk:
+    def __init__(self):
+        self.found = Reached()
+        self.seen: set[int] = set()
+        self.budget = MAX_OBJECTS
+
+    def visit(self, obj, place, path: tuple, depth: int) -> None:
+        """Record ``obj`` if it is a value type; otherwise look inside it."""
+        if isinstance(obj, Value):
+            if obj._level >= 0 and place is not None:  # level -1: a buffer of raw numbers
+                self.found.add_value(obj, place, _key(place), path)
+            return
+        if isinstance(obj, _ATOMS) or depth > MAX_DEPTH or self.budget <= 0:
+            return
+        if isinstance(obj, tuple):  # immutable: its items are replaced through its place
+            for i, item in enumerate(obj):
+                self.visit(item, place, path + (i,), depth + 1)
+            return
+        if id(obj) in self.seen:
+            return
+        self.seen.add(id(obj))
+        self.budget -= 1
+        if isinstance(obj, list):
+            for i, item in enumerate(obj):
+                self.visit(item, _Item(obj, i), (), depth + 1)
+        elif isinstance(obj, dict):
+            for k, item in list(obj.items()):
+                self.visit(item, _Item(obj, k), (), depth + 1)
+        else:
+            self.callable(obj, depth)
+
+    def callable(self, obj, depth: int) -> None:
+        """Look into a function, a method, a partial, or an object's attributes."""
+        if isinstance(obj, types.FunctionType):
+            self.function(obj, depth)
+        elif isinstance(obj, types.MethodType):
+            self.visit(obj.__self__, None, (), depth + 1)
+            self.visit(obj.__func__, None, (), depth + 1)
+        elif isinstance(obj, functools.partial):
+            self.visit(obj.func, None, (), depth + 1)
+            self.visit(obj.args, None, (), depth + 1)
+            self.visit(obj.keywords, None, (), depth + 1)
+        elif not _library_class(type(obj)) and hasattr(obj, "__dict__"):
+            attributes = vars(obj)
+            self.visit(attributes, None, (), depth)
+            call = inspect.getattr_static(type(obj), "__call__", None)
+            if isinstance(call, types.FunctionType):
+                self.visit(call, None, (), depth + 1)
+
+    def function(self, fn: types.FunctionType, depth: int) -> None:
+        """Its closure and defaults; its globals too, unless it is a library's."""
+        for cell in fn.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:  # a free variable not assigned yet
+                continue
+            self.visit(content, _Cell(cell), (), depth + 1)
+        if not _library_function(fn):
+            names = _names(fn.__code__)
+            scope = fn.__globals__
+            for name in names:
+                if name not in scope:
+                    continue
+                value = scope[name]
+                if isinstance(value, types.ModuleType):
+                    if not _is_library(value.__name__):
+                        self.module_attributes(value, names, depth + 1)
+                else:
+                    self.visit(value, _Item(scope, name), (), depth + 1)
+        if fn.__defaults__:
+            self.visit(fn.__defaults__, _Attr(fn, "__defaults__"), (), depth + 1)
+        if fn.__kwdefaults__:
+            self.visit(fn.__kwdefaults__, None, (), depth + 1)
+
+    def module_attributes(self, module, names, depth: int) -> None:
+        """The attributes of a module named by the code that names the module."""
+        attributes = vars(module)
+        for name in names:
+            if name in attributes and not isinstance(attributes[name], types.ModuleType):
+                self.visit(attributes[name], _Item(attributes, name), (), depth)
+
+
+def _names(code: types.CodeType) -> list[str]:
+    """Global and attribute names used by ``code`` and the code objects nested in it."""
+    names, stack = [], [code]
+    while stack:
+        c = stack.pop()
+        names.extend(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return list(dict.fromkeys(names))
+
+
+def _key(place) -> tuple:
+    if type(place) is _Cell:
+        return ("cell", id(place.cell))
+    if type(place) is _Item:
+        return ("item", id(place.container), place.key)  # dict keys and list indices hash
+    return ("attr", id(place.obj), place.name)
