@@ -9,6 +9,10 @@ runs it under ``dualad.jvp``. Both are written with the transforms
 themselves, so a checkpointed block is differentiated to any order and
 inside any other transform, like every other primitive.
 
+Random streams the block draws from are saved at its first run and set
+again around each later run (:mod:`reverse._rng`), so a recomputation draws
+what the forward pass drew and leaves the streams where it found them.
+
 Value types the block uses without being passed them (a closure's weights,
 a model object's attribute Tensors) are found by :func:`reverse._reach.reach`
 and become extra operands of the primitive, after the arguments, so that the
@@ -16,6 +20,17 @@ tape routes their cotangents like the arguments'. Each run of the block puts
 the operand as that run sees it (a raw array in ``impl``, a recomputation's
 own Tensor in the VJP, a Dual in the JVP) in the places where the value was
 found, and the value back after.
+
+Against PyTorch (from the ``torch.utils.checkpoint`` documentation and
+source; torch is not installed here, so nothing was run): its default
+``preserve_rng_state=True`` stashes the default CPU and device generator
+states at the forward call and restores them for the recomputation inside
+``torch.random.fork_rng``, which puts the surrounding states back after; it
+does not save ``torch.Generator`` objects the user makes, which the search
+here does for NumPy's. Its non-reentrant variant (``use_reentrant=False``)
+lets the block use tensors it is not passed, including inside custom
+objects, lists and dicts, and works with ``torch.autograd.grad``; that is
+the behaviour followed here.
 """
 
 from __future__ import annotations
@@ -30,6 +45,7 @@ from dualad._tree import flatten
 from dualad.extend import bind, custom
 from reverse._function import _is_operand, _tracks_derivative, merge_operands, split_operands
 from reverse._reach import reach
+from reverse._rng import RandomStreams
 
 __all__ = ["checkpoint"]
 
@@ -44,10 +60,11 @@ class _Block:
     """
 
     def __init__(self, fn: Callable, layout: list, build: Callable, n_args: int, reached, slots,
-                 tracked: tuple):
+                 tracked: tuple, streams: RandomStreams | None):
         self.fn, self.layout, self.build = fn, layout, build
         self.n_args, self.reached, self.slots = n_args, reached, slots
         self.tracked = tracked  # per operand: whether a transform tracks its derivative
+        self.streams = streams  # None: preserve_rng_state=False
         self.out_build = None
 
     def __repr__(self) -> str:
@@ -56,11 +73,17 @@ class _Block:
     def call(self, operands) -> tuple:
         """``fn`` at ``operands`` (array leaves in order), as a tuple of output leaves."""
         args = self.build(merge_operands(self.layout, operands[:self.n_args]))
-        if self.slots:
-            with self.reached.substituted([operands[i] for i in self.slots]):
+        streams = self.streams
+        tokens = streams.enter() if streams is not None else None
+        try:
+            if self.slots:
+                with self.reached.substituted([operands[i] for i in self.slots]):
+                    out = self.fn(*args)
+            else:
                 out = self.fn(*args)
-        else:
-            out = self.fn(*args)
+        finally:
+            if streams is not None:
+                streams.exit(tokens)
         out_leaves, self.out_build = flatten(out)
         return tuple(out_leaves)
 
@@ -120,7 +143,7 @@ _checkpoint_p = custom("checkpoint", _impl, jvp=_jvp, vjp=_vjp, multiple_results
                        scalar_ok=True, register=False)
 
 
-def checkpoint(fn: Callable, *args: Any) -> Any:
+def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any:
     """``fn(*args)``, without keeping ``fn``'s intermediate values for backward.
 
     Only the inputs and outputs of the block are saved; backward runs
@@ -128,6 +151,16 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
     (about one extra forward pass of ``fn``). The gradients are the same as
     without checkpointing, to any order, with ``Tensor`` inputs at the
     user's level and inside ``reverse.grad``, ``vjp`` or ``dualad.jvp``.
+
+    Random numbers drawn inside ``fn`` are drawn again, the same, when
+    backward recomputes it, as PyTorch does by default: NumPy's global
+    state, the NumPy ``Generator``s and ``RandomState``s ``fn`` reaches (in
+    its arguments, closure, the globals it names, the attributes of objects
+    those hold) are saved when ``fn`` first runs and set again for the
+    recomputation, which then puts back the states it found, so the user's
+    later draws are those without checkpointing; CuPy's global state, which
+    cannot be read, is replaced by a seeded stand-in for both runs.
+    :mod:`reverse._rng` says exactly what is covered.
 
     ``fn`` may use Tensors it is not passed, as PyTorch's non-reentrant
     checkpoint allows: weights in its closure, globals it names, attributes of
@@ -149,6 +182,10 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
         The arguments of ``fn``: arrays, floats and value types (``Tensor``,
         ``Dual``), or tuples/lists/dicts of them; ints, strings, ``None`` and
         other objects are passed through as constants.
+    preserve_rng_state : bool
+        Save and replay the random state as above (the default, as in
+        PyTorch). ``False`` skips that work; the recomputation then draws new
+        numbers, which is right only if ``fn`` draws none.
 
     Returns
     -------
@@ -164,12 +201,20 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
     >>> np.allclose(x.grad, 2.0 * np.cos([0.0, 1.0]) * np.exp(np.sin([0.0, 1.0])))
     True
 
-    A closed-over weight gets its gradient too:
+    Dropout inside the block gets the same mask in backward, and a closed-over
+    weight gets its gradient:
 
-    >>> w = Tensor(np.array([2.0, 3.0]), requires_grad=True)
-    >>> checkpoint(lambda v: (v * w).sum(), np.array([1.0, 10.0])).backward()
-    >>> w.grad
-    array([ 1., 10.])
+    >>> rng = np.random.default_rng(0)
+    >>> w = Tensor(np.array([2.0, 3.0, 4.0, 5.0]), requires_grad=True)
+    >>> def dropout_layer(v):
+    ...     keep = rng.random(v.shape) < 0.5
+    ...     return np.where(keep, np.tanh(v * w) / 0.5, 0.0)
+    >>> checkpoint(dropout_layer, np.ones(4)).sum().backward()
+    >>> g = w.grad
+    >>> rng, w.grad = np.random.default_rng(0), None
+    >>> dropout_layer(np.ones(4)).sum().backward()
+    >>> np.array_equal(g, w.grad)
+    True
     """
     if not callable(fn):
         raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
@@ -180,8 +225,9 @@ def checkpoint(fn: Callable, *args: Any) -> Any:
     slots = _closed_over_operands(reached.values, operands)
     if not operands:
         return fn(*args)
+    streams = RandomStreams(list(reached.streams.values())) if preserve_rng_state else None
     block = _Block(fn, layout, build, n_args, reached, slots,
-                   tuple(_tracks_derivative(x) for x in operands))
+                   tuple(_tracks_derivative(x) for x in operands), streams)
     outs = bind(_checkpoint_p, *operands, block=block)
     return block.out_build(list(outs))
 

@@ -7,6 +7,8 @@ the block's constant arguments, and remembers each value together with the
 *place* that holds it (a closure cell, a dict entry, a list item, an
 attribute), so that :meth:`Reached.substituted` can put another value in
 every place for the duration of a call and put the original back after.
+The same walk collects the random generators the block may draw from
+(:func:`reverse._rng.is_random_stream`), wherever they are held.
 
 What the walk follows, from ``fn`` and the constant arguments, to
 ``MAX_DEPTH`` steps:
@@ -33,9 +35,10 @@ import functools
 import inspect
 import sys
 import types
-from typing import Callable
+from typing import Any, Callable
 
 from dualad._core import Value
+from reverse._rng import is_random_stream
 
 __all__ = ["Reached", "reach"]
 
@@ -96,10 +99,11 @@ class _Attr:
 
 
 class Reached:
-    """The values a walk found, and the places that hold them."""
+    """The values a walk found and the places that hold them, and the random generators."""
 
     def __init__(self):
         self.values: list = []  # in the order found, each once
+        self.streams: dict[int, Any] = {}  # id -> random generator
         self._index: dict[int, int] = {}  # id(value) -> position in values
         # id of a place -> (place, [(path into the tuples it holds, value position)])
         self._places: dict[tuple, tuple] = {}
@@ -154,7 +158,8 @@ def _replaced(tree, path: tuple, value):
 
 
 def reach(fn: Callable, constants: list) -> Reached:
-    """The value types that ``fn`` reaches besides its arguments (see the module docstring)."""
+    """The value types and random generators that ``fn`` reaches besides its array
+    arguments (see the module docstring)."""
     walk = _Walk()
     walk.visit(fn, None, (), 0)
     for c in constants:
@@ -187,6 +192,9 @@ class _Walk:
         if isinstance(obj, Value):
             if obj._level >= 0 and place is not None:  # level -1: a buffer of raw numbers
                 self.found.add_value(obj, place, _key(place), path)
+            return
+        if is_random_stream(obj):
+            self.found.streams[id(obj)] = obj
             return
         if isinstance(obj, _ATOMS) or depth > MAX_DEPTH or self.budget <= 0:
             return

@@ -1,6 +1,8 @@
 """``checkpoint``: same derivatives as without it, without keeping the block's intermediates."""
 
 import gc
+import sys
+import types
 import weakref
 
 import numpy as np
@@ -368,3 +370,222 @@ def test_nested_checkpoints_closing_over_the_same_weight():
         grads.append(w.grad)
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
     np.testing.assert_allclose(reverse.grad(lambda w: loss(w, True))(W), grads[0], rtol=1e-12)
+
+
+# -- random numbers: a recomputation draws what the forward pass drew -------------------
+@pytest.fixture
+def numpy_global_state():
+    """Tests that seed NumPy's global state leave it as they found it."""
+    state = np.random.get_state()
+    yield
+    np.random.set_state(state)
+
+
+def dropout(v, uniform):
+    """Inverted dropout with p = 0.5; ``uniform(shape)`` draws the mask's numbers."""
+    keep = uniform(v.shape) < 0.5
+    return ops.tanh(v) * keep.astype(float) * 2.0
+
+
+def _generator_in_a_closure(seed):
+    rng = np.random.default_rng(seed)
+    return (lambda v: dropout(v, rng.random)), (), lambda: rng.random(3)
+
+
+def _random_state_in_a_closure(seed):
+    """Gaussian noise: every value drawn counts, the first one too."""
+    rs = np.random.RandomState(seed)
+    rs.standard_normal()  # leaves a cached Gaussian, which the saved state must hold
+    noisy = lambda v: ops.tanh(v) * (1.0 + 0.1 * rs.standard_normal(v.shape))
+    return noisy, (), lambda: rs.standard_normal(3)
+
+
+def _numpy_global_functions(seed):
+    np.random.seed(seed)
+    return (lambda v: dropout(v, np.random.random_sample)), (), lambda: np.random.standard_normal(3)
+
+
+def _generator_on_a_model_object(seed):
+    class Dropout:
+        def __init__(self):
+            self.rng = np.random.default_rng(seed)
+
+        def __call__(self, v):
+            return dropout(v, self.rng.random)
+    layer = Dropout()
+    return layer, (), lambda: layer.rng.random(3)
+
+
+def _generator_as_an_argument(seed):
+    rng = np.random.default_rng(seed)
+    return (lambda v, g: dropout(v, g.random)), (rng,), lambda: rng.random(3)
+
+
+HOW_A_BLOCK_DRAWS = {
+    "Generator in a closure": _generator_in_a_closure,
+    "RandomState in a closure": _random_state_in_a_closure,
+    "NumPy's global functions": _numpy_global_functions,
+    "Generator on a model object": _generator_on_a_model_object,
+    "Generator as an argument": _generator_as_an_argument,
+}
+
+
+def _run_drawing_block(how, use_checkpoint, **kwargs):
+    """Output, gradient, and the user's next draws after backward."""
+    fn, extra, next_draws = HOW_A_BLOCK_DRAWS[how](seed=7)
+    x = Tensor(XS, requires_grad=True)
+    out = checkpoint(fn, x, *extra, **kwargs) if use_checkpoint else fn(x, *extra)
+    (out * out).sum().backward()
+    return out.value, x.grad, next_draws()
+
+
+@pytest.mark.parametrize("how", HOW_A_BLOCK_DRAWS)
+def test_the_recomputation_draws_what_the_forward_pass_drew(how, numpy_global_state):
+    out, grad, after = _run_drawing_block(how, use_checkpoint=True)
+    want_out, want_grad, want_after = _run_drawing_block(how, use_checkpoint=False)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-13, atol=1e-14)
+    np.testing.assert_array_equal(after, want_after)  # the user's stream, as without checkpoint
+
+
+@pytest.mark.parametrize("how", HOW_A_BLOCK_DRAWS)
+def test_preserve_rng_state_false_draws_again(how, numpy_global_state):
+    """The old behaviour: the recomputation draws a new mask (a wrong gradient) and
+    moves the user's stream on by one more run of the block."""
+    _, grad, after = _run_drawing_block(how, use_checkpoint=True, preserve_rng_state=False)
+    _, want_grad, _ = _run_drawing_block(how, use_checkpoint=False)
+    assert not np.allclose(grad, want_grad)
+    fn, extra, next_draws = HOW_A_BLOCK_DRAWS[how](seed=7)
+    fn(XS, *extra)
+    fn(XS, *extra)
+    np.testing.assert_array_equal(after, next_draws())
+
+
+def dropout_loss(w, use_checkpoint):
+    """A closure over a fresh Generator; the draw after the block enters the value."""
+    rng = np.random.default_rng(11)
+    f = lambda v: dropout(XS @ v, rng.random)
+    out = checkpoint(f, w) if use_checkpoint else f(w)
+    return (out * out).sum() * rng.random()
+
+
+def test_random_blocks_under_every_transform():
+    f_plain = lambda w: dropout_loss(w, False)
+    f_ckpt = lambda w: dropout_loss(w, True)
+    for got, want in zip(reverse.value_and_grad(f_ckpt)(W), reverse.value_and_grad(f_plain)(W)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    v = RNG.normal(size=W.shape)
+    for got, want in zip(dualad.jvp(f_ckpt, (W,), (v,)), dualad.jvp(f_plain, (W,), (v,))):
+        np.testing.assert_allclose(got, want, rtol=1e-13)  # impl and the JVP rule: one mask
+    expected = dualad.hessian(f_plain)(W)
+    np.testing.assert_allclose(dualad.hessian(f_ckpt)(W), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(reverse.jacrev(reverse.grad(f_ckpt))(W), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_nested_random_blocks(numpy_global_state):
+    def loss(w, use_checkpoint):
+        np.random.seed(5)
+        run = checkpoint if use_checkpoint else (lambda f, *a: f(*a))
+        inner = lambda v: dropout(v @ w, np.random.random_sample)
+        outer = lambda v: dropout(run(inner, v), np.random.random_sample) @ w.T
+        return (run(outer, XS) ** 2).sum()
+
+    grads = []
+    for use_checkpoint in (False, True):
+        w = Tensor(W, requires_grad=True)
+        loss(w, use_checkpoint).backward()
+        grads.append((w.grad, np.random.random_sample(3)))
+    np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-12)
+    np.testing.assert_array_equal(grads[1][1], grads[0][1])
+
+
+class _FakeCupyRandom:
+    """The part of ``cupy.random`` that checkpoint uses, over NumPy's RandomState:
+    a per-device dict of global states, and RandomState(seed, method)."""
+
+    class RandomState:
+        def __init__(self, seed=None, method=100):
+            self._rs, self.method = np.random.RandomState(None if seed is None else seed % 2 ** 32), method
+
+        def randint(self, low, high):
+            return np.asarray(self._rs.randint(low, high, dtype=np.int64))
+
+        def random_sample(self, size):
+            return self._rs.random_sample(size)
+
+    def __init__(self, created: bool):
+        self._generator = types.SimpleNamespace(_random_states={0: self.RandomState(3)} if created else {})
+
+    def get_random_state(self):
+        return self._generator._random_states.setdefault(0, self.RandomState())
+
+    def set_random_state(self, rs):
+        self._generator._random_states[0] = rs
+
+    def random_sample(self, size):
+        return self.get_random_state().random_sample(size)
+
+
+def _fake_cupy(monkeypatch, created=True):
+    fake = types.SimpleNamespace(random=_FakeCupyRandom(created),
+                                 cuda=types.SimpleNamespace(get_device_id=lambda: 0))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    return fake
+
+
+def test_cupys_global_state_runs_on_a_seeded_stand_in(monkeypatch):
+    """The protocol, on a stand-in for CuPy's API (cuRAND's state cannot be read)."""
+    cupy = _fake_cupy(monkeypatch)
+    user = cupy.random.get_random_state()
+    masks = []
+
+    def block_fn(v):
+        masks.append(cupy.random.random_sample(v.shape) < 0.5)
+        return ops.tanh(v) * masks[-1].astype(float)
+
+    x = Tensor(XS, requires_grad=True)
+    checkpoint(block_fn, x).sum().backward()
+    np.testing.assert_array_equal(masks[1], masks[0])
+    np.testing.assert_allclose(x.grad, (1 - np.tanh(XS) ** 2) * masks[0])
+    assert cupy.random.get_random_state() is user  # the user's object, back in place
+    reference = _FakeCupyRandom.RandomState(3)
+    reference.randint(0, 2 ** 62)  # the one draw that seeds the stand-in
+    np.testing.assert_array_equal(user.random_sample(3), reference.random_sample(3))
+
+
+def test_cupys_global_state_is_not_created_by_checkpoint(monkeypatch):
+    cupy = _fake_cupy(monkeypatch, created=False)
+    checkpoint(lambda v: ops.tanh(v), Tensor(XS, requires_grad=True)).sum().backward()
+    assert cupy.random._generator._random_states == {}
+
+
+def test_a_cupy_generator_it_cannot_save_is_a_warning():
+    Generator = type("Generator", (), {"__module__": "cupy.random._generator_api"})
+    rng = Generator()
+    with pytest.warns(UserWarning, match="cannot save the state of a cupy.random"):
+        checkpoint(lambda v: ops.tanh(v) if rng else v, Tensor(XS, requires_grad=True))
+
+
+def _gpu_available() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, no device: all mean "skip"
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_cupy_dropout_gets_the_same_mask_in_the_recomputation():
+    import cupy
+    cupy.random.seed(0)
+    masks = []
+
+    def block_fn(v):
+        masks.append(cupy.random.random(v.shape) < 0.5)
+        return ops.tanh(v) * masks[-1].astype(v.dtype)
+
+    x = Tensor(cupy.asarray(XS), requires_grad=True)
+    checkpoint(block_fn, x).sum().backward()
+    cupy.testing.assert_array_equal(masks[1], masks[0])
+    cupy.testing.assert_allclose(x.grad, (1 - cupy.tanh(x.value) ** 2) * masks[0])
