@@ -318,6 +318,37 @@ def test_closed_over_tensors_that_need_no_gradient():
     np.testing.assert_allclose(w.grad, np.broadcast_to(XS.sum(0)[:, None], W.shape))
 
 
+def test_a_hook_on_a_closed_over_weight_runs_once():
+    w = Tensor(W, requires_grad=True)
+    calls = []
+    w.register_hook(lambda g: calls.append(g.shape))
+    checkpoint(lambda v: ops.tanh(v @ w), XS).sum().backward()
+    assert calls == [W.shape]
+
+
+def test_the_search_runs_no_code_of_the_objects_it_looks_into():
+    class Proxy:  # an object whose attribute lookups would have side effects
+        def __init__(self):
+            object.__setattr__(self, "w", Tensor(W, requires_grad=True))
+
+        def __getattr__(self, name):
+            raise AssertionError(f"looked up {name}")
+
+        @property
+        def loud(self):
+            raise AssertionError("ran a property")
+
+    proxy = Proxy()
+    checkpoint(lambda v: (v @ proxy.w).sum(), XS).backward()
+    np.testing.assert_allclose(proxy.w.grad, np.broadcast_to(XS.sum(0)[:, None], W.shape))
+
+
+def test_a_search_cut_short_is_a_warning():
+    history = list(range(100_000))  # a long list the block names: not searched to its end
+    with pytest.warns(UserWarning, match="stopped looking"):
+        checkpoint(lambda v: v * len(history), Tensor(XS, requires_grad=True))
+
+
 def loss_closing_over(w, x, use_checkpoint):
     """``block`` as a closure over ``w``: inside ``reverse.grad``, ``w`` is the grad's own value."""
     f = lambda v: block(w, v)
