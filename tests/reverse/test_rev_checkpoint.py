@@ -492,6 +492,35 @@ def test_preserve_rng_state_false_draws_again(how, numpy_global_state):
     np.testing.assert_array_equal(after, next_draws())
 
 
+def test_training_a_model_with_dropout_in_checkpoints():
+    """Both halves together: an optimizer over a model whose checkpointed call uses its
+    own weights and its own Generator follows the same path as without checkpoint."""
+    def train(use_checkpoint):
+        rng = np.random.default_rng(0)
+
+        class Net:
+            def __init__(self):
+                self.w1 = Tensor(rng.normal(size=(3, 8)), requires_grad=True)
+                self.w2 = Tensor(rng.normal(size=(8, 1)), requires_grad=True)
+                self.noise = np.random.default_rng(1)
+
+            def __call__(self, x):
+                return dropout(x @ self.w1, self.noise.random) @ self.w2
+
+        net = Net()
+        opt = reverse.optim.Adam([net.w1, net.w2], lr=1e-2)
+        x, y = rng.normal(size=(16, 3)), rng.normal(size=(16, 1))
+        for _ in range(5):
+            opt.zero_grad()
+            out = checkpoint(net, x) if use_checkpoint else net(x)
+            ((out - y) ** 2).mean().backward()
+            opt.step()
+        return net.w1.value, net.w2.value
+
+    for got, want in zip(train(True), train(False)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def dropout_loss(w, use_checkpoint):
     """A closure over a fresh Generator; the draw after the block enters the value."""
     rng = np.random.default_rng(11)
