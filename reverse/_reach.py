@@ -16,15 +16,17 @@ What the walk follows, from ``fn`` and the constant arguments, to
 - a function's closure cells, the globals its code names (``co_names``,
   nested code objects included), attributes of modules it names that its
   code also names (``cfg.w``), and its default arguments;
-- a bound method's ``__self__`` and function; a callable object's
+- a bound method's ``__self__`` and function (so ``uniform = rng.random``
+  leads to ``rng``); a callable object's
   attributes and its class's ``__call__``; ``functools.partial``'s function
-  and keywords;
+  and keywords (and its positional arguments, for generators only: a tuple
+  there has no place to be replaced in);
 - items of lists and dicts, items of tuples (a tuple is rebuilt in the
   place that holds it), and the ``__dict__`` attributes of objects.
 
 It does not look into classes (class attributes), modules other than by
 name as above, objects without a ``__dict__`` (``__slots__``), the objects
-and globals of NumPy, SciPy, CuPy, dualad itself and a few standard modules
+and globals of NumPy, SciPy, CuPy, dualad itself, ``logging`` and ``threading``
 (the closures of their functions, which hold user functions, it does look
 into), nor past ``MAX_OBJECTS`` objects per call (a warning says when it
 stops there).

@@ -447,6 +447,11 @@ def _generator_on_a_model_object(seed):
     return layer, (), lambda: layer.rng.random(3)
 
 
+def _generator_method_in_a_closure(seed):
+    uniform = np.random.default_rng(seed).random  # only the bound method is held
+    return (lambda v: dropout(v, uniform)), (), lambda: uniform(3)
+
+
 def _generator_as_an_argument(seed):
     rng = np.random.default_rng(seed)
     return (lambda v, g: dropout(v, g.random)), (rng,), lambda: rng.random(3)
@@ -457,6 +462,7 @@ HOW_A_BLOCK_DRAWS = {
     "RandomState in a closure": _random_state_in_a_closure,
     "NumPy's global functions": _numpy_global_functions,
     "Generator on a model object": _generator_on_a_model_object,
+    "a Generator's method in a closure": _generator_method_in_a_closure,
     "Generator as an argument": _generator_as_an_argument,
 }
 
