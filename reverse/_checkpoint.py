@@ -171,7 +171,11 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any
     Tensor it does not find (a class attribute, an attribute of an object
     with ``__slots__``) is a clear error: pass it as an argument. While
     ``fn`` runs, the places that hold such Tensors hold the values ``fn``
-    is run at, so another thread reading them then sees those.
+    is run at (another thread reading them then sees those), and ``fn``
+    may not assign to them (an error says so): pass state such as a
+    recurrent cell's hidden Tensor in and return its new value. As in
+    PyTorch, other side effects of ``fn`` happen again when backward
+    recomputes it.
 
     Parameters
     ----------

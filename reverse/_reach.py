@@ -63,10 +63,10 @@ _ATOM_TYPES = frozenset(_ATOMS) | {np.ndarray, np.float64}  # the common ones, b
 class _Cell:
     """A closure cell."""
 
-    __slots__ = ("cell",)
+    __slots__ = ("cell", "name")
 
-    def __init__(self, cell):
-        self.cell = cell
+    def __init__(self, cell, name: str):
+        self.cell, self.name = cell, name
 
     def get(self):
         return self.cell.cell_contents
@@ -74,20 +74,27 @@ class _Cell:
     def set(self, value):
         self.cell.cell_contents = value
 
+    def __str__(self) -> str:
+        return f"the closure variable {self.name!r}"
+
 
 class _Item:
-    """An entry of a dict (globals, an object's ``__dict__``) or an item of a list."""
+    """An entry of a dict (globals, an object's ``__dict__``) or an item of a list;
+    ``kind``, a format string of the key, names it in messages."""
 
-    __slots__ = ("container", "key")
+    __slots__ = ("container", "key", "kind")
 
-    def __init__(self, container, key):
-        self.container, self.key = container, key
+    def __init__(self, container, key, kind: str):
+        self.container, self.key, self.kind = container, key, kind
 
     def get(self):
         return self.container[self.key]
 
     def set(self, value):
         self.container[self.key] = value
+
+    def __str__(self) -> str:
+        return self.kind.format(self.key)
 
 
 class _Attr:
@@ -103,6 +110,9 @@ class _Attr:
 
     def set(self, value):
         setattr(self.obj, self.name, value)
+
+    def __str__(self) -> str:
+        return f"{self.name} of {getattr(self.obj, '__qualname__', type(self.obj).__name__)}"
 
 
 class Reached:
@@ -129,10 +139,13 @@ class Reached:
 
 
 class _Substitution:
-    __slots__ = ("places", "replacements", "originals")
+    """Puts the replacements in their places on entry and the originals back on
+    exit; a place the call assigned to meanwhile is an error (see ``__exit__``)."""
+
+    __slots__ = ("places", "replacements", "done")
 
     def __init__(self, places, replacements):
-        self.places, self.replacements, self.originals = places, replacements, []
+        self.places, self.replacements, self.done = places, replacements, []
 
     def __enter__(self):
         try:
@@ -142,16 +155,25 @@ class _Substitution:
                 for path, k in entries:
                     new = _replaced(new, path, self.replacements[k])
                 place.set(new)
-                self.originals.append((place, old))
+                self.done.append((place, old, new))
         except BaseException:
-            self.__exit__()
+            self.__exit__(None, None, None)
             raise
         return self
 
-    def __exit__(self, *exc):
-        originals, self.originals = self.originals, []
-        for place, old in reversed(originals):
+    def __exit__(self, exc_type, exc, tb):
+        done, self.done = self.done, []
+        assigned = [place for place, _, new in done if place.get() is not new]
+        for place, old, _ in reversed(done):
             place.set(old)
+        if assigned and exc_type is None:
+            # What was assigned is made of this run's stand-ins (raw arrays, or Tensors of
+            # a recomputation's closed level); putting the user's value back loses it.
+            raise RuntimeError(
+                f"checkpoint: the block assigned to {', '.join(map(str, assigned))}, which held a "
+                "Tensor that checkpoint replaces while the block runs, so the assignment cannot "
+                "be kept; keep such state outside the block, or pass it to the block and return "
+                "its new value")
         return False
 
 
@@ -226,13 +248,13 @@ class _Walk:
             return
         self.seen.add(id(obj))
         if isinstance(obj, list):
-            self.items(obj, enumerate(obj), depth)
+            self.items(obj, enumerate(obj), depth, "item {} of a list")
         elif isinstance(obj, dict):
-            self.items(obj, obj.items(), depth)
+            self.items(obj, obj.items(), depth, "entry {!r} of a dict")
         else:
             self.callable(obj, depth)
 
-    def items(self, container, pairs, depth: int) -> None:
+    def items(self, container, pairs, depth: int, kind: str) -> None:
         """The items of a list or dict, each counted against the budget."""
         for key, item in pairs:
             if self.budget <= 0:
@@ -240,7 +262,7 @@ class _Walk:
             if type(item) in _ATOM_TYPES:  # most items of a long list: no place made for them
                 self.budget -= 1
             else:
-                self.visit(item, _Item(container, key), (), depth + 1)
+                self.visit(item, _Item(container, key, kind), (), depth + 1)
 
     def callable(self, obj, depth: int) -> None:
         """Look into a function, a method, a partial, or an object's attributes."""
@@ -261,18 +283,21 @@ class _Walk:
                 attributes = object.__getattribute__(obj, "__dict__")
             except AttributeError:  # __slots__ only
                 return
-            self.visit(attributes, None, (), depth)
+            if id(attributes) not in self.seen:
+                self.seen.add(id(attributes))
+                self.items(attributes, attributes.items(), depth,
+                           f"the attribute {{}} of a {type(obj).__name__}")
             if call is not None:
                 self.visit(call, None, (), depth + 1)
 
     def function(self, fn: types.FunctionType, depth: int) -> None:
         """Its closure and defaults; its globals too, unless it is a library's."""
-        for cell in fn.__closure__ or ():
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
                 content = cell.cell_contents
             except ValueError:  # a free variable not assigned yet
                 continue
-            self.visit(content, _Cell(cell), (), depth + 1)
+            self.visit(content, _Cell(cell, name), (), depth + 1)
         if not _library_function(fn):
             names = _names(fn.__code__)
             scope = fn.__globals__
@@ -284,7 +309,7 @@ class _Walk:
                     if not _is_library(value.__name__):
                         self.module_attributes(value, names, depth + 1)
                 else:
-                    self.visit(value, _Item(scope, name), (), depth + 1)
+                    self.visit(value, _Item(scope, name, "the global {}"), (), depth + 1)
         if fn.__defaults__:
             self.visit(fn.__defaults__, _Attr(fn, "__defaults__"), (), depth + 1)
         if fn.__kwdefaults__:
@@ -295,7 +320,8 @@ class _Walk:
         attributes = vars(module)
         for name in names:
             if name in attributes and not isinstance(attributes[name], types.ModuleType):
-                self.visit(attributes[name], _Item(attributes, name), (), depth)
+                self.visit(attributes[name], _Item(attributes, name, f"{module.__name__}.{{}}"),
+                           (), depth)
 
 
 def _names(code: types.CodeType) -> list[str]:

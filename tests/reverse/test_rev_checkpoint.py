@@ -299,6 +299,22 @@ def test_the_places_hold_the_users_tensors_again():
     assert model.w1 is w1
 
 
+def test_a_block_that_assigns_to_a_place_checkpoint_replaced_is_an_error():
+    class RecurrentCell:
+        def __init__(self):
+            self.h = Tensor(np.zeros(3), requires_grad=True)
+
+        def __call__(self, x):
+            self.h = ops.tanh(x + self.h)  # state kept on the object: lost, or a leaked stand-in
+            return self.h
+
+    cell = RecurrentCell()
+    h0 = cell.h
+    with pytest.raises(RuntimeError, match=r"assigned to the attribute h of a RecurrentCell.*return"):
+        checkpoint(cell, np.ones(3))
+    assert cell.h is h0
+
+
 def test_a_weight_both_passed_and_closed_over():
     def loss(w, use_checkpoint):
         f = lambda v: ops.tanh(XS @ v) @ ops.sin(w).T
