@@ -167,6 +167,10 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any
     a model object (``checkpoint(model, x)`` with ``model.w1`` a Tensor), also
     inside lists, dicts and tuples. They get the same gradients as without
     checkpointing (a weight the block does not use keeps ``.grad`` None).
+    Every Tensor found is an input of the block, used or not, so an in-place
+    change to one before backward is refused as for an argument: give
+    checkpoint the block itself (``checkpoint(model.block1, x)``) rather than
+    a closure over the whole model, and the search finds only the block's own.
     The search is bounded; :mod:`reverse._reach` lists what it covers. A
     Tensor it does not find (a class attribute, an attribute of an object
     with ``__slots__``) is a clear error: pass it as an argument. While

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._core import Value
+from dualad._core import Level, Value
 from reverse._rng import is_random_stream
 
 __all__ = ["Reached", "reach"]
@@ -201,6 +201,13 @@ def reach(fn: Callable, constants: list) -> Reached:
     return walk.found
 
 
+def _live(value: Value) -> bool:
+    """Not a buffer of raw numbers (level -1), nor a value that escaped a transform that
+    has returned: if the block uses one of those, it raises as it would without checkpoint."""
+    level = value._level
+    return level >= 0 and not (type(level) is Level and level.closed)
+
+
 def _is_library(module_name: str | None) -> bool:
     return (module_name or "").partition(".")[0] in _LIBRARIES
 
@@ -232,7 +239,7 @@ class _Walk:
             return
         self.budget -= 1
         if isinstance(obj, Value):
-            if obj._level >= 0 and place is not None:  # level -1: a buffer of raw numbers
+            if place is not None and _live(obj):
                 self.found.add_value(obj, place, _key(place), path)
             return
         if is_random_stream(obj):

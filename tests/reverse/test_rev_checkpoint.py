@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 import dualad
 import reverse
 from dualad import ops
+from dualad.extend import EscapedValueError
 from dualad.testing import check_grads
 from reverse import Tensor, checkpoint, gradients
 from reverse._backward import _reachable
@@ -276,6 +277,17 @@ def test_a_weight_the_block_does_not_use_keeps_no_gradient():
     assert model.spare.grad is None and model.w1.grad is not None
     with pytest.raises(RuntimeError, match="not used"):
         gradients(checkpoint(model, XS).sum(), [model.spare])
+
+
+def test_a_tensor_that_escaped_a_transform_is_left_to_the_block():
+    escaped = []
+    reverse.grad(lambda w: (escaped.append(w) or w * 2.0).sum())(W)  # kept past its grad
+    model = MLP(Tensor(W, requires_grad=True), Tensor(W2, requires_grad=True))
+    model.stale = escaped[0]  # found on the object, not used: no error, as without checkpoint
+    checkpoint(model, XS).sum().backward()
+    assert model.w1.grad is not None
+    with pytest.raises(EscapedValueError):  # used: the error it raises without checkpoint
+        checkpoint(lambda v: v @ model.stale, XS)
 
 
 def test_the_places_hold_the_users_tensors_again():
