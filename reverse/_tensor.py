@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ class Tensor(ArrayLike, Value):
     array([4., 6.])
     """
 
-    __slots__ = ("value", "grad", "requires_grad", "_node", "_index", "_version",
+    __slots__ = ("value", "_grad", "requires_grad", "_node", "_index", "_version",
                  "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 100
 
@@ -50,7 +51,7 @@ class Tensor(ArrayLike, Value):
         elif isinstance(value, int) and not isinstance(value, bool) and requires_grad:
             value = float(value)
         self.value = value
-        self.grad = None
+        self._grad = None
         self.requires_grad = False
         self._node = None
         self._index = 0
@@ -66,7 +67,7 @@ class Tensor(ArrayLike, Value):
     @classmethod
     def _make(cls, value, level, node=None, index=0, requires_grad=False):
         t = object.__new__(cls)
-        t.value, t.grad, t.requires_grad = value, None, requires_grad
+        t.value, t._grad, t.requires_grad = value, None, requires_grad
         t._node, t._index, t._version = node, index, VersionCounter()
         t._hooks, t._retains_grad, t._level = None, False, level
         return t
@@ -83,6 +84,25 @@ class Tensor(ArrayLike, Value):
     @property
     def dtype(self):
         return dtype_of(raw(self.value))
+
+    @property
+    def grad(self) -> Any:
+        """The gradient accumulated by ``backward`` (PyTorch's convention), or None.
+
+        Only leaves, and tensors that called :meth:`retain_grad`, get one;
+        reading it on any other tensor warns, as PyTorch does, since it stays None.
+        """
+        g = self._grad
+        if g is None and self._node is not None and not self._retains_grad:
+            warnings.warn("reading .grad of a Tensor that is not a leaf: backward does not fill it "
+                          "in, so it is None; call .retain_grad() on this tensor before backward "
+                          "to keep its gradient, or read .grad of the leaf tensor you meant",
+                          UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:
@@ -128,7 +148,7 @@ class Tensor(ArrayLike, Value):
         def store(g):
             t = ref()
             if t is not None:
-                t.grad = g if t.grad is None else t.grad + g
+                t._grad = g if t._grad is None else t._grad + g
         self._register(store, front=False)
 
     def register_hook(self, fn) -> HookHandle:
