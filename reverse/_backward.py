@@ -9,6 +9,7 @@ from dualad import _inplace, ops
 from dualad._checks import describe, is_operand
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._table import REGISTRY
+from reverse._anomaly import ANOMALY, checked_vjp
 from reverse._tape import Node
 from reverse._tensor import Tensor
 
@@ -105,6 +106,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     # records nothing (inner levels, say a Dual under hvp, still do); with
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
+    anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, and the in-place getitem too
     for node in _reachable([r[0] for r in roots]):
         gs = grads.pop(id(node), None)
         if gs is None:
@@ -132,14 +134,15 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 "its saved values were freed; pass retain_graph=True to the first backward")
         if node.versions:
             _check_versions(node)
-        if node.prim is _GETITEM and not create_graph and _added_in_place(node, g, grads, leaf_grads):
+        if node.prim is _GETITEM and not create_graph and not anomaly \
+                and _added_in_place(node, g, grads, leaf_grads):
             if not retain_graph:
                 node.res, node.freed = None, True
             continue
         res = node.res
         if create_graph and node.prim.saves_values:
             res = _as_tensor_args(node, res, level)
-        cots = node.prim.vjp(g, res, node.needs, node.params)
+        cots = checked_vjp(node, g, res) if anomaly else node.prim.vjp(g, res, node.needs, node.params)
         if not retain_graph:
             node.res = None
             node.freed = True

@@ -14,6 +14,7 @@ from dualad._core import Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
 from dualad._table import Primitive
 from dualad._vjp import Dropped, aval, shared_by_key
+from reverse._anomaly import ANOMALY, recorded_at
 from reverse._tape import HookHandle, Node, VersionCounter
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
@@ -311,13 +312,17 @@ class Tensor(ArrayLike, Value):
             out = Tensor._make(ans, level, None, 0, is_float)
             if saved_ans:
                 versions.append((out._version, 0, -1))
-            out._node = Node(prim, params, tuple(parents), needs, res, 1, avals, tuple(versions))
+            out._node = node = Node(prim, params, tuple(parents), needs, res, 1, avals, tuple(versions))
+            if ANOMALY.on:
+                node.where = recorded_at()
             return out
         outs = tuple([Tensor._make(a, level, None, j, _is_float_value(a)) for j, a in enumerate(ans)])
         if saved_ans:
             versions.extend([(t._version, 0, -1 - j) for j, t in enumerate(outs)])
         node = Node(prim, params, tuple(parents), needs, res, len(ans), tuple([aval(a) for a in ans]),
                     tuple(versions))
+        if ANOMALY.on:
+            node.where = recorded_at()
         for t in outs:
             t._node = node
         return outs
