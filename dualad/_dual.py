@@ -6,9 +6,9 @@ from typing import Any
 
 from dualad import ops
 from dualad._arraylike import ArrayLike
-from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._checks import validate_tangent
 from dualad._core import Value, bind, level_of, new_level
-from dualad._shapes import dtype_of, raw, shape_of
+from dualad._shapes import dtype_of, shape_of
 from dualad._table import Primitive
 
 DUAL_LEVEL = 1  # shared level of directly constructed Duals
@@ -126,35 +126,3 @@ def _wrap(ans, tangent, level, nb):
 
 def _batch(t, primal, k):
     return ops.broadcast_to(t, (k,) + shape_of(primal))
-
-
-def validate_tangent(primal: Any, tangent: Any, name: str) -> tuple[Any, int]:
-    """Check ``tangent`` against ``primal``; return it and its number of batch axes."""
-    check_differentiable(primal, f"{name}: primal")
-    if isinstance(raw(primal), int):
-        raise TypeError(f"{name}: primal must be a float or a floating array, got int; "
-                        "write 1.0 instead of 1")
-    pshape, tshape = shape_of(primal), shape_of(tangent)
-    if tshape == pshape:
-        nb = 0
-    elif tshape[1:] == pshape and len(tshape) == len(pshape) + 1:
-        nb = 1
-    else:
-        raise ValueError(f"{name}: tangent must have the primal's shape {pshape} or "
-                         f"(k,) + {pshape} for k directions, got shape {tshape}")
-    pdt, tdt = dtype_of(raw(primal)), dtype_of(raw(tangent))
-    if pdt is float:
-        if tdt not in (float, int) and not (nb == 0 and hasattr(tangent, "_strip")):
-            raise TypeError(f"{name}: the tangent of a float must be a float, got {tdt}")
-        return (float(tangent) if type(tangent) is int else tangent), nb
-    if pdt != tdt:
-        raise TypeError(f"{name}: tangent dtype {tdt} does not match primal dtype {pdt}")
-    return tangent, nb
-
-
-def check_differentiable(x: Any, name: str) -> None:
-    r = raw(x)
-    if isinstance(r, bool) or (type(r) not in SCALAR_TYPES
-                               and not is_float_dtype(namespace_of([r]), r.dtype)):
-        raise TypeError(f"{name} must be floating point to be differentiated, "
-                        f"got dtype {dtype_of(r)}; convert it with astype(float)")

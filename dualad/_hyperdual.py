@@ -14,8 +14,9 @@ from typing import Any
 
 from dualad._arraylike import ArrayLike
 from dualad._backend import scalar_xp
+from dualad._checks import check_differentiable, validate_tangent
 from dualad._core import Value, bind, level_of, new_level
-from dualad._dual import Dual, validate_tangent
+from dualad._dual import Dual
 from dualad._shapes import dtype_of, shape_of, zeros
 from dualad._table import Primitive
 
@@ -42,11 +43,12 @@ class HyperDual(ArrayLike, Value):
 
     def __init__(self, real: Any, eps1: Any = 0.0, eps2: Any = 0.0, eps1eps2: Any = 0.0, *,
                  level: int | None = None):
+        check_differentiable(real, "HyperDual: real")
         parts = []
         for name, part in (("eps1", eps1), ("eps2", eps2), ("eps1eps2", eps1eps2)):
-            if shape_of(part) != shape_of(real) and isinstance(part, (int, float)):
+            if isinstance(part, (int, float)) and shape_of(part) != shape_of(real):
                 part = zeros(real) + part
-            part, nb = validate_tangent(real, part, f"HyperDual: {name}")
+            part, nb = validate_tangent(real, part, f"HyperDual: {name}", "HyperDual: real")
             if nb:
                 raise ValueError(f"HyperDual: {name} must have the shape of real, "
                                  f"{shape_of(real)}, got {shape_of(part)}")

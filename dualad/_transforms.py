@@ -9,8 +9,9 @@ import numpy as np
 
 from dualad import ops
 from dualad._backend import namespace_of
+from dualad._checks import check_count, check_differentiable, check_output_leaves, validate_tangent
 from dualad._core import transform_level
-from dualad._dual import Dual, validate_tangent
+from dualad._dual import Dual
 from dualad._shapes import dtype_of, raw, shape_of, zeros
 from dualad._tree import flatten, leaf_paths
 
@@ -65,6 +66,11 @@ def jvp(f: Callable, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     >>> float(out), float(t)
     (5.0, 2.0)
     """
+    return _jvp(f, primals, tangents, "jvp")
+
+
+def _jvp(f: Callable, primals: tuple, tangents: tuple, who: str) -> tuple[Any, Any]:
+    """:func:`jvp`, with errors about ``f``'s output in the name of the transform ``who``."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples (one entry per argument of f), "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
@@ -76,11 +82,15 @@ def jvp(f: Callable, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     with transform_level("a forward-mode transform (jvp, jacfwd, hessian)") as level:
         seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
         k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
-        return split(f(*build(seeded)), level, k)
+        out = f(*build(seeded))
+        check_output_leaves(flatten(out)[0], out, who)
+        return split(out, level, k)
 
 
 def derivative(f: Callable) -> Callable:
-    """``x -> f'(x)`` for a scalar ``x`` (the output may be anything).
+    """``x -> f'(x)`` for a scalar ``x``: a float or a 0-d array (the output may be
+    anything). For an array ``x``, take a directional derivative with :func:`jvp`
+    or the Jacobian with :func:`jacfwd`.
 
     Examples
     --------
@@ -89,19 +99,21 @@ def derivative(f: Callable) -> Callable:
     1.0
     """
     def df(x):
-        one = 1.0 if type(x) is float else ops.astype(raw(x) * 0 + 1, dtype_of(raw(x)))
         if isinstance(x, int) and not isinstance(x, bool):
             raise TypeError("derivative: x must be a float, got int; write 1.0 instead of 1")
-        return jvp(f, (x,), (one,))[1]
+        check_differentiable(x, "derivative: x")
+        if shape_of(x) != ():
+            raise TypeError(f"derivative: x must be a scalar (a float or a 0-d array), got an array "
+                            f"of shape {shape_of(x)}; use dualad.jvp(f, (x,), (v,)) for a "
+                            "directional derivative or dualad.jacfwd(f)(x) for the Jacobian")
+        one = 1.0 if type(x) is float else ops.astype(raw(x) * 0 + 1, dtype_of(raw(x)))
+        return _jvp(f, (x,), (one,), "derivative")[1]
     return df
 
 
 def chunk_of(n: int, chunk_size: int | None) -> int:
     """The number of directions per pass: ``chunk_size``, or all n by default."""
-    chunk = max(n, 1) if chunk_size is None else chunk_size
-    if chunk < 1:
-        raise ValueError(f"chunk_size must be a positive int, got {chunk_size}")
-    return chunk
+    return max(n, 1) if chunk_size is None else check_count(chunk_size, "chunk_size", low=1)
 
 
 def basis_chunks(x, chunk: int):
@@ -135,11 +147,14 @@ def jacfwd(f: Callable, chunk_size: int | None = None) -> Callable:
     array([[2., 0.],
            [0., 4.]])
     """
+    chunk_of(1, chunk_size)  # a bad chunk_size fails here, not at the first call
+
     def jac(x):
+        check_differentiable(x, "jacfwd: x")
         pieces = []
         out = None
         for directions in basis_chunks(x, chunk_of(math.prod(shape_of(x)), chunk_size)):
-            out, t = jvp(f, (x,), (directions,))
+            out, t = _jvp(f, (x,), (directions,), "jacfwd")
             pieces.append((shape_of(directions)[0], t))
         if not pieces:  # an empty input
             out = f(x)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._checks import check_output_leaves, describe
 from dualad._shapes import raw, shape_of, zeros
 from dualad._transforms import jvp
 from dualad._tree import flatten
@@ -107,6 +108,8 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
         for i, x in zip(where, xs):
             full[i] = x
         return _float_outputs(f(*build(full)))
+
+    _check_outputs(f(*args))
 
     bits = min(_bits(leaves[i]) for i in where)
     opts = _Options(eps=_STEP[bits] if eps is None else eps,
@@ -214,6 +217,16 @@ def _check_vjp(g, xs, u, opts, name, depth):
             f"check_grads: {what} does not match the JVP through <u, J v> = <J^T u, v> "
             f"(derivative order {depth})\n  <u, J v> = {lhs!r} (JVP), <J^T u, v> = {rhs!r} (VJP)\n"
             f"  error {err:.3g} > allowed {allowed:.3g} (rtol={opts.rtol:g}, atol={opts.atol:g})")
+
+
+def _check_outputs(out):
+    """An output with nothing to check (None, or no floating leaf) fails: checking
+    nothing and passing would hide a function that forgot its ``return``."""
+    leaves = flatten(out)[0]
+    check_output_leaves(leaves, out, "check_grads")
+    if not any(_is_float(leaf) for leaf in leaves):
+        what = describe(out) if len(leaves) == 1 else f"{len(leaves)} leaves, none floating"
+        raise AssertionError(f"check_grads: f returned no floating-point output to check (got {what})")
 
 
 def _float_outputs(out):

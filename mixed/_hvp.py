@@ -13,8 +13,9 @@ from typing import Any, Callable
 
 import reverse
 from dualad import ops
+from dualad._checks import check_differentiable, check_scalar_output, validate_tangent
 from dualad._core import new_level
-from dualad._dual import Dual, validate_tangent
+from dualad._dual import Dual
 from dualad._shapes import shape_of, zeros
 from dualad._transforms import basis_chunks, chunk_of, split
 from dualad._tree import flatten, leaf_paths, structure
@@ -24,13 +25,11 @@ __all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
 MODES = ("forward-over-reverse", "reverse-over-reverse")
 
 
-def _check_scalar(f: Callable) -> Callable:
+def check_scalar(f: Callable, who: str) -> Callable:
+    """``f``, checked to return a scalar; errors name the transform ``who``."""
     def checked(*args):
         out = f(*args)
-        if isinstance(out, (tuple, list, dict)):
-            raise TypeError(f"f must return a scalar for an HVP, got a {type(out).__name__}")
-        if shape_of(out) != ():
-            raise TypeError(f"f must return a scalar for an HVP, got shape {shape_of(out)}")
+        check_scalar_output(out, who)
         return out
     return checked
 
@@ -65,11 +64,11 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-rever
     v_leaves, _ = flatten(v)
     if structure(x) != structure(v):
         raise ValueError(f"v must have the structure of x, {structure(x)}, got {structure(v)}")
-    names = leaf_paths(x, "v")
-    f = _check_scalar(f)
+    names, x_names = leaf_paths(x, "v"), leaf_paths(x, "x")
+    f = check_scalar(f, "hvp")
     if mode == "reverse-over-reverse":
-        for xl, vl, name in zip(x_leaves, v_leaves, names):
-            _, nb = validate_tangent(xl, vl, name)
+        for xl, vl, name, x_name in zip(x_leaves, v_leaves, names, x_names):
+            _, nb = validate_tangent(xl, vl, name, x_name)
             if nb:
                 raise ValueError(f"{name}: reverse-over-reverse takes one direction at a time")
         g_fn = reverse.grad(f)
@@ -80,8 +79,8 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-rever
         return gd, g
     level = new_level()
     seeded = []
-    for xl, vl, name in zip(x_leaves, v_leaves, names):
-        vl, nb = validate_tangent(xl, vl, name)
+    for xl, vl, name, x_name in zip(x_leaves, v_leaves, names, x_names):
+        vl, nb = validate_tangent(xl, vl, name, x_name)
         seeded.append(Dual._make(xl, vl, level, nb))
     k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
     return split(reverse.grad(f)(build(seeded)), level, k, like=x)
@@ -118,12 +117,16 @@ def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
     array([[6., 2.],
            [2., 0.]])
     """
+    chunk_of(1, chunk_size)  # a bad chunk_size fails here, not at the first call
+
     def hess(x):
+        check_differentiable(x, "hessian: x")
         n = math.prod(shape_of(x))
         chunk = chunk_of(n, chunk_size)
         if n == 0:
             return zeros(x, shape_of(x) * 2)
-        rows = [grad_and_hvp(f, x, directions)[1] for directions in basis_chunks(x, chunk)]
+        checked = check_scalar(f, "hessian")
+        rows = [grad_and_hvp(checked, x, directions)[1] for directions in basis_chunks(x, chunk)]
         h = rows[0] if len(rows) == 1 else ops.concatenate(rows, axis=0)
         return ops.reshape(h, shape_of(x) * 2)
     return hess
@@ -143,11 +146,11 @@ def hessp(f: Callable) -> Callable:
     True
     """
     def hp(x, p):
-        return hvp(f, x, p)
+        return hvp(check_scalar(f, "hessp"), x, p)
     return hp
 
 
 def jac(f: Callable) -> Callable:
     """The gradient of scalar ``f`` as a callable (``scipy.optimize.minimize(jac=...)``)."""
-    return reverse.grad(_check_scalar(f))
+    return reverse.grad(check_scalar(f, "jac"))
 

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import reverse
 from dualad._backend import namespace_of
-from dualad._dual import check_differentiable
+from dualad._checks import check_count, check_differentiable, check_number, describe
+from mixed._hvp import check_scalar
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import dot, norm1, steihaug_cg, truncated_cg
 
@@ -38,10 +39,18 @@ class OptimizeResult:
 
 def _check_x0(x0: Any) -> Any:
     if type(x0) is float or getattr(x0, "ndim", None) != 1:
-        raise ValueError(f"x0 must be a 1-d floating array, got {type(x0).__name__} "
-                         f"with shape {getattr(x0, 'shape', ())}")
+        raise ValueError(f"x0 must be a 1-d floating array, got {describe(x0)}")
     check_differentiable(x0, "x0")
     return x0
+
+
+def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None) -> None:
+    """The settings both solvers share: a NaN or negative ``tol`` would never stop
+    (or never start) the iteration, a negative ``maxiter`` returns garbage."""
+    check_number("tol", tol)
+    check_count(maxiter, "maxiter")
+    if cg_maxiter is not None:
+        check_count(cg_maxiter, "cg_maxiter", low=1)
 
 
 def _norm(a: Any) -> float:
@@ -106,15 +115,15 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     x0 : array
         Starting point; its backend (NumPy or CuPy) and dtype are kept.
     tol : float
-        Stop when the gradient's 2-norm is at most ``tol`` (choose about
-        1e-4 or looser in float32).
+        Stop when the gradient's 2-norm is at most ``tol`` (>= 0; choose
+        about 1e-4 or looser in float32).
     maxiter : int
-        Maximum number of Newton steps.
+        Maximum number of Newton steps (>= 0).
     cg_maxiter : int, optional
         Maximum number of CG iterations (H-products) per step; default
         ``max(2 n, 20)``.
     c1 : float
-        The Armijo sufficient-decrease constant.
+        The Armijo sufficient-decrease constant, in (0, 1).
 
     Returns
     -------
@@ -132,6 +141,9 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     (True, array([1., 1., 1.]))
     """
     x = _check_x0(x0)
+    _check_solver(tol, maxiter, cg_maxiter)
+    check_number("c1", c1, 0.0, 1.0, high_open=True, low_open=True)
+    f = check_scalar(f, "newton_cg")
     vg = _value_and_grad(f)
     n = x.shape[0]
     cg_maxiter = cg_maxiter or max(2 * n, 20)
@@ -208,9 +220,9 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     x0 : array
         Starting point; its backend (NumPy or CuPy) and dtype are kept.
     tol : float
-        Stop when the gradient's 2-norm is at most ``tol``.
+        Stop when the gradient's 2-norm is at most ``tol`` (>= 0).
     maxiter : int
-        Maximum number of steps (accepted or not).
+        Maximum number of steps, accepted or not (>= 0).
     initial_radius, max_radius : float
         The first and the largest trust radius.
     eta : float
@@ -234,6 +246,8 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     (True, array([1., 1., 1.]))
     """
     x = _check_x0(x0)
+    _check_solver(tol, maxiter, cg_maxiter)
+    f = check_scalar(f, "trust_region")
     if not 0 <= eta < 0.25:
         raise ValueError(f"eta must be in [0, 0.25), got {eta}")
     if not 0 < initial_radius <= max_radius:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 from dualad import _inplace, ops
 from dualad._backend import SCALAR_TYPES
+from dualad._checks import describe, is_operand
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._table import REGISTRY
+from reverse._anomaly import ANOMALY, checked_vjp
 from reverse._tape import Node
 from reverse._tensor import Tensor
 
@@ -108,12 +111,13 @@ def _as_tensor_args(node: Node, res, level):
 
 def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                  create_graph: bool, capture: dict | None = None, accumulate: bool = True,
-                 level: int = 0) -> None:
+                 level: int = 0) -> bool:
     """Propagate ``cotangents`` from the tensor refs ``roots`` to the leaves.
 
     ``capture`` maps ``key(ref)`` of refs (``(node, index)`` or ``(leaf, 0)``) to ``None``; the
     walk fills in the total cotangent that reaches each. With ``accumulate``,
-    leaves that require grad get it added to ``.grad``.
+    leaves that require grad get it added to ``.grad``; the result says whether
+    one of those is a Tensor that requires grad (a reference cycle).
     """
     grads: dict[int, list] = {}
     leaf_grads: dict[int, list] = {}
@@ -128,6 +132,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     # records nothing (inner levels, say a Dual under hvp, still do); with
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
+    anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, and the in-place getitem too
     for node in _reachable([r[0] for r in roots]):
         gs = grads.pop(id(node), None)
         if gs is None:
@@ -155,14 +160,15 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 "its saved values were freed; pass retain_graph=True to the first backward")
         if node.versions:
             _check_versions(node)
-        if node.prim is _GETITEM and not create_graph and _added_in_place(node, g, grads, leaf_grads):
+        if node.prim is _GETITEM and not create_graph and not anomaly \
+                and _added_in_place(node, g, grads, leaf_grads):
             if not retain_graph:
                 node.res, node.freed = None, True
             continue
         res = node.res
         if create_graph and node.prim.saves_values:
             res = _as_tensor_args(node, res, level)
-        cots = node.prim.vjp(g, res, node.needs, node.params)
+        cots = checked_vjp(node, g, res) if anomaly else node.prim.vjp(g, res, node.needs, node.params)
         if not retain_graph:
             node.res = None
             node.freed = True
@@ -181,6 +187,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 acc, entry[1] = entry[1], None
                 entry[1] = c if acc is None else _inplace.add(acc, c)
         cots = c = acc = g = None  # drop this frame's references, so later updates may be in place
+    cycle = False
     for leaf, g in leaf_grads.values():
         g = _run_hooks(leaf._hooks, g)
         if capture is not None and (id(leaf), 0) in capture:
@@ -189,7 +196,20 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if create_graph and not isinstance(g, Tensor):
                 g = Tensor._make(g, leaf._level)
             g = pytorch_convention(g)
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
+            leaf._grad = g if leaf._grad is None else leaf._grad + g
+            cycle = cycle or (create_graph and isinstance(leaf._grad, Tensor) and leaf._grad.requires_grad)
+    return cycle
+
+
+def _warn_grad_cycle() -> None:
+    """PyTorch warns here too: a ``.grad`` made with ``create_graph=True`` holds a graph
+    that holds its leaf. (The tape is Python objects, so the cycle is freed, but by the
+    cyclic collector, which may run long after the arrays were last needed.)"""
+    warnings.warn(
+        "backward(create_graph=True) stored gradients that require grad in .grad: each one's graph "
+        "refers back to its leaf, a reference cycle that keeps both, and the arrays the graph saved, "
+        "alive until Python's cyclic garbage collector runs; use reverse.gradients(outputs, inputs, "
+        "create_graph=True) instead, or set .grad = None after use", UserWarning, stacklevel=4)
 
 
 _GETITEM = REGISTRY["getitem"]
@@ -225,9 +245,25 @@ def _default_cotangent(t: Tensor, name: str):
     return 1.0 if type(r) is float else zeros(r) + 1
 
 
+def check_cotangent(ct: Any, out: Any, name: str) -> None:
+    """A cotangent given for the output ``out``: an array or number, and not complex
+    for a real output (whose cotangent's imaginary part would be dropped unseen)."""
+    if not is_operand(ct):
+        raise TypeError(f"{name} must be an array or float of the output's shape {shape_of(out)}, "
+                        f"got {describe(ct)}")
+    if _complex_value(ct) and not _complex_value(out):
+        raise TypeError(f"{name} is complex ({describe(ct)}) but the output is real "
+                        f"({describe(out)}); pass a real cotangent")
+
+
+def _complex_value(x: Any) -> bool:
+    return type(raw(x)) is complex or is_complex(x)
+
+
 def _check_cotangent(t: Tensor, g: Any, name: str):
     if isinstance(g, Tensor) and not g.requires_grad:
         g = g.value
+    check_cotangent(g, t, name)
     if shape_of(g) != shape_of(t):
         raise ValueError(f"{name}: cotangent shape {shape_of(g)} does not match output shape {shape_of(t)}")
     return pytorch_convention(g)
@@ -243,7 +279,7 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_gr
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"output {i} does not require grad and has no graph to backward through")
         g = _default_cotangent(t, "backward") if grad_tensors is None or grad_tensors[i] is None \
-            else _check_cotangent(t, grad_tensors[i], "backward")
+            else _check_cotangent(t, grad_tensors[i], "backward: gradient")
         roots.append(_ref(t))
         cots.append(g)
     if inputs is not None:
@@ -251,13 +287,17 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_gr
         capture = {key(_ref(t)): None for t in inputs}
         run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
                      capture=capture, accumulate=False, level=tensors[0]._level)
+        cycle = False
         for t in inputs:
             g = pytorch_convention(capture[key(_ref(t))])
             if g is not None:
-                t.grad = g if t.grad is None else t.grad + g
-        return
-    run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
-                 level=tensors[0]._level)
+                t._grad = g if t._grad is None else t._grad + g
+                cycle = cycle or (create_graph and isinstance(t._grad, Tensor) and t._grad.requires_grad)
+    else:
+        cycle = run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
+                             level=tensors[0]._level)
+    if cycle:
+        _warn_grad_cycle()
 
 
 def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -274,6 +314,10 @@ def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = No
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
+    for what, items, role in (("outputs", outputs, "to differentiate"),
+                              ("inputs", inputs, "to differentiate with respect to")):
+        if not items:
+            raise ValueError(f"gradients: {what} is empty; pass the Tensor or Tensors {role}")
     if grad_outputs is not None:
         grad_outputs = [grad_outputs] if not isinstance(grad_outputs, (list, tuple)) else list(grad_outputs)
         if len(grad_outputs) != len(outputs):

@@ -22,6 +22,7 @@ from typing import Any
 
 from dualad import ops
 from dualad._backend import SCALAR_TYPES
+from dualad._checks import describe, is_operand
 from dualad._core import Value, get_cut
 from dualad._shapes import dtype_of, raw, shape_of, zeros
 from dualad.extend import Primitive, bind, custom
@@ -314,6 +315,9 @@ def _make_vjp(cls):
 
 def _conform(cls, rule: str, what: str, i: int, t: Any, like: Any) -> Any:
     """Check a returned tangent or gradient against its primal; match the dtype."""
+    if not is_operand(t):
+        raise TypeError(f"{cls.__name__}.{rule} returned {describe(t)} as the {what} {i}; expected "
+                        f"an array or float of shape {shape_of(like)} (or None for no {what.split()[0]})")
     if shape_of(t) != shape_of(like):
         raise ValueError(f"{cls.__name__}.{rule} returned a {what} {i} of shape {shape_of(t)}; "
                          f"expected {shape_of(like)}, the shape of the {what.split()[-1]}")

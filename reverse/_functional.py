@@ -11,19 +11,25 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
-from dualad._dual import check_differentiable
+from dualad._checks import (
+    check_differentiable,
+    check_output_leaves,
+    check_scalar_output,
+    describe,
+)
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._tree import flatten, leaf_paths
 from dualad.extend import transform_level
-from reverse._backward import run_backward
+from reverse._backward import check_cotangent, run_backward
 from reverse._tensor import Tensor
 
 __all__ = ["vjp", "grad", "value_and_grad", "jacrev"]
 
 
-def _unwrap(out: Any, level: int):
+def _unwrap(out: Any, level: int, who: str):
     """Output leaves as (value, ref or None)."""
     leaves, build = flatten(out)
+    check_output_leaves(leaves, out, who)
     values, refs = [], []
     for leaf in leaves:
         if isinstance(leaf, Tensor) and leaf._level == level:
@@ -60,13 +66,16 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
     """
-    return _vjp(f, primals, has_aux, unused_as_zeros=True)
+    return _vjp(f, primals, has_aux, "vjp")
 
 
-def _vjp(f: Callable, primals: tuple, has_aux: bool, unused_as_zeros: bool):
-    """:func:`vjp`; with ``unused_as_zeros=False`` the pullback gives ``None`` for an
-    input the output does not depend on (``checkpoint``'s closed-over Tensors that
-    the block does not use keep ``.grad`` None, as in PyTorch)."""
+def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callable | None = None,
+         unused_as_zeros: bool = True):
+    """:func:`vjp`, with errors about ``f`` in the name of the transform ``who``;
+    ``check_out(out)``, if given, checks the output first (grad's scalar test).
+    With ``unused_as_zeros=False`` the pullback gives ``None`` for an input the
+    output does not depend on (``checkpoint``'s closed-over Tensors that the
+    block does not use keep ``.grad`` None, as in PyTorch)."""
     leaves, build = flatten(primals)
     names = leaf_paths(primals, "primals")
     for leaf, name in zip(leaves, names):
@@ -77,18 +86,23 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, unused_as_zeros: bool):
         result = f(*build(inputs))
         if has_aux:
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise TypeError("has_aux=True: f must return a pair (output, aux)")
+                raise TypeError(f"{who}: has_aux=True: f must return a pair (output, aux), "
+                                f"got {describe(result)}")
             result, aux = result
-            aux = _unwrap(aux, level)[0]
-        out, refs = _unwrap(result, level)
+            aux = _unwrap_aux(aux, level)
+        if check_out is not None:
+            check_out(result)
+        out, refs = _unwrap(result, level, who)
     out_leaves = flatten(out)[0]
 
     def f_vjp(cotangent):
         ct_leaves, _ = flatten(cotangent)
         if len(ct_leaves) != len(out_leaves):
             raise ValueError(f"cotangent has {len(ct_leaves)} leaves; the output has {len(out_leaves)}")
+        paths = leaf_paths(out)
         roots, cts = [], []
         for i, (ref, ct, o) in enumerate(zip(refs, ct_leaves, out_leaves)):
+            check_cotangent(ct, o, f"vjp: cotangent{paths[i]}")
             if shape_of(ct) != shape_of(o):
                 raise ValueError(f"cotangent leaf {i} has shape {shape_of(ct)}; the output has {shape_of(o)}")
             if ref is not None:
@@ -106,6 +120,13 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, unused_as_zeros: bool):
     if has_aux:
         return out, f_vjp, aux
     return out, f_vjp
+
+
+def _unwrap_aux(aux: Any, level: int) -> Any:
+    """``aux`` with this level's Tensors replaced by their values; anything else kept."""
+    leaves, build = flatten(aux)
+    return build([leaf.value if isinstance(leaf, Tensor) and leaf._level == level else leaf
+                  for leaf in leaves])
 
 
 def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
@@ -138,11 +159,8 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
                 if not is_complex(args[n]):
                     raise TypeError(f"grad(holomorphic=True) needs complex inputs; argument {n} has "
                                     f"dtype {dtype_of(raw(args[n]))}")
-        res = vjp(partial_f, *[args[n] for n in nums], has_aux=has_aux)
+        res = _vjp(partial_f, tuple([args[n] for n in nums]), has_aux, "grad", _check_grad_output)
         out, f_vjp = res[0], res[1]
-        if shape_of(out) != () or not _is_float(out):
-            raise TypeError(f"grad requires f to return a float scalar, got shape {shape_of(out)} "
-                            f"and dtype {dtype_of(raw(out))}; use vjp or jacrev for other outputs")
         if is_complex(out) != holomorphic:
             raise TypeError("grad requires a real-valued output (take its real part or abs), or, for a "
                             "holomorphic f of complex inputs, holomorphic=True" if not holomorphic else
@@ -184,11 +202,18 @@ def _positions(argnums, nums: tuple[int, ...], n_args: int) -> tuple[int, ...]:
     return tuple(seen)
 
 
-def _is_float(x):
-    r = raw(x)
-    if isinstance(r, (int, bool)):
-        return False
-    return isinstance(r, float) or getattr(r.dtype, "kind", "f") in "fc"
+def _check_one_output(out: Any) -> None:
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(f"jacrev: f must return one array or float, got {describe(out)}; "
+                        "take the Jacobian of each output separately")
+
+
+def _check_grad_output(out: Any) -> None:
+    hint = "; use vjp or jacrev for other outputs"
+    check_scalar_output(out, "grad", hint)
+    r = raw(out)
+    if isinstance(r, (int, bool)) or not (isinstance(r, float) or getattr(r.dtype, "kind", "f") in "fc"):
+        raise TypeError(f"grad: f must return a float scalar, got {describe(out)}{hint}")
 
 
 def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
@@ -225,7 +250,8 @@ def jacrev(f: Callable) -> Callable:
            [0., 4.]])
     """
     def jac(x):
-        out, f_vjp = vjp(f, x)
+        check_differentiable(x, "jacrev: x")
+        out, f_vjp = _vjp(f, (x,), False, "jacrev", _check_one_output)
         shape = shape_of(out)
         n = math.prod(shape)
         rows = []

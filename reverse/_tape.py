@@ -19,8 +19,10 @@ _sequence = itertools.count()
 class Node:
     """The record of one primitive application."""
 
+    # ``where`` (the recording stack, under reverse.detect_anomaly) is set only in
+    # anomaly mode: left unset, the slot costs a node no time.
     __slots__ = ("prim", "params", "parents", "needs", "res", "seq", "n_out", "out_avals",
-                 "versions", "hooks", "freed", "__weakref__")
+                 "versions", "hooks", "freed", "where", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict, parents: tuple, needs: tuple, res: Any,
                  n_out: int, out_avals: tuple, versions: tuple):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from dualad._core import Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
 from dualad._table import Primitive
 from dualad._vjp import Dropped, aval, shared_by_key
+from reverse._anomaly import ANOMALY, recorded_at
 from reverse._tape import HookHandle, Node, VersionCounter
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
@@ -42,7 +44,7 @@ class Tensor(ArrayLike, Value):
     array([4., 6.])
     """
 
-    __slots__ = ("value", "grad", "requires_grad", "_node", "_index", "_version",
+    __slots__ = ("value", "_grad", "requires_grad", "_node", "_index", "_version",
                  "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 100
 
@@ -96,7 +98,7 @@ class Tensor(ArrayLike, Value):
         if isinstance(value, int) and not isinstance(value, bool) and requires_grad:
             value = float(value)
         self.value = value
-        self.grad = None
+        self._grad = None
         self.requires_grad = False
         self._node = None
         self._index = 0
@@ -112,7 +114,7 @@ class Tensor(ArrayLike, Value):
     @classmethod
     def _make(cls, value, level, node=None, index=0, requires_grad=False):
         t = object.__new__(cls)
-        t.value, t.grad, t.requires_grad = value, None, requires_grad
+        t.value, t._grad, t.requires_grad = value, None, requires_grad
         t._node, t._index, t._version = node, index, VersionCounter()
         t._hooks, t._retains_grad, t._level = None, False, level
         return t
@@ -129,6 +131,25 @@ class Tensor(ArrayLike, Value):
     @property
     def dtype(self):
         return dtype_of(raw(self.value))
+
+    @property
+    def grad(self) -> Any:
+        """The gradient accumulated by ``backward`` (PyTorch's convention), or None.
+
+        Only leaves, and tensors that called :meth:`retain_grad`, get one;
+        reading it on any other tensor warns, as PyTorch does, since it stays None.
+        """
+        g = self._grad
+        if g is None and self._node is not None and not self._retains_grad:
+            warnings.warn("reading .grad of a Tensor that is not a leaf: backward does not fill it "
+                          "in, so it is None; call .retain_grad() on this tensor before backward "
+                          "to keep its gradient, or read .grad of the leaf tensor you meant",
+                          UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:
@@ -174,7 +195,7 @@ class Tensor(ArrayLike, Value):
         def store(g):
             t = ref()
             if t is not None:
-                t.grad = g if t.grad is None else t.grad + g
+                t._grad = g if t._grad is None else t._grad + g
         self._register(store, front=False)
 
     def register_hook(self, fn) -> HookHandle:
@@ -339,13 +360,17 @@ class Tensor(ArrayLike, Value):
             out = Tensor._make(ans, level, None, 0, is_float)
             if saved_ans:
                 versions.append((out._version, 0, -1))
-            out._node = Node(prim, params, tuple(parents), needs, res, 1, avals, tuple(versions))
+            out._node = node = Node(prim, params, tuple(parents), needs, res, 1, avals, tuple(versions))
+            if ANOMALY.on:
+                node.where = recorded_at()
             return out
         outs = tuple([Tensor._make(a, level, None, j, _is_float_value(a)) for j, a in enumerate(ans)])
         if saved_ans:
             versions.extend([(t._version, 0, -1 - j) for j, t in enumerate(outs)])
         node = Node(prim, params, tuple(parents), needs, res, len(ans), tuple([aval(a) for a in ans]),
                     tuple(versions))
+        if ANOMALY.on:
+            node.where = recorded_at()
         for t in outs:
             t._node = node
         return outs

@@ -28,24 +28,12 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from dualad import ops
-from dualad._shapes import raw
+from dualad._checks import check_number, describe, is_operand
+from dualad._shapes import raw, shape_of
 from reverse._grad_mode import no_grad
 from reverse._tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
-
-
-def _check_number(name: str, value: Any, low: float = 0.0, high: float | None = None,
-                  high_open: bool = False) -> float:
-    """``value`` as a float in ``[low, high]`` (or ``[low, high)``), else a ValueError naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    value = float(value)
-    bad = not value >= low or (high is not None and (value >= high if high_open else value > high))
-    if bad:
-        upper = "" if high is None else f" and {'<' if high_open else '<='} {high}"
-        raise ValueError(f"{name} must be >= {low}{upper}, got {value}")
-    return value
 
 
 class Optimizer:
@@ -112,11 +100,15 @@ class Optimizer:
 
     def step(self) -> None:
         """Update every parameter that has a ``.grad`` in place (under ``no_grad``)."""
+        grads = [p.grad.value if isinstance(p.grad, Tensor) else p.grad for p in self.params]
+        for p, name, g in zip(self.params, self.names, grads):  # all, before any is updated
+            if g is not None and (not is_operand(g) or shape_of(g) != shape_of(p.value)):
+                raise ValueError(f"{name}.grad must be an array of the parameter's shape "
+                                 f"{shape_of(p.value)}, got {describe(g)}")
         with no_grad():
-            for p, state in zip(self.params, self.state):
-                if p.grad is None:
+            for p, g, state in zip(self.params, grads, self.state):
+                if g is None:
                     continue
-                g = p.grad.value if isinstance(p.grad, Tensor) else p.grad
                 state["step"] = state.get("step", 0) + 1
                 p -= self._update(p.value, g, state)
 
@@ -164,10 +156,10 @@ class SGD(Optimizer):
     def __init__(self, params, lr: float, momentum: float = 0.0, nesterov: bool = False,
                  weight_decay: float = 0.0, dampening: float = 0.0):
         super().__init__(params)
-        self.lr = _check_number("lr", lr)
-        self.momentum = _check_number("momentum", momentum)
-        self.weight_decay = _check_number("weight_decay", weight_decay)
-        self.dampening = _check_number("dampening", dampening, 0.0, 1.0)
+        self.lr = check_number("lr", lr)
+        self.momentum = check_number("momentum", momentum)
+        self.weight_decay = check_number("weight_decay", weight_decay)
+        self.dampening = check_number("dampening", dampening, 0.0, 1.0)
         if nesterov and (self.momentum == 0.0 or self.dampening != 0.0):
             raise ValueError(f"nesterov=True needs momentum > 0 and dampening == 0, got "
                              f"momentum={self.momentum}, dampening={self.dampening}")
@@ -222,13 +214,13 @@ class Adam(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0):
         super().__init__(params)
-        self.lr = _check_number("lr", lr)
+        self.lr = check_number("lr", lr)
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"betas must be a pair of floats, got {betas!r}")
-        self.betas = (_check_number("betas[0]", betas[0], 0.0, 1.0, high_open=True),
-                      _check_number("betas[1]", betas[1], 0.0, 1.0, high_open=True))
-        self.eps = _check_number("eps", eps)
-        self.weight_decay = _check_number("weight_decay", weight_decay)
+        self.betas = (check_number("betas[0]", betas[0], 0.0, 1.0, high_open=True),
+                      check_number("betas[1]", betas[1], 0.0, 1.0, high_open=True))
+        self.eps = check_number("eps", eps)
+        self.weight_decay = check_number("weight_decay", weight_decay)
 
     def _update(self, x, g, state):
         b1, b2 = self.betas

@@ -38,3 +38,4 @@ def test_ci_runs_the_readme_test_command():
     assert len(commands) >= 2, "the README opens with two commands"
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1].strip() in ci, "the CI script must run the README's test command"
+    assert "ruff check ." in commands[1], "the test command lints too (ruff is in the test extras)"

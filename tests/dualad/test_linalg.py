@@ -268,6 +268,30 @@ def test_chunked_jvp_matches_one_direction_at_a_time(name):
             _assert_close(got[i], ref, 1e-12, 1e-12, f"{name} output {j}, direction {i}")
 
 
+def _check_solve(n, vector, batch_a, batch_b, seed):
+    """Primal, JVP and VJP of solve at a matrix from ``_wellcond``."""
+    r = np.random.default_rng(seed)
+    a = _wellcond(r, batch_a + (n, n))
+    b = r.standard_normal((n,) if vector else batch_b + (n, 2))
+    # _wellcond's matrices are mostly well conditioned, not all (one drawn in CI had
+    # condition number 3e4), and every error below grows with k = |A| |A^-1| (|A|
+    # floored at 1, since the steps are absolute: a 1 x 1 matrix near 0 has condition
+    # number 1 but is as sensitive): a solve's with eps * k, central differences'
+    # rounding with eps * k / step, their truncation with (step * k)^2. Measured
+    # over 40000 draws: relative FD error <= 2.4e-9 * k and, for k >= 10, <= 1.2e-11 * k^2.
+    norm = lambda m: np.linalg.norm(m, 2, axis=(-2, -1))
+    cond = max(1.0, float(np.max(np.maximum(1.0, norm(a)) * norm(np.linalg.inv(a)))))
+    np.testing.assert_allclose(la.solve(a, b), np.linalg.solve(a, b), rtol=1e-10 * max(1.0, cond / 1e3),
+                               atol=1e-12 * cond)
+    ta, tb = r.standard_normal(a.shape), r.standard_normal(b.shape)
+    _, t = jvp(la.solve, (a, b), (ta, tb))
+    rtol, atol = JVP_TOL[F64]
+    _assert_close(t, _fd_jvp(la.solve, [a, b], [ta, tb])[0], max(rtol, 2e-8 * cond + 5e-11 * cond ** 2),
+                  atol * cond, f"solve jvp (k = {cond:.3g})")
+    lhs, rhs = _adjoint_gap(REGISTRY["solve"], [a, b], {"vector": vector})
+    assert abs(lhs - rhs) <= 1e-10 * max(1.0, cond / 1e3) * max(1.0, abs(lhs))
+
+
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_solve_over_drawn_batch_shapes(data):
@@ -275,16 +299,17 @@ def test_solve_over_drawn_batch_shapes(data):
     n = data.draw(st.integers(1, 3), label="n")
     vector = data.draw(st.booleans(), label="vector")
     shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
-    batch_a, batch_b = shapes.input_shapes
-    r = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
-    a = _wellcond(r, batch_a + (n, n))
-    b = r.standard_normal((n,) if vector else batch_b + (n, 2))
-    np.testing.assert_allclose(la.solve(a, b), np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
-    ta, tb = r.standard_normal(a.shape), r.standard_normal(b.shape)
-    _, t = jvp(la.solve, (a, b), (ta, tb))
-    _assert_close(t, _fd_jvp(la.solve, [a, b], [ta, tb])[0], *JVP_TOL[F64], "solve jvp")
-    lhs, rhs = _adjoint_gap(REGISTRY["solve"], [a, b], {"vector": vector})
-    assert abs(lhs - rhs) <= 1e-10 * max(1.0, abs(lhs))
+    _check_solve(n, vector, *shapes.input_shapes, data.draw(st.integers(0, 2**32 - 1), label="seed"))
+
+
+@pytest.mark.parametrize("n, vector, batch_a, batch_b, seed", [
+    (3, False, (3,), (3,), 2829656241),       # condition number 1.5e4
+    (2, False, (2, 2), (2, 2), 139078123),    # 3.7e3
+    (1, True, (3, 1), (3, 1), 2098774953),    # a 1 x 1 matrix near 0: condition number 1
+], ids=["cond 1.5e4", "cond 3.7e3", "1x1 near 0"])
+def test_solve_at_drawn_ill_conditioned_matrices(n, vector, batch_a, batch_b, seed):
+    """Draws whose JVP missed the fixed finite-difference tolerance (1e-6)."""
+    _check_solve(n, vector, batch_a, batch_b, seed)
 
 
 # -- VJP vs JVP: <u, J v> = <J^T u, v> at the primitive level ----------------------

@@ -232,3 +232,58 @@ def test_nested_forward_transforms_keep_their_levels_open():
     h = dualad.hessian(f)(x)
     d2 = 6 * np.sin(x) * np.cos(x) ** 2 - 3 * np.sin(x) ** 3
     np.testing.assert_allclose(h, np.diag(d2), rtol=1e-12, atol=1e-15)
+
+
+# -- misuse that crashed inside a rule (AttributeError, IndexError) now names its argument ----------
+@pytest.mark.parametrize("call, pattern", [
+    (lambda: jvp(ops.sin, (None,), (1.0,)),
+     r"primals\[0\]: primal must be a float or a floating array, got None"),
+    (lambda: jvp(ops.sin, (np.ones(2),), (None,)),
+     r"primals\[0\]: tangent must be a float or an array of the primal's shape \(2,\), got None"),
+    (lambda: Dual(None, 1.0), r"Dual: primal must be .*got None"),
+    (lambda: Dual(np.ones(2), None), r"Dual: tangent must be .*shape \(2,\), got None"),
+    (lambda: Dual(np.ones(2), "a"), r"Dual: tangent must be .*got a str \('a'\)"),
+    (lambda: HyperDual(None), r"HyperDual: real must be .*got None"),
+    (lambda: HyperDual(1.0, None), r"HyperDual: eps1: tangent must be .*got None"),
+    (lambda: dualad.jacfwd(ops.sin)(None), r"jacfwd: x must be .*got None"),
+    (lambda: dualad.derivative(ops.sin)(None), r"derivative: x must be .*got None"),
+], ids=["jvp-primal", "jvp-tangent", "Dual-primal", "Dual-tangent", "Dual-str-tangent", "HyperDual-real",
+        "HyperDual-eps1", "jacfwd", "derivative"])
+def test_none_as_an_input_tangent_or_dual_part(call, pattern):
+    with pytest.raises(TypeError, match=pattern):
+        call()
+
+
+@pytest.mark.parametrize("out", [None, "abc", (1.0, None)], ids=["None", "str", "None-in-a-tuple"])
+@pytest.mark.parametrize("who, call", [
+    ("jvp", lambda f: jvp(f, (np.ones(2),), (np.ones(2),))),
+    ("jacfwd", lambda f: dualad.jacfwd(f)(np.ones(2))),
+    ("derivative", lambda f: dualad.derivative(f)(1.0)),
+])
+def test_forward_transform_of_a_function_returning_none_or_a_string(out, who, call):
+    where = r" at output\[1\]" if isinstance(out, tuple) else ""
+    with pytest.raises(TypeError, match=rf"{who}: f must return arrays or floats .*got (None|a str){where}"):
+        call(lambda x: out)
+
+
+def test_a_function_returning_a_list_of_floats_is_a_pytree_to_jvp():
+    """Only grad-like transforms need one scalar: a list is a valid jvp output."""
+    out, t = jvp(lambda x: [x * 2.0, 3.0], (1.0,), (1.0,))
+    assert out == [2.0, 3.0] and t == [2.0, 0.0]
+
+
+@pytest.mark.parametrize("make", [dualad.jacfwd, dualad.hessian], ids=["jacfwd", "hessian"])
+@pytest.mark.parametrize("chunk, error", [(1.5, TypeError), (True, TypeError), (0, ValueError)])
+def test_chunk_size_must_be_a_positive_int(make, chunk, error):
+    # 1.5 failed in range() at the first call, naming no argument; it now fails when
+    # the transform is made.
+    with pytest.raises(error, match=rf"chunk_size must be an int >= 1, got .*{chunk}"):
+        make(ops.sin, chunk_size=chunk)
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array([2.0])], ids=["shape (2,)", "shape (1,)"])
+def test_derivative_of_an_array_input_points_to_jvp(x):
+    # It silently returned the elementwise derivative along ones, which is not f'(x).
+    with pytest.raises(TypeError, match=rf"derivative: x must be a scalar.*shape \({x.size},\).*dualad.jvp"):
+        dualad.derivative(lambda a: ops.sum(a ** 2))(x)
+    assert dualad.derivative(lambda a: a ** 2)(np.array(2.0)) == 4.0  # a 0-d array is a scalar

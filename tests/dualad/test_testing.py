@@ -110,3 +110,16 @@ def test_user_tolerances_are_used(primitive):
     check_grads(off, (np.ones(2),), order=1, modes=("fwd",), rtol=1e-3, atol=1e-3)
     with pytest.raises(AssertionError):
         check_grads(off, (np.ones(2),), order=1, modes=("fwd",))
+
+
+@pytest.mark.parametrize("out, error, pattern", [
+    (None, TypeError, r"check_grads: f must return arrays or floats.*got None"),
+    ("x", TypeError, r"check_grads: f must return arrays or floats.*got a str"),
+    ((), AssertionError, r"no floating-point output to check \(got 0 leaves"),
+    (np.array([True]), AssertionError, r"no floating-point output to check \(got an array .*bool"),
+], ids=["None", "str", "empty tuple", "bool"])
+def test_a_function_with_nothing_to_check_fails(out, error, pattern):
+    # A function that forgot its return checked nothing and passed.
+    for modes in (("fwd",), ("rev",)):
+        with pytest.raises(error, match=pattern):
+            check_grads(lambda x: out, (np.ones(2),), modes=modes)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dualad import ops
-from mixed import grad_and_hvp, hessian, hessp, hvp, jac
+from mixed import grad_and_hvp, hessian, hessp, hvp, jac, newton_cg, trust_region
 
 MODES = ["forward-over-reverse", "reverse-over-reverse"]
 X = np.array([0.5, -1.0, 2.0])
@@ -101,3 +101,67 @@ def test_errors_raised_by_f_propagate_unchanged():
         raise Boom("from f")
     with pytest.raises(Boom):
         hvp(bad, X, X)
+
+
+# -- misuse that crashed inside the tape (AttributeError) or passed silently ---------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_none_as_the_point_or_the_direction(mode):
+    with pytest.raises(TypeError, match=r"^x must be a float or a floating array, got None"):
+        hvp(f, None, X, mode=mode)
+    with pytest.raises(TypeError, match=r"^v: tangent must be a float or an array of the primal's shape "
+                                        r"\(3,\), got None"):
+        hvp(f, X, None, mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("x, v", [(np.array([1, 2, 3]), X), (np.array([1, 2, 3]), np.array([1, 0, 0])),
+                                  (1, 1.0)], ids=["int array, float v", "int array, int v", "int"])
+def test_an_integer_point_is_blamed_on_x_not_v(mode, x, v):
+    # The error named v ("v: primal must be floating point"), which is not the argument at fault.
+    with pytest.raises(TypeError, match=r"^x must be (a float or a floating array, got int|floating point)"):
+        hvp(lambda z: ops.sum(z ** 3), x, v, mode=mode)
+
+
+@pytest.mark.parametrize("out, got", [(None, "None"), ([1.0], "a list"), ("abc", "a str")],
+                         ids=["None", "list", "str"])
+@pytest.mark.parametrize("who, call", [
+    ("hvp", lambda g: hvp(g, X, X)),
+    ("hvp", lambda g: hvp(g, X, X, mode="reverse-over-reverse")),
+    ("hessian", lambda g: hessian(g)(X)),
+    ("trust_region", lambda g: trust_region(g, X)),
+    ("newton_cg", lambda g: newton_cg(g, X)),
+], ids=["hvp", "hvp-rr", "hessian", "trust_region", "newton_cg"])
+def test_a_function_returning_none_a_list_or_a_string(who, call, out, got):
+    with pytest.raises(TypeError, match=rf"^{who}: f must return a scalar .*got {got}"):
+        call(lambda x: out)
+
+
+@pytest.mark.parametrize("chunk, error", [(1.5, TypeError), (0, ValueError)])
+def test_dense_hessian_chunk_size_must_be_a_positive_int(chunk, error):
+    with pytest.raises(error, match=rf"chunk_size must be an int >= 1, got .*{chunk}"):
+        hessian(f, chunk_size=chunk)
+
+
+def quadratic(x):
+    return ops.sum((x - 1.0) ** 2)
+
+
+@pytest.mark.parametrize("solver", [newton_cg, trust_region])
+@pytest.mark.parametrize("kw, error, pattern", [
+    ({"maxiter": -1}, ValueError, r"maxiter must be an int >= 0, got -1"),
+    ({"maxiter": 1.5}, TypeError, r"maxiter must be an int >= 0, got float 1.5"),
+    ({"tol": float("nan")}, ValueError, r"tol must be >= 0.0, got nan"),
+    ({"tol": -1.0}, ValueError, r"tol must be >= 0.0, got -1.0"),
+    ({"cg_maxiter": 0}, ValueError, r"cg_maxiter must be an int >= 1, got 0"),
+], ids=["maxiter<0", "maxiter=1.5", "tol=nan", "tol<0", "cg_maxiter=0"])
+def test_solver_settings_out_of_range(solver, kw, error, pattern):
+    # maxiter=-1 returned nit=-1, tol=nan ran to maxiter, trust_region divided by zero.
+    with pytest.raises(error, match=pattern):
+        solver(quadratic, X, **kw)
+
+
+@pytest.mark.parametrize("c1", [0.0, 1.0, 1.5, float("nan")])
+def test_armijo_constant_outside_the_open_unit_interval(c1):
+    # c1 = 1.5 failed every line search; c1 = 0 accepted any step that did not increase f.
+    with pytest.raises(ValueError, match=rf"c1 must be > 0.0 and < 1.0, got {c1}"):
+        newton_cg(quadratic, X, c1=c1)

@@ -1,6 +1,7 @@
 """Misuse gets an exception that names the argument, what was expected and what was found."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -203,3 +204,128 @@ def test_ops_error_message_is_intact_through_the_tape():
     x = Tensor(np.ones((2, 3)), requires_grad=True)
     with pytest.raises(ValueError):
         ops.matmul(x, np.ones((2, 3)))
+
+
+# -- misuse that crashed inside the tape (AttributeError, IndexError) or passed silently ---------------
+@pytest.mark.parametrize("call, pattern", [
+    (lambda: reverse.grad(lambda x: x)(None), r"primals\[0\] must be a float or a floating array, got None"),
+    (lambda: reverse.vjp(lambda x: x * 2.0, np.ones(2))[1](None),
+     r"vjp: cotangent must be an array or float of the output's shape \(2,\), got None"),
+    (lambda: reverse.vjp(lambda x: (x, x), np.ones(2))[1]((np.ones(2), None)),
+     r"vjp: cotangent\[1\] must be .*got None"),
+    (lambda: reverse.jacrev(lambda x: x)(None), r"jacrev: x must be .*got None"),
+], ids=["grad-input", "vjp-cotangent", "vjp-cotangent-leaf", "jacrev-input"])
+def test_none_as_an_input_or_cotangent(call, pattern):
+    with pytest.raises(TypeError, match=pattern):
+        call()
+
+
+@pytest.mark.parametrize("out, got", [(None, "None"), ([1.0], r"a list \(\[1.0\]\)"), ("abc", "a str")],
+                         ids=["None", "list", "str"])
+@pytest.mark.parametrize("transform", [reverse.grad, reverse.value_and_grad], ids=["grad", "value_and_grad"])
+def test_grad_of_a_function_returning_none_a_list_or_a_string(transform, out, got):
+    with pytest.raises(TypeError, match=rf"grad: f must return a scalar.*got {got}"):
+        transform(lambda x: out)(np.ones(2))
+
+
+@pytest.mark.parametrize("out", [None, "abc"], ids=["None", "str"])
+def test_vjp_and_jacrev_of_a_function_returning_none_or_a_string(out):
+    with pytest.raises(TypeError, match=r"vjp: f must return arrays or floats"):
+        reverse.vjp(lambda x: out, np.ones(2))
+    with pytest.raises(TypeError, match=r"jacrev: f must return arrays or floats"):
+        reverse.jacrev(lambda x: out)(np.ones(2))
+    with pytest.raises(TypeError, match=r"jacrev: f must return one array or float, got a list"):
+        reverse.jacrev(lambda x: [x])(np.ones(2))
+
+
+@pytest.mark.parametrize("gradient, got", [("a", r"a str \('a'\)"), ([1.0, 2.0], "a list")],
+                         ids=["str", "list"])
+def test_backward_with_a_gradient_that_is_not_an_array(gradient, got):
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(TypeError, match=rf"backward: gradient must be an array or float of the output's "
+                                        rf"shape \(2,\), got {got}"):
+        (x * 2.0).backward(gradient=gradient)
+
+
+@pytest.mark.parametrize("returned, got", [("nope", "a str"), ([1.0, 2.0], "a list"), ({"a": 1}, "a dict")],
+                         ids=["str", "list", "dict"])
+def test_function_backward_returning_a_non_array(returned, got):
+    class Bad(reverse.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return returned
+
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(TypeError, match=rf"Bad.backward returned {got} .* as the gradient of input 0; "
+                                        r"expected an array or float of shape \(2,\)"):
+        Bad.apply(x).sum().backward()
+
+
+def test_gradients_with_nothing_to_differentiate():
+    # gradients([], [x]) raised IndexError; gradients(y, []) returned ().
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(ValueError, match=r"gradients: outputs is empty"):
+        gradients([], [x])
+    with pytest.raises(ValueError, match=r"gradients: inputs is empty"):
+        gradients((x * 2.0).sum(), [])
+
+
+@pytest.mark.parametrize("how", ["backward", "gradients", "vjp"])
+@pytest.mark.parametrize("cot", [np.array([1j, 1.0]), 1j], ids=["array", "python complex"])
+def test_complex_cotangent_on_a_real_output(how, cot):
+    # Its imaginary part was dropped unseen (backward gave [0, 4] for [1j, 2]).
+    x = Tensor(np.ones(2), requires_grad=True)
+    y = x * 2.0 if isinstance(cot, np.ndarray) else (x * 2.0).sum()
+    with pytest.raises(TypeError, match=r"is complex .* but the output is real"):
+        if how == "backward":
+            y.backward(gradient=cot)
+        elif how == "gradients":
+            gradients(y, [x], grad_outputs=[cot])
+        else:
+            reverse.vjp(lambda v: v * 2.0 if isinstance(cot, np.ndarray) else (v * 2.0).sum(),
+                        np.ones(2))[1](cot)
+
+
+@pytest.mark.parametrize("grad", [np.ones(3), np.ones(1), np.ones((2, 2)), "a"],
+                         ids=["(3,)", "(1,)", "(2, 2)", "str"])
+@pytest.mark.parametrize("make", [lambda p: reverse.optim.SGD(p, lr=0.1), lambda p: reverse.optim.Adam(p)],
+                         ids=["SGD", "Adam"])
+def test_optimizer_step_with_a_grad_of_the_wrong_shape(make, grad):
+    # A (1,) gradient was broadcast over the parameter, a (2, 2) one failed in NumPy.
+    w, u = Tensor(np.ones(2), requires_grad=True), Tensor(np.ones(2), requires_grad=True)
+    opt = make([u, w])
+    u.grad, w.grad = np.ones(2), grad
+    with pytest.raises(ValueError, match=r"params\[1\].grad must be an array of the parameter's "
+                                         r"shape \(2,\)"):
+        opt.step()
+    np.testing.assert_array_equal(u.value, np.ones(2))  # nothing is updated
+
+
+def test_reading_grad_of_a_non_leaf_warns():
+    x = Tensor(np.ones(2), requires_grad=True)
+    y = x * 2.0
+    y.sum().backward()
+    with pytest.warns(UserWarning, match=r"\.grad of a Tensor that is not a leaf.*retain_grad"):
+        assert y.grad is None
+    z = x * 3.0
+    z.retain_grad()
+    z.sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert x.grad is not None and z.grad is not None  # leaves and retained tensors are quiet
+
+
+def test_backward_with_create_graph_into_grad_warns_of_the_cycle():
+    x = Tensor(np.ones(2), requires_grad=True)
+    with pytest.warns(UserWarning, match=r"create_graph=True.*reference cycle.*reverse.gradients"):
+        (x ** 3).sum().backward(create_graph=True)
+    assert x.grad.requires_grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (g,) = gradients((x ** 3).sum(), [x], create_graph=True)  # the suggested form is quiet
+        x.grad = None
+        (x ** 3).sum().backward()
