@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from dualad._backend import NUMPY_ARRAY, NUMPY_FLOAT64, _np_xp, namespace_of, scalar_xp
 
-__all__ = ["EscapedValueError", "Level", "Value", "bind", "get_cut", "new_level", "set_cut",
+__all__ = ["EscapedValueError", "Value", "bind", "get_cut", "is_closed", "new_level", "set_cut",
            "transform_level"]
 
 
@@ -43,47 +42,49 @@ class Value:
 
 
 # Levels 0-2 are the shared levels of directly constructed Tensor, Dual and
-# HyperDual values; every transform, and every value wrapped around values
-# that already carry a level, takes a fresh one above all existing levels.
+# HyperDual values. Above them, a transform's run takes a fresh even level,
+# open only while the transform runs; a value type wrapped around values
+# that already carry a level (or a rule's own inner levels) takes a fresh odd
+# one, open for good. Both are above all existing levels.
 _levels = itertools.count(3)
+_open: dict[int, int] = {}  # the even levels of transforms running now (how many times entered)
 
 
 def new_level() -> int:
-    """A level above every level handed out so far, open for good (a value type
-    wrapped around another, or a rule's own inner levels)."""
-    return next(_levels)
+    """A level above every level handed out so far, open for good (odd)."""
+    n = next(_levels)
+    return n if n & 1 else next(_levels)
 
 
-class Level(int):
-    """The level of one run of a transform (``jvp``, ``reverse.vjp``): an int
-    above every level so far that knows its transform's ``name`` and whether
-    that run is ``closed``. A plain ``int`` subclass, so levels compare as before.
+def is_closed(level: int) -> bool:
+    """Whether ``level`` belongs to a transform that has returned."""
+    return level > 2 and not level & 1 and level not in _open
+
+
+class transform_level:
+    """A fresh level for one run of a transform, open while a ``with`` block on
+    it runs: ``with transform_level("...") as level``. Entering it again reopens
+    it (``vjp``'s returned function walking the tape its run recorded).
+
+    A plain int and a small dict of the running ones, so ``bind``'s check costs
+    one set lookup and nothing grows with the number of transforms run.
     """
 
-    def __new__(cls, name: str) -> "Level":
-        level = super().__new__(cls, next(_levels))
-        level.name, level.closed = name, False
-        return level
+    __slots__ = ("level",)
 
-    @contextmanager
-    def reopened(self) -> Iterator["Level"]:
-        """Open while the transform works on its own values again (``vjp``'s
-        returned function walking the tape it recorded)."""
-        closed, self.closed = self.closed, False
-        try:
-            yield self
-        finally:
-            self.closed = closed
+    def __init__(self) -> None:
+        n = next(_levels)
+        self.level = n if not n & 1 else next(_levels)
 
+    def __enter__(self) -> int:
+        _open[self.level] = _open.get(self.level, 0) + 1
+        return self.level
 
-@contextmanager
-def transform_level(name: str) -> Iterator[Level]:
-    """A fresh :class:`Level` for one run of the transform ``name``, closed on exit."""
-    level = Level(name)
-    try:
-        yield level
-    finally:
-        level.closed = True
+    def __exit__(self, *exc: Any) -> bool:
+        count = _open.pop(self.level) - 1
+        if count:
+            _open[self.level] = count
+        return False
 
 
 class EscapedValueError(RuntimeError):
@@ -91,11 +92,13 @@ class EscapedValueError(RuntimeError):
     (as JAX's ``UnexpectedTracerError``)."""
 
 
-def _escaped(value: Any, level: Level) -> EscapedValueError:
+def _escaped(value: Any) -> EscapedValueError:
     kind = type(value).__name__
+    transforms = ("a reverse-mode transform (grad, vjp, jacrev)" if kind == "Tensor" else
+                  "a forward-mode transform (jvp, jacfwd, hessian)" if kind == "Dual" else "a transform")
     return EscapedValueError(
-        f"a {kind} made inside {level.name} was used after that transform returned: it escaped the "
-        f"function being differentiated (kept in a list, a global or an attribute), and its "
+        f"a {kind} made inside {transforms} was used after that transform returned: it escaped "
+        f"the function being differentiated (kept in a list, a global or an attribute), and its "
         f"derivative belonged to that call. Return it from the function instead, or keep only its "
         f"value (ops.stop_gradient inside the function).")
 
@@ -148,8 +151,8 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
     if top is not None:
         cut = _state.cut
         if top_level >= cut:
-            if type(top_level) is Level and top_level.closed:
-                raise _escaped(top, top_level)
+            if top_level > 2 and not top_level & 1 and top_level not in _open:
+                raise _escaped(top)
             return top._process(prim, args, params)
         if cut or top_level < 0:
             return top._constant(bind(prim, *[strip(a, max(cut, 0)) for a in args], **params))

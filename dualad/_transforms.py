@@ -79,7 +79,7 @@ def _jvp(f: Callable, primals: tuple, tangents: tuple, who: str) -> tuple[Any, A
     if len(p_leaves) != len(t_leaves):
         raise ValueError(f"jvp: tangents have {len(t_leaves)} leaves, primals have {len(p_leaves)}")
     names = [f"primals{p}" for p in leaf_paths(tuple(primals))]
-    with transform_level("a forward-mode transform (jvp, jacfwd, hessian)") as level:
+    with transform_level() as level:
         seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
         k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
         out = f(*build(seeded))

@@ -4,8 +4,8 @@ Everything a new primitive needs is here: the constructors for each kind of
 entry (their JVP, VJP and batching are derived when the entry is made),
 ``bind`` to apply one, and ``register_numpy`` to route a NumPy function to
 it. ``reverse`` builds ``Function`` and ``checkpoint`` on this contract.
-A transform runs its function at a fresh ``transform_level`` (closed when
-it returns, so escaped values raise :class:`EscapedValueError`).
+A transform runs its function inside ``with transform_level() as level``
+(closed when the block ends, so escaped values raise :class:`EscapedValueError`).
 An elementwise entry states where it is smooth (``domain=(POSITIVE,)`` for
 ``log``; :data:`REAL` by default), and the table's tests draw from that.
 
@@ -22,7 +22,7 @@ Examples
 """
 
 from dualad._arraylike import register_numpy
-from dualad._core import EscapedValueError, Level, bind, transform_level
+from dualad._core import EscapedValueError, bind, transform_level
 from dualad._table import (
     NONZERO,
     POSITIVE,
@@ -38,6 +38,6 @@ from dualad._table import (
     zero_derivative,
 )
 
-__all__ = ["EscapedValueError", "Level", "NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT",
+__all__ = ["EscapedValueError", "NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT",
            "Primitive", "bind", "custom", "elementwise", "linear", "non_differentiable",
            "register_numpy", "transform_level", "unregister", "zero_derivative"]

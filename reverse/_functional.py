@@ -80,7 +80,8 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
     names = leaf_paths(primals, "primals")
     for leaf, name in zip(leaves, names):
         check_differentiable(leaf, name)
-    with transform_level("a reverse-mode transform (grad, vjp, jacrev)") as level:
+    run = transform_level()
+    with run as level:
         inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
                   for x in leaves]
         result = f(*build(inputs))
@@ -110,7 +111,7 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
                 cts.append(ct)
         capture = {(id(t), 0): None for t in inputs}
         if roots:
-            with level.reopened():  # the walk works on the tape this call recorded
+            with run:  # reopened: the walk works on the tape this call recorded
                 run_backward(roots, cts, retain_graph=True, create_graph=False,
                              capture=capture, accumulate=False, level=level)
         grads = [None if g is None and not unused_as_zeros else _as_input_cotangent(g, x)

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._core import Level, Value
+from dualad._core import Value, is_closed
 from reverse._rng import is_random_stream
 
 __all__ = ["Reached", "reach"]
@@ -205,7 +205,7 @@ def _live(value: Value) -> bool:
     """Not a buffer of raw numbers (level -1), nor a value that escaped a transform that
     has returned: if the block uses one of those, it raises as it would without checkpoint."""
     level = value._level
-    return level >= 0 and not (type(level) is Level and level.closed)
+    return level >= 0 and not is_closed(level)
 
 
 def _is_library(module_name: str | None) -> bool:
