@@ -6,7 +6,6 @@ import warnings
 from typing import Any, Sequence
 
 from dualad import _inplace, ops
-from dualad._backend import SCALAR_TYPES
 from dualad._checks import describe, is_operand
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._table import REGISTRY
@@ -81,7 +80,7 @@ def _checked_hook_result(hook, out, g):
     ro, rg = raw(out), raw(g)
     expected = (f"expected shape {shape_of(rg)} and dtype {_dtype_name(rg)}, those of the gradient "
                 "it was given")
-    if type(ro) not in SCALAR_TYPES and not (hasattr(ro, "shape") and hasattr(ro, "dtype")):
+    if not is_operand(out):
         raise TypeError(f"hook '{name}' returned a {type(out).__name__}; expected None or an array "
                         f"of shape {shape_of(rg)} and dtype {_dtype_name(rg)}")
     if shape_of(ro) != shape_of(rg):
@@ -196,8 +195,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if create_graph and not isinstance(g, Tensor):
                 g = Tensor._make(g, leaf._level)
             g = pytorch_convention(g)
-            leaf._grad = g if leaf._grad is None else leaf._grad + g
-            cycle = cycle or (create_graph and isinstance(leaf._grad, Tensor) and leaf._grad.requires_grad)
+            cycle = leaf._add_grad(g) and create_graph or cycle
     return cycle
 
 
@@ -291,8 +289,7 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_gr
         for t in inputs:
             g = pytorch_convention(capture[key(_ref(t))])
             if g is not None:
-                t._grad = g if t._grad is None else t._grad + g
-                cycle = cycle or (create_graph and isinstance(t._grad, Tensor) and t._grad.requires_grad)
+                cycle = t._add_grad(g) and create_graph or cycle
     else:
         cycle = run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
                              level=tensors[0]._level)

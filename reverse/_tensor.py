@@ -10,6 +10,7 @@ import numpy as np
 from dualad import ops
 from dualad._arraylike import ArrayLike
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._checks import is_operand
 from dualad._core import Value, bind, get_cut, level_of, new_level
 from dualad._shapes import dtype_of, raw, shape_of
 from dualad._table import Primitive
@@ -195,8 +196,14 @@ class Tensor(ArrayLike, Value):
         def store(g):
             t = ref()
             if t is not None:
-                t._grad = g if t._grad is None else t._grad + g
+                t._add_grad(g)
         self._register(store, front=False)
+
+    def _add_grad(self, g: Any) -> bool:
+        """Accumulate ``g`` into ``.grad``; whether ``.grad`` now holds a graph (a Tensor
+        that requires grad, made by ``create_graph=True``: a reference cycle)."""
+        self._grad = g if self._grad is None else self._grad + g
+        return isinstance(self._grad, Tensor) and self._grad.requires_grad
 
     def register_hook(self, fn) -> HookHandle:
         """Call ``fn(grad)`` when this tensor's gradient is computed; a non-None
@@ -420,8 +427,7 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
 
 
 def _check_data(value: Any, name: str) -> None:
-    r = raw(value)
-    if type(r) not in SCALAR_TYPES and not (hasattr(r, "shape") and hasattr(r, "dtype")):
+    if not is_operand(value):
         raise TypeError(f"{name}: data must be an array, a number, a list or tuple of numbers, or a "
                         f"Dual, got {type(value).__name__}")
 
