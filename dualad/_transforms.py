@@ -23,11 +23,15 @@ def _seed(primal: Any, tangent: Any, level: int, name: str) -> Dual:
     return Dual._make(primal, tangent, level, nb)
 
 
-def split(out: Any, level: int, k: int | None = None, like: Any = None) -> tuple[Any, Any]:
+def split(out: Any, level: int, k: int | None = None, like: Any = None,
+          who: str | None = None) -> tuple[Any, Any]:
     """Primal and tangent parts of the leaves of ``out`` at ``level``; zeros
     (with ``k`` directions in front, if given) where a leaf has no tangent.
-    ``like`` (same structure as ``out``) gives those zeros' shapes and dtypes."""
+    ``like`` (same structure as ``out``) gives those zeros' shapes and dtypes.
+    With ``who``, ``out`` is a user's output, checked first (errors name ``who``)."""
     leaves, build = flatten(out)
+    if who is not None:
+        check_output_leaves(leaves, out, who)
     likes = leaves if like is None else flatten(like)[0]
     primals, tangents = [], []
     for leaf, ref in zip(leaves, likes):
@@ -82,9 +86,7 @@ def _jvp(f: Callable, primals: tuple, tangents: tuple, who: str) -> tuple[Any, A
     with transform_level() as level:
         seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
         k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
-        out = f(*build(seeded))
-        check_output_leaves(flatten(out)[0], out, who)
-        return split(out, level, k)
+        return split(f(*build(seeded)), level, k, who=who)
 
 
 def derivative(f: Callable) -> Callable:

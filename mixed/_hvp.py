@@ -14,11 +14,11 @@ from typing import Any, Callable
 import reverse
 from dualad import ops
 from dualad._checks import check_differentiable, check_scalar_output, validate_tangent
-from dualad._core import new_level
 from dualad._dual import Dual
 from dualad._shapes import shape_of, zeros
 from dualad._transforms import basis_chunks, chunk_of, split
 from dualad._tree import flatten, leaf_paths, structure
+from dualad.extend import transform_level
 
 __all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
 
@@ -77,13 +77,13 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-rever
             return sum(ops.vdot(gl, vl) for gl, vl in zip(flatten(g_fn(y))[0], v_leaves))
         g, gd = reverse.grad(lambda y: _with_grad(g_fn, directional, y), has_aux=True)(x)
         return gd, g
-    level = new_level()
-    seeded = []
-    for xl, vl, name, x_name in zip(x_leaves, v_leaves, names, x_names):
-        vl, nb = validate_tangent(xl, vl, name, x_name)
-        seeded.append(Dual._make(xl, vl, level, nb))
-    k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
-    return split(reverse.grad(f)(build(seeded)), level, k, like=x)
+    with transform_level() as level:
+        seeded = []
+        for xl, vl, name, x_name in zip(x_leaves, v_leaves, names, x_names):
+            vl, nb = validate_tangent(xl, vl, name, x_name)
+            seeded.append(Dual._make(xl, vl, level, nb))
+        k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
+        return split(reverse.grad(f)(build(seeded)), level, k, like=x)
 
 
 def _with_grad(g_fn, directional, y):

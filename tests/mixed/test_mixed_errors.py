@@ -165,3 +165,19 @@ def test_armijo_constant_outside_the_open_unit_interval(c1):
     # c1 = 1.5 failed every line search; c1 = 0 accepted any step that did not increase f.
     with pytest.raises(ValueError, match=rf"c1 must be > 0.0 and < 1.0, got {c1}"):
         newton_cg(quadratic, X, c1=c1)
+
+
+def test_a_dual_that_escapes_hvp_raises_when_used():
+    """hvp's forward level was a permanent one, so a Dual kept inside it (the value
+    of a Tensor there) was still live afterwards and its stale tangent could mix
+    into a later result."""
+    import dualad
+    kept = []
+
+    def f(x):
+        kept.append((x * 2.0).value)
+        return ops.sum(x ** 3)
+
+    np.testing.assert_allclose(hvp(f, np.ones(2), np.ones(2)), 6.0)
+    with pytest.raises(dualad.EscapedValueError, match="forward-mode.*escaped"):
+        np.sin(kept[0])
