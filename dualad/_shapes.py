@@ -67,6 +67,14 @@ def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
     return normalize_axes(axis, ndim, name)[0]
 
 
+def complex_dtype(x: Any) -> Any:
+    """The complex dtype of the precision of the array inside ``x`` (complex64 for
+    float32 and complex64, else complex128)."""
+    r = raw(x)
+    xp = namespace_of([r])
+    return xp.complex64 if r.dtype in (xp.float32, xp.complex64) else xp.complex128
+
+
 def is_complex(x: Any) -> bool:
     """Whether the raw value inside ``x`` has a complex floating dtype."""
     r = raw(x)

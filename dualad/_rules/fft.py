@@ -20,12 +20,11 @@ these and the shape entries.
 
 from __future__ import annotations
 
-from dualad._backend import namespace_of
 from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import shape as _shape
 from dualad._rules.arrays import roll_half
-from dualad._shapes import is_complex, ndim_of, raw, shape_of
+from dualad._shapes import complex_dtype, is_complex, ndim_of, shape_of
 from dualad._table import linear
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -76,11 +75,7 @@ _irfft_p = linear("irfft", lambda xp, c, *, n, axis, norm: xp.fft.irfft(c, n=n, 
 
 def _complex(x):
     """``x`` as complex of its precision (array-API namespaces transform complex input only)."""
-    if is_complex(x):
-        return x
-    r = raw(x)
-    xp = namespace_of([r])
-    return _shape.astype(x, xp.complex64 if r.dtype == xp.float32 else xp.complex128)
+    return x if is_complex(x) else _shape.astype(x, complex_dtype(x))
 
 
 def _fit(x, n, axis):

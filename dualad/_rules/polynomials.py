@@ -21,9 +21,11 @@ from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._rules.composites import outer
-from dualad._shapes import dtype_of, is_complex, ndim_of, raw, shape_of
+from dualad._shapes import complex_dtype, dtype_of, is_complex, ndim_of, raw, shape_of
 
 __all__ = ["polyfit", "poly", "roots", "polydiv"]
+
+_numbers = _shape._numbers_like  # host numbers in an operand's backend (and dtype)
 
 
 def _host_to_array(p):
@@ -46,17 +48,6 @@ def _floating(p, like=None):
 def _entry(x, i):
     """``x[i]`` as a 0-d value."""
     return _shape.getitem(x, (i,))
-
-
-def _constant(like, numbers, dtype=None):
-    """Host numbers as an array of ``like``'s backend, in ``like``'s dtype (or ``dtype``)."""
-    r = raw(like)
-    return namespace_of([r]).asarray(np.asarray(numbers), dtype=dtype_of(r) if dtype is None else dtype)
-
-
-def _complex_dtype(x):
-    xp = namespace_of([raw(x)])
-    return xp.complex64 if dtype_of(raw(x)) in (xp.float32, xp.complex64) else xp.complex128
 
 
 # -- fitting --------------------------------------------------------------------------------------
@@ -163,8 +154,8 @@ def poly(seq_of_zeros):
         raise ValueError(f"poly: input must be 1-d or a square 2-d array, got shape {sh}")
     if shape_of(z)[0] == 0:
         return 1.0
-    zero = _constant(z, [0.0])
-    a = _constant(z, [1.0])
+    zero = _numbers(z, [0.0])
+    a = _numbers(z, [1.0])
     for k in range(shape_of(z)[0]):  # a(x) (x - z_k)
         a = _ew.subtract(_shape.concatenate([a, zero]),
                          _ew.multiply(_shape.getitem(z, (slice(k, k + 1),)), _shape.concatenate([zero, a])))
@@ -194,19 +185,19 @@ def roots(p):
         raise ValueError(f"roots: input must be a rank-1 array, got shape {shape_of(p)}")
     nonzero = np.flatnonzero(to_host(raw(p)))
     if nonzero.size == 0:
-        return _constant(_floating(p), np.zeros(0), _complex_dtype(_floating(p)))
+        return _numbers(_floating(p), np.zeros(0), complex_dtype(_floating(p)))
     trailing = shape_of(p)[0] - int(nonzero[-1]) - 1
     p = _floating(_shape.getitem(p, (slice(int(nonzero[0]), int(nonzero[-1]) + 1),)))
     n = shape_of(p)[0]
     if n > 1:
         first = _ew.divide(_ew.negative(_shape.getitem(p, (slice(1, None),))), _entry(p, 0))
         companion = _shape.concatenate([_shape.reshape(first, (1, n - 1)),
-                                        _constant(p, np.eye(n - 2, n - 1))], axis=0)
+                                        _numbers(p, np.eye(n - 2, n - 1))], axis=0)
         out = _la.eigvals(companion)
     else:
-        out = _constant(p, np.zeros(0), _complex_dtype(p))
+        out = _numbers(p, np.zeros(0), complex_dtype(p))
     if trailing:
-        out = _shape.concatenate([out, _constant(out, np.zeros(trailing))])
+        out = _shape.concatenate([out, _numbers(out, np.zeros(trailing))])
     return out
 
 
@@ -244,9 +235,9 @@ def polydiv(u, v):
         q.append(d)
         head = _ew.subtract(_shape.getitem(r, (slice(1, n + 1),)), _ew.multiply(d, rest_of_v))
         r = _shape.concatenate([head, _shape.getitem(r, (slice(n + 1, None),))])
-    q = _shape.stack(q) if q else _constant(u, [0.0])
+    q = _shape.stack(q) if q else _numbers(u, [0.0])
     if shape_of(r)[0] == 0:  # v a constant: every entry cancelled
-        return q, _constant(u, [0.0])
+        return q, _numbers(u, [0.0])
     host = to_host(raw(r))
     k = 0
     while k < host.shape[0] - 1 and np.allclose(host[k], 0, rtol=1e-14):

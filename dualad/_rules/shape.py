@@ -310,9 +310,10 @@ def _index_like(x, index):
     return namespace_of([r]).asarray(index)
 
 
-def _numbers_like(x, numbers):
-    """Host numbers (weights, exponents: a NumPy array) in ``x``'s backend and dtype."""
-    return astype(_index_like(x, numbers), dtype_of(raw(x)))
+def _numbers_like(x, numbers, dtype=None):
+    """Host numbers (weights, exponents: a NumPy array) in ``x``'s backend, and in
+    its dtype unless ``dtype`` is given."""
+    return astype(_index_like(x, numbers), dtype_of(raw(x)) if dtype is None else dtype)
 
 
 def _getitem_batch(params, k):
