@@ -511,14 +511,9 @@ def put_along_axis(arr, indices, values, axis, inplace=True):
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
     if axis is None:  # NumPy reads arr (and indices) as flattened
-        if not inplace:
-            flat = put_along_axis(_shape.ravel(arr), np.ravel(to_host(raw(indices))), values, 0,
-                                  inplace=False)
-            return _shape.reshape(flat, shape_of(arr))
-        where = np.ravel(to_host(raw(indices)))
-        arr[np.unravel_index(where, shape_of(arr))] = values
-        return None
-    where = _along_axis(arr, indices, axis)
+        where = np.unravel_index(np.ravel(to_host(raw(indices))), shape_of(arr))
+    else:
+        where = _along_axis(arr, indices, axis)
     if not inplace:
         return _shape.index_set(arr, values, where)
     arr[where] = values
