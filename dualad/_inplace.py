@@ -1,64 +1,114 @@
-"""Arithmetic that reuses temporaries nothing else references.
+"""Arithmetic that writes into temporaries their maker owns, and gradient accumulators.
 
 NumPy elides temporaries in ``a * b + c``; derivative code keeps its
 temporaries in variables, which defeats that, so this module does it by
-hand: an operand is overwritten only when it is a raw array of the result's
-shape and dtype whose only reference is the caller's local variable (a
-fresh partial such as ``2.0 * x``, never an input, an output, a saved value
-or a view), or a ``Dual`` so held whose primal and tangent are such arrays
-referenced by it alone (the cotangents and partials of a Hessian-vector
-product). At n = 1e6 this saves an allocation and its page faults per term.
-The reference counts below are those of CPython 3.11 to 3.13 (3.10 also
-counts each argument on the caller's stack, 3.14 borrows stack references),
-and tests/dualad/test_inplace.py checks them on each; elsewhere every
-operation allocates, as plain operators do. A value type on the right goes
-through ``ops`` (a raw array on the left may not know how to multiply it:
-array_api_strict).
+hand. At n = 1e6 each reuse saves an allocation and its page faults.
+
+Ownership is data that travels with a value: each function here takes, for
+each operand, whether the caller owns it, and returns the result with
+whether the caller now owns that. A value is owned when the code that holds
+it made it and has handed it to nobody:
+
+- a value one of the built-in table's rules (a partial, a VJP) returned
+  that is not one of the values the rule was given, nor a part or a view of
+  one (:func:`made_by_call`): the table's rules return new arrays or their
+  arguments, never an array kept elsewhere, and
+  ``tests/dualad/test_ownership.py`` checks that of every entry;
+- the result of combining values here, on the same terms;
+- the buffer of an :class:`Accumulator` once it has made one.
+
+Only NumPy/CuPy arrays of at least ``_MIN_SIZE`` elements that own their
+memory (not views), and ``Dual``\\ s of two such arrays, are ever written;
+below that size an allocation costs less than deciding. A value type on the
+right goes through ``ops`` (a raw array on the left may not know how to
+multiply it: array_api_strict).
 """
 
 from __future__ import annotations
 
 import operator
-import sys
-from typing import Any, Callable
+from collections import Counter
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from dualad import ops
-
-_RELIABLE = sys.implementation.name == "cpython" and (3, 11) <= sys.version_info[:2] < (3, 14)
-# ``owners`` (default 1) is how many references the callers of mul/add/sub/add_at
-# hold and hand over (the caller's local, plus a parameter for each helper in
-# between, such as ``_vjp.scale``). On top of those, the checks below count
-# their own: the parameter of mul/add/sub (add_at), _owned's parameter (not
-# for add_at), the checking function's parameter and getrefcount's argument.
-_OWN_REFS = 4
-# References to the primal or tangent of such a Dual, counted in _owned_array:
-# its slot, the local of _owned_dual, _owned_array's parameter, getrefcount's argument.
-_ONLY_DUAL = 4
 
 # Below this many elements an allocation is cheap and the checks are not.
 _MIN_SIZE = 8192
 
-
-def _owned_array(a: Any, refs: int) -> bool:
-    """``a`` is a large NumPy/CuPy array that owns its memory (a view shares it)
-    and has no references but the ``refs`` we know of."""
-    return (type(a).__name__ == "ndarray" and a.size >= _MIN_SIZE and a.base is None
-            and sys.getrefcount(a) <= refs)
+_REUSES: Counter | None = None  # counts each in-place write while count_reuses() runs
 
 
-def _owned_dual(a: Any, b: Any, refs: int) -> bool:
-    """``a`` is a Dual held only by our caller's local, of owned arrays, and
-    ``b`` a Dual of the same level and chunking, or a constant (no ``_strip``)."""
-    if (type(a).__name__ != "Dual" or sys.getrefcount(a) > refs
-            or (type(b) is type(a) and (a._level != b._level or a._nb != b._nb))
-            or (type(b) is not type(a) and hasattr(b, "_strip"))):
+@contextmanager
+def count_reuses() -> Iterator[Counter]:
+    """Count the in-place writes ("mul", "add", "sub", "add_at") made in the block,
+    so a test can tell when reuse silently stops."""
+    global _REUSES
+    outer, _REUSES = _REUSES, Counter()
+    try:
+        yield _REUSES
+    finally:
+        _REUSES = outer
+
+
+def _reused(kind: str) -> None:
+    if _REUSES is not None:
+        _REUSES[kind] += 1
+
+
+def _writable_array(a: Any) -> bool:
+    """A large NumPy or CuPy array that owns its memory (a view shares another's)."""
+    return type(a).__name__ == "ndarray" and a.size >= _MIN_SIZE and a.base is None
+
+
+def _parts(a: Any) -> tuple | None:
+    """The arrays an owner of ``a`` may write: ``(a,)`` for a writable array, a
+    Dual's primal and tangent when both are (and distinct), else None."""
+    if _writable_array(a):
+        return (a,)
+    if type(a).__name__ == "Dual":
+        p, t = a.primal, a.tangent
+        if p is not t and _writable_array(p) and _writable_array(t):
+            return p, t
+    return None
+
+
+def _collect_ids(x: Any, ids: set) -> None:
+    """The ids of ``x`` and everything reachable in it: items of tuples, lists and
+    dicts, the parts of value types (``primal``/``tangent``, ``value``), and the
+    arrays a view is of."""
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if v is None or type(v) in (int, float, complex, bool, str, slice):
+            continue
+        if id(v) in ids:
+            continue
+        ids.add(id(v))
+        if type(v) in (tuple, list):
+            stack.extend(v)
+        elif type(v) is dict:
+            stack.extend(v.values())
+        else:
+            base = getattr(v, "base", None)
+            if base is not None:
+                stack.append(base)
+            for name in ("primal", "tangent", "value"):
+                part = getattr(v, name, None)
+                if part is not None and not callable(part):
+                    stack.append(part)
+
+
+def made_by_call(value: Any, given: Any) -> bool:
+    """Whether ``value``, returned by a built-in rule called with ``given`` (values,
+    or tuples, lists and dicts of them), is a writable temporary the rule made:
+    none of its arrays is among, or in, what the rule was given."""
+    parts = _parts(value)
+    if parts is None:
         return False
-    primal = a.primal
-    if not _owned_array(primal, _ONLY_DUAL):
-        return False
-    primal = None
-    tangent = a.tangent
-    return _owned_array(tangent, _ONLY_DUAL)
+    ids: set = set()
+    _collect_ids(given, ids)
+    return all(id(p) not in ids for p in parts)
 
 
 def _fits(a: Any, b: Any) -> bool:
@@ -67,80 +117,133 @@ def _fits(a: Any, b: Any) -> bool:
         type(b) is type(a) and b.shape == a.shape and b.dtype == a.dtype)
 
 
-def _owned(a: Any, b: Any, owners: int) -> str | None:
-    """How ``a`` can take the result of ``a op b`` in place: "array", "dual"
-    (``b`` a Dual), "dual-constant" (``b`` a raw array or number) or None."""
-    if not _RELIABLE or getattr(a, "size", 0) < _MIN_SIZE:  # small arrays and floats: allocate
+def _how(a: Any, b: Any) -> str | None:
+    """How an owned ``a`` can take ``a op b`` in place: "array", "dual" (``b`` a
+    Dual of the same level and chunking), "dual-constant" (``b`` a raw array or
+    number), or None."""
+    parts = _parts(a)
+    if parts is None:
         return None
-    if type(a).__name__ == "ndarray":
-        return "array" if _owned_array(a, owners + _OWN_REFS) and _fits(a, b) else None
-    if not _owned_dual(a, b, owners + _OWN_REFS):
+    if len(parts) == 1:
+        return "array" if _fits(a, b) else None
+    if type(b) is type(a):
+        if a._level != b._level or a._nb != b._nb:
+            return None
+        return "dual" if _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent) else None
+    if hasattr(b, "_strip"):  # a value type of another kind or level
         return None
-    if type(b) is not type(a):  # the tangent broadcasts b over its chunk axis, if any
-        return "dual-constant" if _fits(a.primal, b) else None
-    return "dual" if _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent) else None
+    return "dual-constant" if _fits(a.primal, b) else None  # the tangent broadcasts b over its chunk axis
 
 
-def mul(a: Any, b: Any, owners: int = 1) -> Any:
-    """``a * b``, written into ``a`` when ``a`` is an owned temporary."""
-    how = _owned(a, b, owners)
+def _plain(a: Any, b: Any, plain: Callable, traced: Callable) -> tuple[Any, bool]:
+    """``a op b`` allocated afresh, and whether the caller owns the result."""
+    out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
+    return out, made_by_call(out, (a, b))
+
+
+def mul(a: Any, b: Any, a_owned: bool) -> tuple[Any, bool]:
+    """``a * b``, written into ``a`` when the caller owns it; and whether the
+    caller owns the result."""
+    how = _how(a, b) if a_owned else None
     if how == "array":
         a *= b
-        return a
-    if how == "dual" and not a._nb:  # (p + t eps)(q + s eps) = pq + (tq + ps) eps
+    elif how == "dual" and not a._nb:  # (p + t eps)(q + s eps) = pq + (tq + ps) eps
         t = a.tangent
         t *= b.primal
         t += a.primal * b.tangent
         a.primal *= b.primal
-        return a
-    if how == "dual-constant":
+    elif how == "dual-constant":
         a.primal *= b
         a.tangent *= b
-        return a
-    return ops.multiply(a, b) if hasattr(b, "_strip") else a * b
+    else:
+        return _plain(a, b, operator.mul, ops.multiply)
+    _reused("mul")
+    return a, True
 
 
-def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str) -> Callable:
-    """``add`` or ``sub``: they differ only in the operator."""
-    def combine(a: Any, b: Any, owners: int = 1) -> Any:
-        how = _owned(a, b, owners)
+def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str,
+              commutes: bool) -> Callable:
+    """``add`` or ``sub``: they differ only in the operator, and in whether an owned
+    right operand can take the result."""
+    def combine(a: Any, b: Any, a_owned: bool, b_owned: bool = False) -> tuple[Any, bool]:
+        how = _how(a, b) if a_owned else None
+        if how is None and commutes and b_owned:
+            how = _how(b, a)
+            if how is not None:
+                a, b = b, a
         if how == "array":
-            return in_place(a, b)
-        if how == "dual":  # linear: each part on its own
+            in_place(a, b)
+        elif how == "dual":  # linear: each part on its own
             in_place(a.primal, b.primal)
             in_place(a.tangent, b.tangent)
-            return a
-        if how == "dual-constant":
+        elif how == "dual-constant":
             in_place(a.primal, b)
-            return a
-        return traced(a, b) if hasattr(b, "_strip") else plain(a, b)
+        else:
+            return _plain(a, b, plain, traced)
+        _reused(plain.__name__)
+        return a, True
 
-    combine.__doc__ = f"``a {symbol} b``, written into ``a`` when ``a`` is an owned temporary."
+    combine.__doc__ = (f"``a {symbol} b``, written into an operand the caller owns; and whether "
+                       "the caller owns the result.")
     return combine
 
 
 # ``ops`` is still loading when the table imports this module: look its functions up per call.
-add = _additive(operator.iadd, operator.add, lambda a, b: ops.add(a, b), "+")
-sub = _additive(operator.isub, operator.sub, lambda a, b: ops.subtract(a, b), "-")
+add = _additive(operator.iadd, operator.add, lambda a, b: ops.add(a, b), "+", commutes=True)
+sub = _additive(operator.isub, operator.sub, lambda a, b: ops.subtract(a, b), "-", commutes=False)
 
 
-def add_at(a: Any, idx: tuple, b: Any, owners: int = 1) -> bool:
-    """Add ``b`` into ``a[idx]`` (basic indices) in place, if ``a`` is an owned
-    temporary (an array, or a Dual of arrays) of ``b``'s dtype; return whether
-    it was done."""
-    if not _RELIABLE or type(b) is not type(a):
-        return False
-    if type(a).__name__ == "ndarray":
-        if b.dtype != a.dtype or not _owned_array(a, owners + _OWN_REFS - 1):
+class Accumulator:
+    """The sum of the cotangents that reach one gradient slot.
+
+    The first cotangent is kept as it comes, owned or borrowed (``add(c,
+    owned)``); later ones are added into the buffer once the accumulator
+    owns one, which it does from the first sum it makes itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad._inplace import Accumulator
+    >>> g = np.ones(3)
+    >>> acc = Accumulator()
+    >>> acc.add(g)              # borrowed: g is never written
+    >>> acc.add(np.full(3, 2.0))
+    >>> acc.value, g
+    (array([3., 3., 3.]), array([1., 1., 1.]))
+    """
+
+    __slots__ = ("value", "owned")
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self.owned = False
+
+    def add(self, c: Any, owned: bool = False) -> None:
+        """Add the cotangent ``c``; ``owned`` says that nothing else holds it."""
+        if self.value is None:
+            self.value, self.owned = c, owned
+        else:
+            self.value, self.owned = add(self.value, c, self.owned, owned)
+
+    def add_at(self, idx: tuple, g: Any) -> bool:
+        """Add ``g`` into ``value[idx]`` (basic indices: each element once) in place,
+        if the buffer is owned and of ``g``'s kind; return whether it was done."""
+        a = self.value
+        if not self.owned or type(g) is not type(a) or any(
+                type(i) is not int and type(i) is not slice and i is not None for i in idx):
             return False
-        a[idx] += b
+        parts = _parts(a)
+        if parts is None:
+            return False
+        if len(parts) == 2:
+            if a._level != g._level or a._nb or g._nb:
+                return False
+            pieces = (g.primal, g.tangent)
+        else:
+            pieces = (g,)
+        if any(type(q) is not type(p) or q.dtype != p.dtype for p, q in zip(parts, pieces)):
+            return False
+        for p, q in zip(parts, pieces):
+            p[idx] += q
+        _reused("add_at")
         return True
-    if not _owned_dual(a, b, owners + _OWN_REFS - 1) or a._nb:
-        return False
-    dtype = a.primal.dtype
-    if any(type(p) is not type(a.primal) or p.dtype != dtype
-           for p in (b.primal, a.tangent, b.tangent)):
-        return False
-    a.primal[idx] += b.primal
-    a.tangent[idx] += b.tangent
-    return True

@@ -54,13 +54,18 @@ class Primitive:
     ``"avals"`` (shapes and dtypes only). ``residual(ans, *args,
     **params)``, when given, replaces them with something smaller computed
     at record time (a mask, a weight).
+
+    ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
+    whose rules return new arrays or their own arguments, so that the code
+    calling them may write into what they make (``dualad._inplace``).
     """
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
-                 "__weakref__")
+                 "builtin", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     partials = None         # local partials, for entries that have them (elementwise)
+    add_transpose = None    # adds a cotangent in place, for linear entries that can
 
     def __init__(self, name: str, impl: Callable, *, multiple_results: bool = False,
                  scalar_ok: bool = False, saves: str = "all", residual: Callable | None = None,
@@ -73,6 +78,7 @@ class Primitive:
         self.scalar_ok = scalar_ok
         self.saves = saves
         self.residual = residual
+        self.builtin = False
         if register:
             REGISTRY[name] = self
 
@@ -130,7 +136,7 @@ class Elementwise(Primitive):
 
     def jvp(self, primals, tangents, ans, params, nb):
         """Sum of local partial times tangent, broadcast to the output."""
-        out = None
+        out, owned = None, False
         unary = len(primals) == 1
         ans_ndim = ndim_of(ans) if nb and not unary else 0
         for partial, t, x in zip(self.partials, tangents, primals):
@@ -143,18 +149,19 @@ class Elementwise(Primitive):
                 s = shape_of(t)
                 t = ops.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
             if out is not None and type(p) is int and p == -1:
-                out = _inplace.sub(out, t)  # one pass instead of a negation and an addition
+                out, owned = _inplace.sub(out, t, owned)  # one pass instead of a negation and an addition
                 continue
+            term, term_owned = scale(p, t, self.builtin and _inplace.made_by_call(p, (ans, primals, params)))
             if out is None:
-                out = scale(p, t)
+                out, owned = term, term_owned
             else:
-                out = _inplace.add(out, scale(p, t))
+                out, owned = _inplace.add(out, term, owned, term_owned)
         if out is None or unary:  # a unary partial has the shape and dtype of its input
             return out
         out_shape = shape_of(out)
         want = out_shape[:1] + shape_of(ans) if nb else shape_of(ans)
         if type(out) in SCALAR_TYPES and want:  # only a Python number moved: into ans's backend
-            return _inplace.add(zeros(ans, want), out)
+            return _inplace.add(zeros(ans, want), out, True)[0]
         if out_shape != want:
             out = ops.broadcast_to(out, want)
         r_out = raw(out)
@@ -174,13 +181,17 @@ class Elementwise(Primitive):
         cots = []
         for f, need, a in zip(self.partials, needs, args):
             p = f(ans, *args, **params) if need else None
-            cots.append(None if p is None else cotangent_for(unbroadcast_scaled(g, p, shape_of(a)), a))
+            if p is None:
+                cots.append(None)
+                continue
+            owned = self.builtin and _inplace.made_by_call(p, (ans, args, params))
+            cots.append(cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a))
         return tuple(cots)
 
 
 # -- linear: the primitive itself is the JVP, a transpose the VJP --------------------
 class Linear(Primitive):
-    __slots__ = ("transpose", "linear_args", "batch")
+    __slots__ = ("transpose", "linear_args", "batch", "add_transpose")
 
     def jvp(self, primals, tangents, ans, params, nb):
         lin = range(len(primals)) if self.linear_args is None else self.linear_args
@@ -305,7 +316,8 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
 
 
 def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | None = None,
-           linear_args: tuple | None = (0,), scalar_ok: bool = False) -> Linear:
+           linear_args: tuple | None = (0,), scalar_ok: bool = False,
+           add_transpose: Callable | None = None) -> Linear:
     """An entry linear in the arguments at ``linear_args`` (all of them for ``None``).
 
     ``transpose(g, *avals, **params)`` returns one cotangent per argument
@@ -314,9 +326,13 @@ def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | 
     chunk axis of ``k`` directions, or ``None`` when they cannot take one
     (then the chunk is done one direction at a time); without it, the
     parameters are taken to apply to a leading axis unchanged.
+    ``add_transpose(acc, g, *avals, **params)``, for an entry of one
+    argument, may add the transpose of ``g`` into the accumulated cotangent
+    ``acc`` (a ``dualad._inplace.Accumulator``) in place and return True, or
+    return False to have ``transpose`` used (getitem: ``acc[idx] += g``).
     """
     prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals")
-    prim.transpose, prim.linear_args = transpose, linear_args
+    prim.transpose, prim.linear_args, prim.add_transpose = transpose, linear_args, add_transpose
     prim.batch = batch if batch is not None else _same_params
     return prim
 
@@ -354,6 +370,13 @@ def zero_derivative(name: str, impl: Callable) -> ZeroDerivative:
 def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True) -> NonDifferentiable:
     """An entry with a boolean or integer result, returned as a plain array in every mode."""
     return NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals")
+
+
+def seal_builtins() -> None:
+    """Mark every entry registered so far as dualad's own: called once the
+    table's modules have loaded, so that entries users add later are not."""
+    for prim in REGISTRY.values():
+        prim.builtin = True
 
 
 def unregister(name: str) -> None:

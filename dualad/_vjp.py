@@ -100,21 +100,24 @@ def shared_by_key(key: tuple, make: Any) -> Any:
     return out
 
 
-def scale(p: Any, t: Any, owners: int = 1) -> Any:
-    """``p * t`` for a local partial ``p``: an int 1/-1 costs nothing, a mask selects.
-
-    ``owners`` counts the callers' references to ``p`` (1: one local), which
-    do not stop ``p`` from being reused for the product.
-    """
+def scale(p: Any, t: Any, p_owned: bool = False) -> tuple[Any, bool]:
+    """``p * t`` for a local partial ``p`` (an int 1/-1 costs nothing, a mask
+    selects), written into ``p`` when the caller owns it; and whether the
+    caller owns the product (see ``dualad._inplace``)."""
     if type(p) is int:
-        return t if p == 1 else -t if p == -1 else t * p
-    if is_mask(p):
-        return ops.where(p, t, 0.0)
-    return _inplace.mul(p, t, owners + 1)
+        if p == 1:
+            return t, False
+        out = -t if p == -1 else t * p
+    elif is_mask(p):
+        out = ops.where(p, t, 0.0)
+    else:
+        return _inplace.mul(p, t, p_owned)
+    return out, _inplace.made_by_call(out, (p, t))
 
 
-def unbroadcast_scaled(g, p, shape):
-    t = scale(p, g, 2)  # p: this parameter and vjp's local
+def unbroadcast_scaled(g, p, shape, p_owned: bool = False):
+    """``p * g`` summed or broadcast to ``shape``: the cotangent of an input of that shape."""
+    t = scale(p, g, p_owned)[0]
     t_shape = shape_of(t)
     if t_shape != shape:
         t = ops.unbroadcast(t, shape) if len(t_shape) >= len(shape) else ops.broadcast_to(t, shape)

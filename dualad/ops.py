@@ -40,6 +40,7 @@ from dualad._rules.statistics import *  # noqa: F403
 from dualad._rules.statistics import __all__ as _statistics
 from dualad._rules.values import *  # noqa: F403
 from dualad._rules.values import __all__ as _values
+from dualad._table import seal_builtins as _seal_builtins
 
 # Array-API and other spellings of the NumPy names above.
 _ALIASES = {
@@ -53,3 +54,5 @@ for _alias, _name in _ALIASES.items():
 __all__ = sorted({*_arrays, *_composites, *_conv, *_elementwise, *_linalg_names, *_polynomials,
                   *_reductions, *_shape_names, *_special, *_statistics, *_values, *_ALIASES, "fft",
                   "linalg"})
+
+_seal_builtins()  # the table is complete: entries added from here on are users'

@@ -5,10 +5,10 @@ from __future__ import annotations
 import warnings
 from typing import Any, Sequence
 
-from dualad import _inplace, ops
+from dualad import ops
 from dualad._checks import describe, is_operand
+from dualad._inplace import Accumulator, made_by_call
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
-from dualad._table import REGISTRY
 from reverse._anomaly import ANOMALY, checked_vjp
 from reverse._tape import Node
 from reverse._tensor import Tensor
@@ -47,10 +47,6 @@ def _check_versions(node: Node) -> None:
                 f"{what} of '{node.prim.name}' was modified in place after it was saved "
                 f"for backward (version {counter.version}, saved at {saved}); compute on a "
                 "copy, or do the in-place update after backward")
-
-
-def _add(a, b):
-    return b if a is None else _inplace.add(a, b)
 
 
 def pytorch_convention(g: Any) -> Any:
@@ -108,6 +104,22 @@ def _as_tensor_args(node: Node, res, level):
     return (outs if node.prim.multiple_results else outs[0]), args
 
 
+def _accumulator(grads: dict, leaf_grads: dict, target: Any, index: int) -> Accumulator:
+    """The accumulated cotangent of output ``index`` of ``target`` (a node or a leaf)."""
+    if type(target) is Node:
+        slot = grads.get(id(target))
+        if slot is None:
+            slot = grads[id(target)] = [None] * target.n_out
+        acc = slot[index]
+        if acc is None:
+            acc = slot[index] = Accumulator()
+        return acc
+    entry = leaf_grads.get(id(target))
+    if entry is None:
+        entry = leaf_grads[id(target)] = (target, Accumulator())
+    return entry[1]
+
+
 def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                  create_graph: bool, capture: dict | None = None, accumulate: bool = True,
                  level: int = 0) -> bool:
@@ -117,32 +129,33 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     walk fills in the total cotangent that reaches each. With ``accumulate``,
     leaves that require grad get it added to ``.grad``; the result says whether
     one of those is a Tensor that requires grad (a reference cycle).
+
+    Each slot sums its cotangents in an :class:`~dualad._inplace.Accumulator`:
+    the cotangents given here are borrowed, and so is any a VJP passes on
+    unchanged; one a built-in VJP made may be added into (``made_by_call``).
     """
     grads: dict[int, list] = {}
-    leaf_grads: dict[int, list] = {}
+    leaf_grads: dict[int, tuple] = {}
     for (target, index), g in zip(roots, cotangents):
-        if isinstance(target, Node):
-            slot = grads.setdefault(id(target), [None] * target.n_out)
-            slot[index] = _add(slot[index], g)
-        else:
-            entry = leaf_grads.setdefault(id(target), [target, None])
-            entry[1] = _add(entry[1], g)
+        _accumulator(grads, leaf_grads, target, index).add(g)
     # Without create_graph the pass runs on the inner values, so this level
     # records nothing (inner levels, say a Dual under hvp, still do); with
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
-    anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, and the in-place getitem too
+    anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, through the plain VJPs
     for node in _reachable([r[0] for r in roots]):
-        gs = grads.pop(id(node), None)
-        if gs is None:
+        accs = grads.pop(id(node), None)
+        if accs is None:
             continue
+        gs = [None if acc is None else acc.value for acc in accs]
         if node.hooks:
             gs = [_run_hooks(node.hooks.get(j), g) if g is not None else g for j, g in enumerate(gs)]
         if id(node) in captured:
             for j, g in enumerate(gs):
                 if (id(node), j) in capture:
                     capture[(id(node), j)] = g
-        if not node.prim.multiple_results:
+        prim = node.prim
+        if not prim.multiple_results:
             g = gs[0]
             if g is None:
                 continue
@@ -152,50 +165,38 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             some = next(g for g in gs if g is not None)
             g = tuple(zeros(some, shape, dtype) if g is None else g
                       for g, (shape, dtype) in zip(gs, node.out_avals))
-        gs = None  # so that the accumulated cotangent is owned by g alone
         if node.freed:
             raise RuntimeError(
-                f"trying to backward through the graph a second time (node '{node.prim.name}'): "
+                f"trying to backward through the graph a second time (node '{prim.name}'): "
                 "its saved values were freed; pass retain_graph=True to the first backward")
         if node.versions:
             _check_versions(node)
-        if node.prim is _GETITEM and not create_graph and not anomaly \
-                and _added_in_place(node, g, grads, leaf_grads):
-            if not retain_graph:
-                node.res, node.freed = None, True
-            continue
         res = node.res
-        if create_graph and node.prim.saves_values:
-            res = _as_tensor_args(node, res, level)
-        cots = checked_vjp(node, g, res) if anomaly else node.prim.vjp(g, res, node.needs, node.params)
+        parents = node.parents
+        if prim.add_transpose is None or create_graph or anomaly or parents[0] is None \
+                or not prim.add_transpose(_accumulator(grads, leaf_grads, *parents[0]), g, *res,
+                                          **node.params):
+            if create_graph and prim.saves_values:
+                res = _as_tensor_args(node, res, level)
+            cots = checked_vjp(node, g, res) if anomaly else prim.vjp(g, res, node.needs, node.params)
+            for p, c in zip(parents, cots):
+                if p is not None and c is not None:
+                    owned = prim.builtin and made_by_call(c, (g, res, node.params))
+                    _accumulator(grads, leaf_grads, *p).add(c, owned)
         if not retain_graph:
             node.res = None
             node.freed = True
-        for p, c in zip(node.parents, cots):
-            if p is None or c is None:
-                continue
-            target, index = p
-            if type(target) is Node:
-                slot = grads.get(id(target))
-                if slot is None:
-                    slot = grads[id(target)] = [None] * target.n_out
-                acc, slot[index] = slot[index], None  # so that add may reuse it in place
-                slot[index] = c if acc is None else _inplace.add(acc, c)
-            else:
-                entry = leaf_grads.setdefault(id(target), [target, None])
-                acc, entry[1] = entry[1], None
-                entry[1] = c if acc is None else _inplace.add(acc, c)
-        cots = c = acc = g = None  # drop this frame's references, so later updates may be in place
     cycle = False
-    for leaf, g in leaf_grads.values():
-        g = _run_hooks(leaf._hooks, g)
+    for leaf, acc in leaf_grads.values():
+        g = _run_hooks(leaf._hooks, acc.value)
         if capture is not None and (id(leaf), 0) in capture:
             capture[(id(leaf), 0)] = g
         if accumulate and leaf.requires_grad:
             if create_graph and not isinstance(g, Tensor):
                 g = Tensor._make(g, leaf._level)
+            owned = acc.owned and g is acc.value
             g = pytorch_convention(g)
-            cycle = leaf._add_grad(g) and create_graph or cycle
+            cycle = leaf._add_grad(g, owned) and create_graph or cycle
     return cycle
 
 
@@ -208,30 +209,6 @@ def _warn_grad_cycle() -> None:
         "refers back to its leaf, a reference cycle that keeps both, and the arrays the graph saved, "
         "alive until Python's cyclic garbage collector runs; use reverse.gradients(outputs, inputs, "
         "create_graph=True) instead, or set .grad = None after use", UserWarning, stacklevel=4)
-
-
-_GETITEM = REGISTRY["getitem"]
-
-
-def _added_in_place(node: Node, g: Any, grads: dict, leaf_grads: dict) -> bool:
-    """For ``x[idx]`` with basic indices: add the cotangent into the slice of
-    x's accumulated cotangent, when there is one we own, instead of
-    scattering it into a fresh array of x's shape and adding that."""
-    idx = node.params["idx"]
-    parent = node.parents[0]
-    if parent is None or any(not isinstance(i, (int, slice)) and i is not None for i in idx):
-        return False
-    target, index = parent
-    if type(target) is Node:
-        holder, key = grads.get(id(target)), index
-    else:
-        holder, key = leaf_grads.get(id(target)), 1
-    if holder is None or holder[key] is None:
-        return False
-    acc, holder[key] = holder[key], None  # held by this frame alone while it is updated
-    done = _inplace.add_at(acc, idx, g)
-    holder[key] = acc
-    return done
 
 
 def _default_cotangent(t: Tensor, name: str):

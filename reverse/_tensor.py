@@ -199,10 +199,18 @@ class Tensor(ArrayLike, Value):
                 t._add_grad(g)
         self._register(store, front=False)
 
-    def _add_grad(self, g: Any) -> bool:
+    def _add_grad(self, g: Any, owned: bool = False) -> bool:
         """Accumulate ``g`` into ``.grad``; whether ``.grad`` now holds a graph (a Tensor
-        that requires grad, made by ``create_graph=True``: a reference cycle)."""
-        self._grad = g if self._grad is None else self._grad + g
+        that requires grad, made by ``create_graph=True``: a reference cycle).
+
+        ``.grad`` owns its array, as PyTorch's does: ``g`` is copied unless
+        ``owned`` says that nothing else holds it (a user's cotangent passed
+        through, another tensor's ``.grad``), so writing into one never changes another.
+        """
+        if self._grad is not None:
+            self._grad = self._grad + g
+        else:
+            self._grad = g if owned or isinstance(g, (Tensor, *SCALAR_TYPES)) else ops.copy(g)
         return isinstance(self._grad, Tensor) and self._grad.requires_grad
 
     def register_hook(self, fn) -> HookHandle:

@@ -169,9 +169,16 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def sinc(x):
-    """``sin(pi x) / (pi x)``; near 0 its Taylor series, so every derivative is right there too."""
+    """``sin(pi x) / (pi x)``; near 0 its Taylor series, so every derivative is right there too.
+
+    The series takes over where the quotient's derivatives lose digits to
+    cancellation (their error grows as eps / x**k): below 1e-3, or 0.1 in
+    single precision, where the series' first left-out term is below its eps.
+    """
     px = x * math.pi
-    small = _ew.less(_ew.abs(raw(x)), 1e-3)
+    r = raw(x)
+    single = not _is_scalar(r) and namespace_of([r]).finfo(r.dtype).eps > 1e-10
+    small = _ew.less(_ew.abs(r), 0.1 if single else 1e-3)
     safe = _ew.where(small, 1.0, px)
     p2 = px * px
     series = 1.0 - p2 / 6.0 + p2 * p2 / 120.0 - p2 * p2 * p2 / 5040.0

@@ -348,7 +348,7 @@ def _getitem_impl(xp, x, *, idx):
 _getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
-    batch=_getitem_batch)
+    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g))
 
 
 def getitem(x, idx):

@@ -130,8 +130,11 @@ def check_call_vjp(call, backend, rng) -> None:
     jv_leaves = flatten(jv)[0] if prim.multiple_results else [jv]
     u_leaves = [random_like(a, rng, backend) for a in ans_leaves]
     u = tuple(u_leaves) if prim.multiple_results else u_leaves[0]
-    cots = prim.vjp(u, prim.residuals(call.ans, args, prms), needs, prms)
+    res = prim.residuals(call.ans, args, prms)
+    cots = prim.vjp(u, res, needs, prms)
     assert len(cots) == n, f"{call}: {len(cots)} cotangents for {n} inputs"
+    if prim.builtin:
+        check_new_or_given(f"{call}: its VJP", cots, prim.vjp(u, res, needs, prms), (u, res, prms))
     for i, c in enumerate(cots):
         if not needs[i]:
             assert c is None, f"{call}: cotangent {i} was computed although not needed"
@@ -159,6 +162,47 @@ def check_call_vjp(call, backend, rng) -> None:
     assert abs(lhs - rhs) <= allowed, (
         f"{call}: VJP and JVP disagree: <u, J v> = {lhs!r} (JVP), <J^T u, v> = {rhs!r} (VJP), "
         f"error {abs(lhs - rhs):.3g} > {allowed:.3g}")
+
+
+# -- what a rule returns: new arrays, or what it was given ------------------------------
+def _arrays(x, out):
+    """The NumPy arrays in ``x``: itself, the items of tuples, lists and dicts, a value's parts."""
+    if isinstance(x, np.ndarray):
+        out.append(x)
+    elif isinstance(x, (tuple, list)):
+        for v in x:
+            _arrays(v, out)
+    elif isinstance(x, dict):
+        _arrays(list(x.values()), out)
+    elif isinstance(x, Dual):
+        _arrays((x.primal, x.tangent), out)
+    return out
+
+
+def check_new_or_given(label, result, again, given) -> None:
+    """The contract of a built-in rule that lets its caller write into what it returns
+    (``dualad._inplace.made_by_call``): each array of ``result`` is one it was
+    ``given``, a view of one, or memory of its own, shared with nothing it was
+    given nor with what a second call (``again``) returned (no cache)."""
+    given_arrays = _arrays(given, [])
+    taken = {id(a) for a in given_arrays}
+    for a in given_arrays:
+        if a.base is not None:
+            taken.add(id(a.base))
+    second = _arrays(again, [])
+    for a in _arrays(result, []):
+        if id(a) in taken or a.base is not None:
+            continue
+        shared = [o for o in second + given_arrays if np.may_share_memory(a, o)]
+        assert not shared, (f"{label} returned an array that owns its memory yet shares it with "
+                            "one it was given or a second call returned")
+
+
+def check_partials_new_or_given(call) -> None:
+    """``check_new_or_given`` for each local partial of an elementwise entry."""
+    for i, partial in enumerate(call.prim.partials or ()):
+        check_new_or_given(f"{call}: partial {i}", partial(call.ans, *call.args, **call.params),
+                           partial(call.ans, *call.args, **call.params), (call.ans, call.args, call.params))
 
 
 # -- second order ---------------------------------------------------------------------
@@ -228,6 +272,8 @@ def check_case(case, drawn, backend, dtype):
         check_plain_boolean_result(prep, backend, rng)
     for call in record(case.fn, prep.args, prep.kw, wrap=set(prep.where)):
         check_call_vjp(call, backend, rng)
+        if call.prim.builtin:
+            check_partials_new_or_given(call)
     if case.kind == "diff" and case.second_order:
         hyperdual_vs_nested(prep, rng, backend)
 

@@ -46,7 +46,7 @@ def reuses_its_intermediates(x):
 
 def _with_and_without_reuse(monkeypatch, compute):
     with_reuse = compute()
-    monkeypatch.setattr(_inplace, "_RELIABLE", False)
+    monkeypatch.setattr(_inplace, "_MIN_SIZE", 2 ** 62)  # nothing is large enough to reuse
     without = compute()
     monkeypatch.undo()
     return with_reuse, without
