@@ -19,7 +19,8 @@ from dualad._dual import Dual
 from dualad._hyperdual import HyperDual
 from dualad._table import Primitive
 from dualad._transforms import derivative, hessian, jacfwd, jvp
+from dualad._tree import register_pytree_node
 
 __all__ = ["Dual", "EscapedValueError", "HyperDual", "Primitive", "bind", "derivative", "extend", "hessian",
-           "jacfwd", "jvp", "ops", "register_numpy"]
+           "jacfwd", "jvp", "ops", "register_numpy", "register_pytree_node"]
 __version__ = "0.1.0"

@@ -1,16 +1,115 @@
-"""Flatten and rebuild nested tuples, lists and dicts of leaves (pytrees)."""
+"""Pytrees: nested containers of leaves, flattened and rebuilt as JAX does.
+
+Containers are tuples, lists, namedtuples, dicts (flattened in sorted key
+order, so two dicts with the same keys pair their leaves by key whatever
+order they were written in), dataclass instances (their ``__init__`` fields),
+``None`` (a container of no leaves) and the types registered with
+:func:`register_pytree_node`. Everything else is a leaf.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 # Containers that stand for the value they hold (dualad.numpy's buffers): a leaf
 # of such a type is replaced by its content.
 _UNWRAP: dict[type, Callable[[Any], Any]] = {}
 
+# User containers: type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj).
+_NODES: dict[type, tuple[Callable, Callable]] = {}
+
 
 def register_unwrap(kind: type, content: Callable[[Any], Any]) -> None:
     _UNWRAP[kind] = content
+
+
+def register_pytree_node(kind: type, flatten_fn: Callable, unflatten_fn: Callable) -> None:
+    """Let every transform look inside instances of ``kind``, as ``jax.tree_util.register_pytree_node``.
+
+    Parameters
+    ----------
+    kind : type
+        The container type.
+    flatten_fn : callable
+        ``flatten_fn(obj) -> (children, aux)``: the sub-trees, in order, and
+        anything hashable needed to rebuild ``obj`` from them.
+    unflatten_fn : callable
+        ``unflatten_fn(aux, children) -> obj``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad, reverse
+    >>> class Pair:
+    ...     def __init__(self, a, b): self.a, self.b = a, b
+    >>> dualad.register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, ch: Pair(*ch))
+    >>> g = reverse.grad(lambda p: p.a * p.b)(Pair(2.0, 3.0))
+    >>> g.a, g.b
+    (3.0, 2.0)
+    """
+    if not isinstance(kind, type):
+        raise TypeError(f"register_pytree_node: kind must be a type, got {type(kind).__name__}")
+    for name, fn in (("flatten_fn", flatten_fn), ("unflatten_fn", unflatten_fn)):
+        if not callable(fn):
+            raise TypeError(f"register_pytree_node: {name} must be callable, got {type(fn).__name__}")
+    _NODES[kind] = (flatten_fn, unflatten_fn)
+
+
+def _sorted_keys(d: dict) -> list:
+    try:
+        return sorted(d)
+    except TypeError:  # keys of several types: an order that does not depend on insertion
+        return sorted(d, key=lambda k: (type(k).__name__, repr(k)))
+
+
+def _node(tree: Any) -> tuple | None:
+    """``(kind, aux, children, labels)`` for a container, None for a leaf."""
+    if tree is None:
+        return None, None, [], []
+    kind = type(tree)
+    if kind in _NODES:
+        children, aux = _NODES[kind][0](tree)
+        children = list(children)
+        return kind, aux, children, [f".{i}" for i in range(len(children))]
+    if isinstance(tree, (tuple, list)):
+        return kind, None, list(tree), [f"[{i}]" for i in range(len(tree))]
+    if isinstance(tree, dict):
+        keys = _sorted_keys(tree)
+        return dict, tuple(keys), [tree[k] for k in keys], [f"[{k!r}]" for k in keys]
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+        names = tuple(f.name for f in dataclasses.fields(tree) if f.init)
+        return kind, names, [getattr(tree, n) for n in names], [f".{n}" for n in names]
+    return None
+
+
+def _rebuild(kind: Any, aux: Any, values: list) -> Any:
+    if kind is None:
+        return None
+    if kind in _NODES:
+        return _NODES[kind][1](aux, values)
+    if kind is dict:
+        return dict(zip(aux, values))
+    if aux is not None:  # a dataclass
+        return kind(**dict(zip(aux, values)))
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)  # namedtuples
+
+
+def _flatten(tree: Any, leaves: list) -> Any:
+    node = _node(tree)
+    if node is None:
+        unwrap = _UNWRAP.get(type(tree))
+        leaves.append(tree if unwrap is None else unwrap(tree))
+        return "*"
+    kind, aux, children, _ = node
+    return kind, aux, tuple(_flatten(c, leaves) for c in children)
+
+
+def _build(spec: Any, it) -> Any:
+    if spec == "*":
+        return next(it)
+    kind, aux, children = spec
+    return _rebuild(kind, aux, [_build(c, it) for c in children])
 
 
 def flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:
@@ -20,36 +119,35 @@ def flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:
     return leaves, lambda new: _build(spec, iter(new))
 
 
-def _flatten(tree, leaves):
-    if isinstance(tree, (tuple, list)):
-        return (type(tree), [_flatten(t, leaves) for t in tree])
-    if isinstance(tree, dict):
-        return (dict, [(k, _flatten(tree[k], leaves)) for k in tree])
-    unwrap = _UNWRAP.get(type(tree))
-    leaves.append(tree if unwrap is None else unwrap(tree))
-    return None
-
-
-def _build(spec, it):
-    if spec is None:
-        return next(it)
-    kind, children = spec
-    if kind is dict:
-        return {k: _build(c, it) for k, c in children}
-    values = [_build(c, it) for c in children]
-    return kind(*values) if hasattr(kind, "_fields") else kind(values)  # namedtuples
+def treedef(tree: Any) -> Any:
+    """The layout of ``tree`` without its leaves: equal for trees whose leaves pair up."""
+    return _flatten(tree, [])
 
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:
     """Human-readable names of the leaves, for error messages."""
-    if isinstance(tree, (tuple, list)):
-        return [p for i, t in enumerate(tree) for p in leaf_paths(t, f"{prefix}[{i}]")]
-    if isinstance(tree, dict):
-        return [p for k, t in tree.items() for p in leaf_paths(t, f"{prefix}[{k!r}]")]
-    return [prefix]
+    node = _node(tree)
+    if node is None:
+        return [prefix]
+    return [p for child, label in zip(node[2], node[3]) for p in leaf_paths(child, prefix + label)]
 
 
-def structure(tree: Any) -> Any:
-    """The container layout of ``tree`` with its leaves replaced by ``*``."""
-    leaves, build = flatten(tree)
-    return build(["*"] * len(leaves))
+def structure(tree: Any) -> str:
+    """The container layout of ``tree``, with ``*`` for each leaf, for messages."""
+    return _describe(treedef(tree))
+
+
+def _describe(spec: Any) -> str:
+    if spec == "*":
+        return "*"
+    kind, aux, children = spec
+    if kind is None:
+        return "None"
+    inner = [_describe(c) for c in children]
+    if kind is dict:
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(aux, inner)) + "}"
+    if kind is list:
+        return "[" + ", ".join(inner) + "]"
+    if kind is tuple:
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    return f"{kind.__name__}(" + ", ".join(inner) + ")"

@@ -13,11 +13,12 @@ from typing import Any, Callable
 
 import reverse
 from dualad import ops
+from dualad._calling import Selection, check_argnums, paired_leaves, split_aux
 from dualad._checks import check_differentiable, check_scalar_output, validate_tangent
 from dualad._dual import Dual
 from dualad._shapes import shape_of, zeros
-from dualad._transforms import basis_chunks, chunk_of, split
-from dualad._tree import flatten, leaf_paths, structure
+from dualad._transforms import basis_chunks, blocks, check_inputs, chunk_of, split
+from dualad._tree import flatten, leaf_paths
 from dualad.extend import transform_level
 
 __all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
@@ -61,9 +62,9 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-rever
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     x_leaves, build = flatten(x)
-    v_leaves, _ = flatten(v)
-    if structure(x) != structure(v):
-        raise ValueError(f"v must have the structure of x, {structure(x)}, got {structure(v)}")
+    if not x_leaves:
+        check_differentiable(x, "x")  # raises: None, or containers of nothing
+    x_leaves, v_leaves = paired_leaves(x, v, "x", "v", "hvp")
     names, x_names = leaf_paths(x, "v"), leaf_paths(x, "x")
     f = check_scalar(f, "hvp")
     if mode == "reverse-over-reverse":
@@ -103,11 +104,28 @@ def hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> A
     return grad_and_hvp(f, x, v, mode=mode)[1]
 
 
-def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
-    """The dense Hessian of scalar ``f`` at an array ``x``, from batched HVPs.
+def hessian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
+            chunk_size: int | None = None) -> Callable:
+    """The dense Hessian of scalar ``f``, forward over reverse: from batched HVPs.
 
-    ``chunk_size`` directions go through the tape at once (default: all n),
-    so the cost is ceil(n / chunk_size) HVP passes.
+    ``chunk_size`` basis directions go through the tape at once (default:
+    all n), so the cost is ceil(n / chunk_size) HVP passes (``dualad.hessian``,
+    forward over forward, takes ceil(n / chunk_size)**2). Shape
+    ``x.shape * 2`` for one array; for pytrees (or a tuple ``argnums``) the
+    block for leaves ``a`` and ``b`` is ``H[a][b]``, of shape ``a.shape + b.shape``,
+    nested as JAX's ``hessian`` nests them.
+
+    Parameters
+    ----------
+    f : callable
+        A function returning a real scalar.
+    argnums : int or tuple of int
+        Which positional arguments to differentiate.
+    has_aux : bool
+        ``f`` returns ``(output, aux)``; the result is ``(hessian, aux)``, aux
+        from one more plain call of ``f``.
+    chunk_size : int, optional
+        Directions per HVP pass.
 
     Examples
     --------
@@ -117,18 +135,25 @@ def hessian(f: Callable, chunk_size: int | None = None) -> Callable:
     array([[6., 2.],
            [2., 0.]])
     """
+    single, nums = check_argnums(argnums)
     chunk_of(1, chunk_size)  # a bad chunk_size fails here, not at the first call
 
-    def hess(x):
-        check_differentiable(x, "hessian: x")
-        n = math.prod(shape_of(x))
-        chunk = chunk_of(n, chunk_size)
-        if n == 0:
-            return zeros(x, shape_of(x) * 2)
-        checked = check_scalar(f, "hessian")
-        rows = [grad_and_hvp(checked, x, directions)[1] for directions in basis_chunks(x, chunk)]
-        h = rows[0] if len(rows) == 1 else ops.concatenate(rows, axis=0)
-        return ops.reshape(h, shape_of(x) * 2)
+    def hess(*args):
+        sel = Selection(f, args, argnums, single, nums)
+        x_leaves, x_build = flatten(sel.x)
+        check_inputs(sel.x, "hessian")
+        checked = check_scalar(lambda x: split_aux(sel.f_of_x(x), has_aux, "hessian")[0], "hessian")
+        n = sum(math.prod(shape_of(leaf)) for leaf in x_leaves)
+        chunks = [flatten(grad_and_hvp(checked, sel.x, x_build(directions))[1])[0]
+                  for directions in basis_chunks(x_leaves, chunk_of(n, chunk_size))]
+        if not chunks:  # no entries: an empty Hessian
+            h = x_build([x_build([zeros(b, shape_of(b) + shape_of(a)) for a in x_leaves]) for b in x_leaves])
+        else:  # H v for the basis directions: row i of each leaf's product is H's row i
+            rows = [c[0] if len(c) == 1 else ops.concatenate(c, axis=0) for c in zip(*chunks)]
+            h = x_build([x_build(blocks(row, b, x_leaves)) for row, b in zip(rows, x_leaves)])
+        if has_aux:
+            return h, split_aux(sel.f_of_x(sel.x), True, "hessian")[1]
+        return h
     return hess
 
 

@@ -5,12 +5,12 @@ with each other and with ``dualad``'s forward transforms."""
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
 
 from dualad import ops
+from dualad._calling import Selection, check_argnums, paired_leaves
 from dualad._checks import (
     check_differentiable,
     check_output_leaves,
@@ -18,6 +18,7 @@ from dualad._checks import (
     describe,
 )
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
+from dualad._transforms import blocks, check_inputs
 from dualad._tree import flatten, leaf_paths
 from dualad.extend import transform_level
 from reverse._backward import check_cotangent, run_backward
@@ -97,9 +98,7 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
     out_leaves = flatten(out)[0]
 
     def f_vjp(cotangent):
-        ct_leaves, _ = flatten(cotangent)
-        if len(ct_leaves) != len(out_leaves):
-            raise ValueError(f"cotangent has {len(ct_leaves)} leaves; the output has {len(out_leaves)}")
+        ct_leaves = paired_leaves(out, cotangent, "the output", "cotangent", "vjp")[1]
         paths = leaf_paths(out)
         roots, cts = [], []
         for i, (ref, ct, o) in enumerate(zip(refs, ct_leaves, out_leaves)):
@@ -144,69 +143,26 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     >>> value_and_grad(lambda x, y: x * y + x ** 2, argnums=(0, 1))(2.0, 3.0)
     (10.0, (7.0, 2.0))
     """
-    single, requested = _argnums_tuple(argnums)
+    single, requested = check_argnums(argnums)
 
     def wrapper(*args):
-        nums = _positions(argnums, requested, len(args))
-
-        def partial_f(*diff_args):
-            full = list(args)
-            for n, a in zip(nums, diff_args):
-                full[n] = a
-            return f(*full)
-
+        sel = Selection(f, args, argnums, single, requested)
+        check_inputs(sel.x, "grad")
         if holomorphic:
-            for n in nums:
+            for n in sel.where:
                 if not is_complex(args[n]):
                     raise TypeError(f"grad(holomorphic=True) needs complex inputs; argument {n} has "
                                     f"dtype {dtype_of(raw(args[n]))}")
-        res = _vjp(partial_f, tuple([args[n] for n in nums]), has_aux, "grad", _check_grad_output)
+        res = _vjp(sel.f_of_x, (sel.x,), has_aux, "grad", _check_grad_output)
         out, f_vjp = res[0], res[1]
         if is_complex(out) != holomorphic:
             raise TypeError("grad requires a real-valued output (take its real part or abs), or, for a "
                             "holomorphic f of complex inputs, holomorphic=True" if not holomorphic else
                             "grad(holomorphic=True) needs a complex output")
         one = 1.0 if type(raw(out)) is float else zeros(raw(out)) + 1
-        g = f_vjp(one)
-        g = g[0] if single else g
+        (g,) = f_vjp(one)
         return ((out, res[2]), g) if has_aux else (out, g)
     return wrapper
-
-
-def _argnums_tuple(argnums) -> tuple[bool, tuple[int, ...]]:
-    """Whether ``argnums`` is a single index, and its indices as a tuple of ints
-    (checked when the transform is made, as JAX does)."""
-    single = not isinstance(argnums, (tuple, list))
-    nums = (argnums,) if single else tuple(argnums)
-    for n in nums:
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r} "
-                            f"(an entry of type {type(n).__name__})")
-    return single, tuple(int(n) for n in nums)
-
-
-def _positions(argnums, nums: tuple[int, ...], n_args: int) -> tuple[int, ...]:
-    """``nums`` as non-negative positions among ``n_args`` arguments, each at most
-    once: a repeated argument would be wrapped twice, and the gradient of all
-    but the last wrapping would be silently zero."""
-    seen: dict[int, int] = {}
-    for n in nums:
-        if not -n_args <= n < n_args:
-            raise ValueError(f"argnums={argnums!r} is out of range for {n_args} arguments: "
-                             f"{n} is not in [{-n_args}, {n_args})")
-        position = n % n_args
-        if position in seen:
-            spelled = f" (as {seen[position]} and {n})" if seen[position] != n else ""
-            raise ValueError(f"argnums={argnums!r} repeats argument {position}{spelled}; "
-                             "list each argument once")
-        seen[position] = n
-    return tuple(seen)
-
-
-def _check_one_output(out: Any) -> None:
-    if isinstance(out, (tuple, list, dict)):
-        raise TypeError(f"jacrev: f must return one array or float, got {describe(out)}; "
-                        "take the Jacobian of each output separately")
 
 
 def _check_grad_output(out: Any) -> None:
@@ -237,10 +193,21 @@ def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     return wrapper
 
 
-def jacrev(f: Callable) -> Callable:
-    """The Jacobian of ``f`` at an array ``x``: one reverse pass per output entry.
+def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian of ``f`` with respect to the arguments ``argnums``, by reverse mode.
 
-    Shape ``out.shape + x.shape``.
+    One reverse pass per output entry. For an output leaf of shape ``o`` and
+    an input leaf of shape ``i`` the block has shape ``o + i``; pytrees nest
+    as in JAX (and as :func:`dualad.jacfwd` gives): the output's structure,
+    holding at each leaf the structure of the inputs.
+
+    Parameters
+    ----------
+    f : callable
+    argnums : int or tuple of int
+        Which positional arguments to differentiate.
+    has_aux : bool
+        ``f`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``.
 
     Examples
     --------
@@ -249,18 +216,50 @@ def jacrev(f: Callable) -> Callable:
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
     array([[2., 0.],
            [0., 4.]])
+    >>> jacrev(lambda w, b: {"y": w * b}, argnums=(0, 1))(np.array([1.0, 2.0]), 3.0)["y"][1]
+    array([1., 2.])
     """
-    def jac(x):
-        check_differentiable(x, "jacrev: x")
-        out, f_vjp = _vjp(f, (x,), False, "jacrev", _check_one_output)
-        shape = shape_of(out)
-        n = math.prod(shape)
-        rows = []
-        for i in range(n):
-            basis = zeros(out, (n,))
-            basis = ops.index_add(basis, 1.0 + zeros(out, ()), (i,)) if n else basis
-            rows.append(f_vjp(ops.reshape(basis, shape))[0])
-        if not rows:
-            return zeros(out, shape + shape_of(x))
-        return ops.reshape(ops.stack(rows), shape + shape_of(x))
+    single, nums = check_argnums(argnums)
+
+    def jac(*args):
+        sel = Selection(f, args, argnums, single, nums)
+        x_leaves, x_build = flatten(sel.x)
+        check_inputs(sel.x, "jacrev")
+        res = _vjp(sel.f_of_x, (sel.x,), has_aux, "jacrev")
+        out, f_vjp = res[0], res[1]
+        out_leaves, out_build = flatten(out)
+        zero_cts = [0.0 if type(o) is float else zeros(o) for o in out_leaves]
+        result = []
+        for j, leaf in enumerate(out_leaves):
+            n = math.prod(shape_of(leaf))
+            rows = []
+            for i in range(n):
+                cts = list(zero_cts)
+                cts[j] = _one_hot(leaf, i)
+                rows.append(flatten(f_vjp(out_build(cts))[0])[0])
+            if not rows:
+                result.append(x_build([zeros(leaf, shape_of(leaf) + shape_of(x)) for x in x_leaves]))
+                continue
+            # (n output entries, N input entries), then (N,) + the output's shape for blocks()
+            per_leaf = [ops.reshape(ops.stack([_as_array(r[m], x) for r in rows]), (n, -1))
+                        for m, x in enumerate(x_leaves)]
+            flat = per_leaf[0] if len(per_leaf) == 1 else ops.concatenate(per_leaf, axis=1)
+            flat = ops.reshape(ops.moveaxis(flat, 0, -1), shape_of(flat)[1:2] + shape_of(leaf))
+            result.append(x_build(blocks(flat, leaf, x_leaves)))
+        jacobian = out_build(result)
+        return (jacobian, res[2]) if has_aux else jacobian
     return jac
+
+
+def _one_hot(leaf: Any, i: int) -> Any:
+    """The cotangent picking entry ``i`` of the output leaf."""
+    if type(leaf) is float:
+        return 1.0
+    basis = zeros(leaf, (math.prod(shape_of(leaf)),))
+    basis = ops.index_add(basis, 1.0 + zeros(leaf, ()), (i,))
+    return ops.reshape(basis, shape_of(leaf))
+
+
+def _as_array(g: Any, like: Any) -> Any:
+    """A gradient row as an array (a float input's is a float)."""
+    return np.asarray(g) if type(like) is float else g

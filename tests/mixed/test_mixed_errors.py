@@ -52,7 +52,7 @@ def test_direction_of_the_wrong_structure(mode, x, v):
     def g(tree):
         leaves = list(tree.values()) if isinstance(tree, dict) else list(tree)
         return sum(ops.sum(leaf) if not isinstance(leaf, tuple) else ops.sum(leaf[0]) for leaf in leaves)
-    with pytest.raises(ValueError, match="v must have the structure of x"):
+    with pytest.raises(TypeError, match="v must have the structure of x"):
         hvp(g, x, v, mode=mode)
 
 

@@ -44,7 +44,7 @@ def reference():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_chunk_size_gives_the_hyperdual_hessian(backend, dtype, chunk_size, reference):
     x = backend.asarray(X, dtype)
-    h = hessian(make_f(backend, dtype), chunk_size)(x)
+    h = hessian(make_f(backend, dtype), chunk_size=chunk_size)(x)
     assert type(h) is type(x) and dtype_name(h) == dtype
     assert tuple(h.shape) == (N, N)
     scale = float(np.max(np.abs(reference)))
@@ -53,19 +53,19 @@ def test_every_chunk_size_gives_the_hyperdual_hessian(backend, dtype, chunk_size
 
 
 def test_result_is_symmetric(reference):
-    h = to_numpy(hessian(make_f(NUMPY, "float64"), 2)(X))
+    h = to_numpy(hessian(make_f(NUMPY, "float64"), chunk_size=2)(X))
     np.testing.assert_allclose(h, h.T, rtol=0, atol=1e-12 * float(np.max(np.abs(h))))
 
 
 def test_a_larger_chunk_than_n_is_one_pass():
-    np.testing.assert_allclose(hessian(make_f(NUMPY, "float64"), 100)(X),
-                               hessian(make_f(NUMPY, "float64"), N)(X), rtol=1e-14)
+    np.testing.assert_allclose(hessian(make_f(NUMPY, "float64"), chunk_size=100)(X),
+                               hessian(make_f(NUMPY, "float64"), chunk_size=N)(X), rtol=1e-14)
 
 
 def test_matrix_argument_has_shape_x_shape_twice():
     m = np.arange(6.0).reshape(2, 3) / 5.0
     g = lambda m: ops.sum(m ** 3) + ops.sum(ops.sin(m[0]) * m[1])
-    h = hessian(g, 4)(m)
+    h = hessian(g, chunk_size=4)(m)
     assert h.shape == (2, 3, 2, 3)
     flat = lambda w: g(ops.reshape(w, (2, 3)))
     np.testing.assert_allclose(np.reshape(h, (6, 6)), dualad.hessian(flat)(np.ravel(m)), rtol=1e-12)
@@ -73,11 +73,11 @@ def test_matrix_argument_has_shape_x_shape_twice():
 
 @pytest.mark.parametrize("chunk_size", [2, None])
 def test_empty_input_gives_an_empty_hessian(chunk_size):
-    h = hessian(lambda x: ops.sum(x ** 2), chunk_size)(np.zeros(0))
+    h = hessian(lambda x: ops.sum(x ** 2), chunk_size=chunk_size)(np.zeros(0))
     assert h.shape == (0, 0)
 
 
 @pytest.mark.parametrize("bad", [0, -2])
 def test_chunk_size_must_be_positive(bad):
     with pytest.raises(ValueError, match="chunk_size"):
-        hessian(make_f(NUMPY, "float64"), bad)(X)
+        hessian(make_f(NUMPY, "float64"), chunk_size=bad)(X)

@@ -208,11 +208,11 @@ def test_ops_error_message_is_intact_through_the_tape():
 
 # -- misuse that crashed inside the tape (AttributeError, IndexError) or passed silently ---------------
 @pytest.mark.parametrize("call, pattern", [
-    (lambda: reverse.grad(lambda x: x)(None), r"primals\[0\] must be a float or a floating array, got None"),
+    (lambda: reverse.grad(lambda x: x)(None), r"grad: x must be a float or a floating array, got None"),
     (lambda: reverse.vjp(lambda x: x * 2.0, np.ones(2))[1](None),
      r"vjp: cotangent must be an array or float of the output's shape \(2,\), got None"),
     (lambda: reverse.vjp(lambda x: (x, x), np.ones(2))[1]((np.ones(2), None)),
-     r"vjp: cotangent\[1\] must be .*got None"),
+     r"vjp: cotangent must have the structure of the output, \(\*, \*\); got \(\*, None\)"),
     (lambda: reverse.jacrev(lambda x: x)(None), r"jacrev: x must be .*got None"),
 ], ids=["grad-input", "vjp-cotangent", "vjp-cotangent-leaf", "jacrev-input"])
 def test_none_as_an_input_or_cotangent(call, pattern):
@@ -228,14 +228,21 @@ def test_grad_of_a_function_returning_none_a_list_or_a_string(transform, out, go
         transform(lambda x: out)(np.ones(2))
 
 
-@pytest.mark.parametrize("out", [None, "abc"], ids=["None", "str"])
-def test_vjp_and_jacrev_of_a_function_returning_none_or_a_string(out):
+def test_vjp_and_jacrev_of_a_function_returning_a_string():
     with pytest.raises(TypeError, match=r"vjp: f must return arrays or floats"):
-        reverse.vjp(lambda x: out, np.ones(2))
+        reverse.vjp(lambda x: "abc", np.ones(2))
     with pytest.raises(TypeError, match=r"jacrev: f must return arrays or floats"):
-        reverse.jacrev(lambda x: out)(np.ones(2))
-    with pytest.raises(TypeError, match=r"jacrev: f must return one array or float, got a list"):
-        reverse.jacrev(lambda x: [x])(np.ones(2))
+        reverse.jacrev(lambda x: "abc")(np.ones(2))
+
+
+def test_none_and_lists_are_pytrees_of_outputs_as_in_jax():
+    """None is a container of no leaves: its cotangent is None and every input's is zero."""
+    out, f_vjp = reverse.vjp(lambda x: None, np.ones(2))
+    assert out is None
+    np.testing.assert_array_equal(f_vjp(None)[0], np.zeros(2))
+    assert reverse.jacrev(lambda x: None)(np.ones(2)) is None
+    (j,) = reverse.jacrev(lambda x: [2.0 * x])(np.ones(2))
+    np.testing.assert_array_equal(j, 2.0 * np.eye(2))
 
 
 @pytest.mark.parametrize("gradient, got", [("a", r"a str \('a'\)"), ([1.0, 2.0], "a list")],

@@ -1,0 +1,191 @@
+"""One calling convention: pytrees, ``argnums`` and ``has_aux`` in every transform.
+
+Each Jacobian and Hessian is checked across modes (forward, reverse, forward
+over reverse) and against finite differences of flattened functions, and
+against JAX's nesting where JAX is installed.
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+import dualad
+import mixed
+import reverse
+from dualad._tree import flatten
+
+RNG = np.random.default_rng(11)
+A = RNG.standard_normal(3)
+B = RNG.standard_normal((2, 3))
+
+
+@dataclass
+class Params:
+    w: np.ndarray
+    b: np.ndarray
+
+
+class Point(NamedTuple):
+    x: np.ndarray
+    y: float
+
+
+def loss(p):
+    """A scalar of a pytree: a dict holding a dataclass, a namedtuple and a None."""
+    q = p["params"]
+    return (np.sum(np.tanh(q.w) * q.b[0]) + np.sum(p["point"].x ** 3) * p["point"].y
+            + np.sum(q.b ** 2) * np.sum(q.w))
+
+
+def tree():
+    return {"params": Params(A.copy(), B.copy()), "point": Point(A[::-1].copy(), 0.7), "none": None}
+
+
+def _flat(t):
+    return np.concatenate([np.ravel(leaf) for leaf in flatten(t)[0]])
+
+
+def _unflat(z, like):
+    leaves, build = flatten(like)
+    out, start = [], 0
+    for leaf in leaves:
+        size = np.size(leaf)
+        piece = z[start:start + size]
+        out.append(float(piece[0]) if isinstance(leaf, float) else piece.reshape(np.shape(leaf)))
+        start += size
+    return build(out)
+
+
+def _fd_grad(f, z, eps=1e-6):
+    g = np.zeros_like(z)
+    for i in range(z.size):
+        e = np.zeros_like(z)
+        e[i] = eps
+        g[i] = (f(z + e) - f(z - e)) / (2 * eps)
+    return g
+
+
+def test_gradients_of_a_nested_pytree_agree_with_finite_differences():
+    t = tree()
+    expected = _fd_grad(lambda z: loss(_unflat(z, t)), _flat(t))
+    g = reverse.grad(loss)(t)
+    assert isinstance(g["params"], Params) and isinstance(g["point"], Point) and g["none"] is None
+    np.testing.assert_allclose(_flat(g), expected, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(_flat(mixed.grad_and_hvp(loss, t, t)[0]), expected, rtol=1e-7, atol=1e-8)
+    _, t_out = dualad.jvp(loss, (t,), (t,))
+    np.testing.assert_allclose(t_out, expected @ _flat(t), rtol=1e-9)
+
+
+def test_dicts_pair_their_leaves_by_key_whatever_order_they_were_written_in():
+    """Leaves used to pair in insertion order, so an H v or JVP along a dict written
+    in another order than the point was silently wrong."""
+    f = lambda d: np.sum(d["a"] ** 2) + np.sum(d["b"] ** 3)  # noqa: E731
+    x = {"a": np.array([1.0]), "b": np.array([2.0])}
+    v = {"b": np.array([0.0]), "a": np.array([1.0])}
+    hv = mixed.hvp(f, x, v)
+    np.testing.assert_array_equal(hv["a"], [2.0])
+    np.testing.assert_array_equal(hv["b"], [0.0])
+    assert float(dualad.jvp(f, (x,), (v,))[1]) == 2.0
+
+
+def test_a_registered_container_is_a_pytree():
+    class Box:
+        def __init__(self, items):
+            self.items = items
+    dualad.register_pytree_node(Box, lambda b: (b.items, len(b.items)), lambda n, ch: Box(list(ch)))
+    g = reverse.grad(lambda b: b.items[0] * b.items[1] ** 2)(Box([2.0, 3.0]))
+    assert isinstance(g, Box) and g.items == [9.0, 12.0]
+    with pytest.raises(TypeError, match="flatten_fn must be callable"):
+        dualad.register_pytree_node(Box, None, lambda n, ch: ch)
+
+
+def _two_inputs(x, y):
+    return {"p": x * y[0], "q": np.sum(x ** 2) * y}
+
+
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1, 0)])
+def test_jacobians_of_pytrees_nest_the_same_way_in_both_modes(argnums):
+    x, y = A.copy(), B[0].copy()
+    jf = dualad.jacfwd(_two_inputs, argnums=argnums)(x, y)
+    jr = reverse.jacrev(_two_inputs, argnums=argnums)(x, y)
+    assert set(jf) == set(jr) == {"p", "q"}
+    for key in jf:
+        fl, fr = flatten(jf[key])[0], flatten(jr[key])[0]
+        for a, b in zip(fl, fr, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    single = isinstance(argnums, int)
+    block = jf["p"] if single else jf["p"][0]
+    first = argnums if single else argnums[0]
+    assert np.shape(block) == (3,) + np.shape((x, y)[first])
+
+
+def test_jacobians_nest_as_jax_nests_them():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x, y = A.copy(), B[0].copy()
+
+    def jax_f(x, y):
+        return {"p": x * y[0], "q": jax.numpy.sum(x ** 2) * y}
+    for argnums in (0, (0, 1)):
+        ours = dualad.jacfwd(_two_inputs, argnums=argnums)(x, y)
+        theirs = jax.jacfwd(jax_f, argnums=argnums)(x, y)
+        ours_leaves, ours_def = jax.tree_util.tree_flatten(ours)
+        theirs_leaves, theirs_def = jax.tree_util.tree_flatten(theirs)
+        assert ours_def == theirs_def
+        for a, b in zip(ours_leaves, theirs_leaves):
+            np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12, atol=1e-14)
+
+
+def test_both_hessians_of_a_pytree_agree_and_nest_by_leaf():
+    def f(d):
+        return np.sum(d["u"] ** 2 * d["v"][0]) + np.sum(np.sin(d["v"]))
+    d = {"u": A.copy(), "v": B[1].copy()}
+    h_ff, h_fr = dualad.hessian(f)(d), mixed.hessian(f, chunk_size=2)(d)
+    for a in d:
+        for b in d:
+            assert np.shape(h_fr[a][b]) == np.shape(d[a]) + np.shape(d[b])
+            np.testing.assert_allclose(h_ff[a][b], h_fr[a][b], rtol=1e-12, atol=1e-14)
+    flat = lambda z: f({"u": z[:3], "v": z[3:]})  # noqa: E731
+    dense = dualad.hessian(flat)(np.concatenate([d["u"], d["v"]]))
+    np.testing.assert_allclose(h_fr["u"]["v"], dense[:3, 3:], rtol=1e-12, atol=1e-14)
+
+
+def test_has_aux_passes_the_aux_through_every_transform():
+    def f(x):
+        return np.sum(x ** 3), {"n": x.size}
+    x = A.copy()
+    out, t, aux = dualad.jvp(f, (x,), (np.ones(3),), has_aux=True)
+    assert aux == {"n": 3} and float(t) == pytest.approx(np.sum(3 * x ** 2))
+    for transform in (dualad.jacfwd, reverse.jacrev):
+        j, aux = transform(f, has_aux=True)(x)
+        assert aux == {"n": 3}
+        np.testing.assert_allclose(j, 3 * x ** 2, rtol=1e-12)
+    for transform in (dualad.hessian, mixed.hessian):
+        h, aux = transform(f, has_aux=True)(x)
+        assert aux == {"n": 3}
+        np.testing.assert_allclose(h, np.diag(6 * x), rtol=1e-12)
+
+
+def test_an_aux_dual_comes_back_as_its_value():
+    _, _, aux = dualad.jvp(lambda x: (x * 2.0, x * 3.0), (1.0,), (1.0,), has_aux=True)
+    assert aux == 3.0
+
+
+@pytest.mark.parametrize("transform", [dualad.jacfwd, reverse.jacrev, dualad.hessian, mixed.hessian])
+def test_bad_argnums_and_aux_are_named(transform):
+    with pytest.raises(TypeError, match="argnums must be an int or a tuple of ints"):
+        transform(np.sum, argnums=1.0)
+    with pytest.raises(ValueError, match="repeats argument 0"):
+        transform(lambda x: np.sum(x ** 2), argnums=(0, 0))(A)
+    with pytest.raises(ValueError, match="out of range for 1 arguments"):
+        transform(lambda x: np.sum(x ** 2), argnums=1)(A)
+    with pytest.raises(TypeError, match="has_aux=True: f must return a pair"):
+        transform(lambda x: np.sum(x ** 2), has_aux=True)(A)
+
+
+def test_tangents_of_another_structure_are_refused():
+    with pytest.raises(TypeError, match=r"jvp: tangents must have the structure of primals, "
+                                        r"\(\{'a': \*\},\); got \(\{'b': \*\},\)"):
+        dualad.jvp(lambda d: d["a"], ({"a": 1.0},), ({"b": 1.0},))
