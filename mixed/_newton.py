@@ -101,7 +101,7 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
 
     Each outer step solves H p = -g by CG until the residual's 1-norm is
-    at most min(0.5, sqrt(|g|_1)) |g|_1 (a superlinear forcing sequence,
+    at most ``min(0.5, sqrt(||g||_1)) ||g||_1`` (a superlinear forcing sequence,
     SciPy's rule), with H p from :func:`mixed.hvp`; negative curvature ends
     CG with a descent direction; a backtracking Armijo line search picks the
     step length. A trial point where f is NaN or infinite is backtracked
@@ -206,7 +206,7 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
                  cg_maxiter: int | None = None) -> OptimizeResult:
     """Minimize ``f`` by a trust-region Newton method with Steihaug-CG steps.
 
-    Each step minimizes the quadratic model g.p + p.Hp / 2 over |p| <= radius
+    Each step minimizes the quadratic model ``g.p + p.Hp / 2`` over ``||p|| <= radius``
     by Steihaug's truncated CG (H p from :func:`mixed.hvp`); the step is
     taken if the actual decrease is more than ``eta`` times the predicted
     one, and the radius shrinks (ratio < 1/4) or doubles (ratio > 3/4 at

@@ -189,3 +189,14 @@ def test_tangents_of_another_structure_are_refused():
     with pytest.raises(TypeError, match=r"jvp: tangents must have the structure of primals, "
                                         r"\(\{'a': \*\},\); got \(\{'b': \*\},\)"):
         dualad.jvp(lambda d: d["a"], ({"a": 1.0},), ({"b": 1.0},))
+
+
+@pytest.mark.parametrize("kind", [complex, np.complex128], ids=["python", "numpy"])
+def test_a_complex_scalar_argument_is_complex_in_every_rule(kind):
+    """A Python complex reached some rules as a real number: grad of |z|**2 was 0 and
+    grad of abs crashed. JAX's convention: df/dx - i df/dy."""
+    z = kind(1.0 + 2.0j)
+    assert reverse.grad(lambda z: (z * np.conj(z)).real)(z) == pytest.approx(2.0 * np.conj(z))
+    assert reverse.grad(abs)(z) == pytest.approx(np.conj(z) / abs(z))
+    _, t = dualad.jvp(abs, (z,), (1.0 + 1.0j,))  # d|z| along dz: Re(conj(z) dz) / |z|
+    assert float(t) == pytest.approx(float(np.real(np.conj(z) * (1.0 + 1.0j)) / abs(z)))

@@ -99,7 +99,8 @@ def test_jvp_of_pytrees():
 
 
 def test_jvp_pytree_mismatch_is_an_error():
-    with pytest.raises(ValueError, match="leaves"):
+    with pytest.raises(TypeError, match=r"tangents must have the structure of primals, "
+                                        r"\(\*, \*\); got \(\*,\)"):
         jvp(lambda a, b: a * b, (np.ones(2), np.ones(2)), (np.ones(2),))
 
 
