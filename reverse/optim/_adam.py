@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 from dualad import ops
-from dualad._checks import check_number
 from reverse.optim._base import Optimizer
+from reverse.optim._options import betas, flag, non_negative
 
 __all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
-    """Adam, with optional L2 weight decay added to the gradient.
+    """Adam, with optional L2 weight decay added to the gradient, and AMSGrad.
 
-    At step ``t``: ``g += weight_decay * x``; ``m = b1 m + (1 - b1) g``;
-    ``v = b2 v + (1 - b2) g**2``; ``x -= lr * m_hat / (sqrt(v_hat) + eps)``
-    with ``m_hat = m / (1 - b1**t)`` and ``v_hat = v / (1 - b2**t)``.
+    PyTorch's ``torch.optim.Adam``. At step ``t``: ``g += weight_decay * x``;
+    ``m = b1 m + (1 - b1) g``; ``v = b2 v + (1 - b2) g**2``; with AMSGrad
+    ``v_max = max(v_max, v)`` takes ``v``'s place below;
+    ``x -= lr * m_hat / (sqrt(v_hat) + eps)`` with ``m_hat = m / (1 - b1**t)``
+    and ``v_hat = v / (1 - b2**t)``.
 
     Parameters
     ----------
-    params : list of Tensor, or dict of name -> Tensor
-        Leaf tensors that require grad.
+    params : list of Tensor, dict of name -> Tensor, or list of dict
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float
         Learning rate, >= 0.
     betas : (float, float)
@@ -29,6 +31,9 @@ class Adam(Optimizer):
     weight_decay : float
         L2 penalty coefficient, >= 0 (coupled: it goes through the moments;
         see :class:`AdamW` for the decoupled form).
+    amsgrad : bool
+        Divide by the largest second moment seen so far (Reddi et al.), so
+        the step size never grows back.
 
     Examples
     --------
@@ -41,48 +46,50 @@ class Adam(Optimizer):
     0.9
     """
 
+    _checks = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
+               "amsgrad": flag}
+    _real_only = True
     _decoupled = False
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0):
-        super().__init__(params)
-        self.lr = check_number("lr", lr)
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"betas must be a pair of floats, got {betas!r}")
-        self.betas = (check_number("betas[0]", betas[0], 0.0, 1.0, high_open=True),
-                      check_number("betas[1]", betas[1], 0.0, 1.0, high_open=True))
-        self.eps = check_number("eps", eps)
-        self.weight_decay = check_number("weight_decay", weight_decay)
+                 weight_decay: float = 0.0, amsgrad: bool = False):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad))
 
-    def _update(self, x, g, state):
-        b1, b2 = self.betas
+    def _update(self, x, g, state, group):
+        b1, b2 = group["betas"]
+        lr, weight_decay = group["lr"], group["weight_decay"]
         t = state["step"]
-        if self.weight_decay and not self._decoupled:
-            g = g + self.weight_decay * x
+        if weight_decay and not self._decoupled:
+            g = g + weight_decay * x
         m, v = state.get("exp_avg"), state.get("exp_avg_sq")
         m = (1.0 - b1) * g if m is None else b1 * m + (1.0 - b1) * g
         v = (1.0 - b2) * (g * g) if v is None else b2 * v + (1.0 - b2) * (g * g)
         state["exp_avg"], state["exp_avg_sq"] = m, v
+        if group["amsgrad"]:
+            v_max = state.get("max_exp_avg_sq")
+            v = v * 1.0 if v_max is None else ops.maximum(v_max, v)  # a copy: not v itself
+            state["max_exp_avg_sq"] = v
         m_hat = m / (1.0 - b1 ** t)
         v_hat = v / (1.0 - b2 ** t)
-        delta = self.lr * m_hat / (ops.sqrt(v_hat) + self.eps)
-        if self.weight_decay and self._decoupled:
+        delta = lr * m_hat / (ops.sqrt(v_hat) + group["eps"])
+        if weight_decay and self._decoupled:
             # x_t = x - lr wd x, then the Adam step (which does not depend on x).
-            delta = delta + (self.lr * self.weight_decay) * x
+            delta = delta + (lr * weight_decay) * x
         return delta
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov and Hutter).
+    """Adam with decoupled weight decay (Loshchilov and Hutter), and AMSGrad.
 
-    At each step the parameter first shrinks, ``x -= lr * weight_decay * x``,
-    then takes the Adam step of the bare gradient: the decay does not go
-    through the moment estimates.
+    PyTorch's ``torch.optim.AdamW``. At each step the parameter first shrinks,
+    ``x -= lr * weight_decay * x``, then takes the Adam step of the bare
+    gradient: the decay does not go through the moment estimates.
 
     Parameters
     ----------
-    params : list of Tensor, or dict of name -> Tensor
-        Leaf tensors that require grad.
+    params : list of Tensor, dict of name -> Tensor, or list of dict
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float
         Learning rate, >= 0.
     betas : (float, float)
@@ -91,6 +98,8 @@ class AdamW(Adam):
         Added to the denominator, >= 0.
     weight_decay : float
         Decoupled decay coefficient, >= 0 (default ``1e-2``).
+    amsgrad : bool
+        Divide by the largest second moment seen so far (see :class:`Adam`).
 
     Examples
     --------
@@ -106,5 +115,5 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2):
-        super().__init__(params, lr, betas, eps, weight_decay)
+                 weight_decay: float = 1e-2, amsgrad: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)

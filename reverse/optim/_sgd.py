@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dualad._checks import check_number
+from typing import Any
+
 from reverse.optim._base import Optimizer
+from reverse.optim._options import flag, non_negative, unit_interval
 
 __all__ = ["SGD"]
 
@@ -11,25 +13,26 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """Stochastic gradient descent, with optional (Nesterov) momentum and L2 weight decay.
 
-    With ``g`` the gradient: ``g += weight_decay * x``; with momentum
+    PyTorch's ``torch.optim.SGD``. With ``g`` the gradient:
+    ``g += weight_decay * x``; with momentum
     ``b = momentum * b + (1 - dampening) * g`` (``b = g`` at the first step),
     then ``g = g + momentum * b`` (Nesterov) or ``g = b``; finally
     ``x -= lr * g``.
 
     Parameters
     ----------
-    params : list of Tensor, or dict of name -> Tensor
-        Leaf tensors that require grad.
+    params : list of Tensor, dict of name -> Tensor, or list of dict
+        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
     lr : float
-        Learning rate, >= 0.
+        Learning rate, >= 0 (default ``1e-3``, as PyTorch's).
     momentum : float
         Momentum factor, >= 0 (default 0: none).
-    nesterov : bool
-        Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
-    weight_decay : float
-        L2 penalty coefficient, >= 0.
     dampening : float
         Dampening of the momentum, in [0, 1].
+    weight_decay : float
+        L2 penalty coefficient, >= 0.
+    nesterov : bool
+        Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
 
     Examples
     --------
@@ -42,25 +45,28 @@ class SGD(Optimizer):
     2.4
     """
 
-    def __init__(self, params, lr: float, momentum: float = 0.0, nesterov: bool = False,
-                 weight_decay: float = 0.0, dampening: float = 0.0):
-        super().__init__(params)
-        self.lr = check_number("lr", lr)
-        self.momentum = check_number("momentum", momentum)
-        self.weight_decay = check_number("weight_decay", weight_decay)
-        self.dampening = check_number("dampening", dampening, 0.0, 1.0)
-        if nesterov and (self.momentum == 0.0 or self.dampening != 0.0):
-            raise ValueError(f"nesterov=True needs momentum > 0 and dampening == 0, got "
-                             f"momentum={self.momentum}, dampening={self.dampening}")
-        self.nesterov = bool(nesterov)
+    _checks = {"lr": non_negative, "momentum": non_negative, "dampening": unit_interval,
+               "weight_decay": non_negative, "nesterov": flag}
 
-    def _update(self, x, g, state):
-        if self.weight_decay:
-            g = g + self.weight_decay * x
-        if self.momentum:
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False):
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    def _check_together(self, options: dict[str, Any], where: str) -> None:
+        if options["nesterov"] and (options["momentum"] == 0.0 or options["dampening"] != 0.0):
+            raise ValueError(f"{where + ': ' if where else ''}nesterov=True needs momentum > 0 and "
+                             f"dampening == 0, got momentum={options['momentum']}, "
+                             f"dampening={options['dampening']}")
+
+    def _update(self, x, g, state, group):
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * x
+        momentum = group["momentum"]
+        if momentum:
             b = state.get("momentum_buffer")
             # A copy at the first step: the buffer must not alias the user's .grad.
-            b = g * 1.0 if b is None else self.momentum * b + (1.0 - self.dampening) * g
+            b = g * 1.0 if b is None else momentum * b + (1.0 - group["dampening"]) * g
             state["momentum_buffer"] = b
-            g = g + self.momentum * b if self.nesterov else b
-        return self.lr * g
+            g = g + momentum * b if group["nesterov"] else b
+        return group["lr"] * g
