@@ -24,8 +24,10 @@ array([ 0.125, -0.25 ])
 """
 
 
+from reverse.optim._adagrad import Adagrad
 from reverse.optim._adam import Adam, AdamW
 from reverse.optim._base import Optimizer
+from reverse.optim._rmsprop import RMSprop
 from reverse.optim._sgd import SGD
 
-__all__ = ["Adam", "AdamW", "Optimizer", "SGD"]
+__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD"]

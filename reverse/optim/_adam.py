@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dualad import ops
+from reverse.optim._averages import moving_average
 from reverse.optim._base import Optimizer
 from reverse.optim._options import betas, flag, non_negative
 
@@ -62,10 +63,8 @@ class Adam(Optimizer):
         t = state["step"]
         if weight_decay and not self._decoupled:
             g = g + weight_decay * x
-        m, v = state.get("exp_avg"), state.get("exp_avg_sq")
-        m = (1.0 - b1) * g if m is None else b1 * m + (1.0 - b1) * g
-        v = (1.0 - b2) * (g * g) if v is None else b2 * v + (1.0 - b2) * (g * g)
-        state["exp_avg"], state["exp_avg_sq"] = m, v
+        m = moving_average(state, "exp_avg", b1, g)
+        v = moving_average(state, "exp_avg_sq", b2, g * g)
         if group["amsgrad"]:
             v_max = state.get("max_exp_avg_sq")
             v = v * 1.0 if v_max is None else ops.maximum(v_max, v)  # a copy: not v itself
