@@ -27,7 +27,8 @@ array([ 0.125, -0.25 ])
 from reverse.optim._adagrad import Adagrad
 from reverse.optim._adam import Adam, AdamW
 from reverse.optim._base import Optimizer
+from reverse.optim._lbfgs import LBFGS
 from reverse.optim._rmsprop import RMSprop
 from reverse.optim._sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD"]
+__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD"]
