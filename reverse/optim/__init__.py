@@ -24,6 +24,7 @@ array([ 0.125, -0.25 ])
 """
 
 
+from reverse.optim import lr_scheduler
 from reverse.optim._adagrad import Adagrad
 from reverse.optim._adam import Adam, AdamW
 from reverse.optim._base import Optimizer
@@ -31,4 +32,4 @@ from reverse.optim._lbfgs import LBFGS
 from reverse.optim._rmsprop import RMSprop
 from reverse.optim._sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD"]
+__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]

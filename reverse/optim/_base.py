@@ -11,7 +11,7 @@ from dualad._shapes import dtype_of, is_complex, raw, shape_of
 from reverse._grad_mode import enable_grad, no_grad
 from reverse._tensor import Tensor
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "as_float"]
 
 # Set on a group by the learning-rate schedulers (PyTorch's name), so a group may carry it.
 SCHEDULER_KEYS = ("initial_lr",)
@@ -289,6 +289,11 @@ class Optimizer:
         lrs = ", ".join(str(g.get("lr")) for g in self.param_groups)
         return (f"{type(self).__name__}({len(self.param_groups)} group(s), "
                 f"{len(self.state)} parameter(s), lr={lrs})")
+
+
+def as_float(value: Any) -> float:
+    """A loss or metric (a number, a 0-d array, or a Tensor, gradient or not) as a Python float."""
+    return value.item() if isinstance(value, Tensor) else float(value)
 
 
 def _named_params(params: Any, where: str) -> tuple[list, list[str]]:

@@ -10,7 +10,7 @@ from dualad._checks import describe
 from dualad._shapes import raw, shape_of, zeros
 from reverse._grad_mode import enable_grad, no_grad
 from reverse._tensor import Tensor
-from reverse.optim._base import Optimizer
+from reverse.optim._base import Optimizer, as_float
 from reverse.optim._line_search import strong_wolfe
 from reverse.optim._options import at_least_one, non_negative
 
@@ -128,7 +128,7 @@ class LBFGS(Optimizer):
         """The closure's result (with gradients enabled, as in PyTorch) and the loss as a float."""
         with enable_grad():
             loss = closure()
-        return loss, loss.item() if isinstance(loss, Tensor) else float(loss)
+        return loss, as_float(loss)
 
     def _evaluate_along(self, closure: Callable[[], Any], d: Any) -> Callable[[float], tuple[float, Any]]:
         """``t -> (loss, flat gradient)`` at ``x + t d``, putting ``x`` back after each trial."""

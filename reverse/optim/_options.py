@@ -14,15 +14,11 @@ from typing import Any
 
 from dualad._checks import check_count, check_number, describe
 
-__all__ = ["at_least_one", "betas", "flag", "non_negative", "positive", "unit_interval"]
+__all__ = ["at_least_one", "betas", "flag", "non_negative", "unit_interval"]
 
 
 def non_negative(name: str, value: Any) -> float:
     return check_number(name, value)
-
-
-def positive(name: str, value: Any) -> float:
-    return check_number(name, value, low_open=True)
 
 
 def unit_interval(name: str, value: Any) -> float:
