@@ -1,6 +1,14 @@
-"""First-order optimizers over ``Tensor`` parameters: ``SGD``, ``Adam``, ``AdamW``.
+"""Optimizers over ``Tensor`` parameters, in PyTorch's vocabulary (``torch.optim``).
 
-The update rules are those of the PyTorch documentation (``torch.optim``).
+``SGD``, ``Adam``, ``AdamW`` (with ``amsgrad``), ``RMSprop``, ``Adagrad`` and
+``LBFGS`` (with a strong-Wolfe line search) follow the update rules of the
+PyTorch documentation, with its parameter groups (``param_groups``,
+``add_param_group``), ``state_dict``/``load_state_dict`` and ``step(closure)``;
+:mod:`reverse.optim.lr_scheduler` has its learning-rate schedules, and
+:func:`clip_grad_norm_` and :func:`clip_grad_value_` its gradient clipping
+(``torch.nn.utils`` in PyTorch: here beside the optimizers that read the
+clipped ``.grad``, since ``reverse`` has no ``nn`` package).
+
 ``step()`` reads each parameter's ``.grad`` and updates the parameter in
 place under ``no_grad()``: its array is modified (``Tensor.__isub__``) and
 its version counter bumped, so a graph that saved the old value refuses to
@@ -28,8 +36,10 @@ from reverse.optim import lr_scheduler
 from reverse.optim._adagrad import Adagrad
 from reverse.optim._adam import Adam, AdamW
 from reverse.optim._base import Optimizer
+from reverse.optim._clip import clip_grad_norm_, clip_grad_value_
 from reverse.optim._lbfgs import LBFGS
 from reverse.optim._rmsprop import RMSprop
 from reverse.optim._sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD", "clip_grad_norm_",
+           "clip_grad_value_", "lr_scheduler"]

@@ -11,7 +11,7 @@ from _support.backends import BACKENDS, dtype_name, to_numpy
 import reverse
 from dualad import ops
 from reverse import Function, Tensor, checkpoint
-from reverse.optim import LBFGS, SGD, Adagrad, Adam, AdamW, RMSprop
+from reverse.optim import LBFGS, SGD, Adagrad, Adam, AdamW, RMSprop, clip_grad_norm_, clip_grad_value_
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS)
 DTYPES = pytest.mark.parametrize("dtype, rtol", [("float64", 1e-12), ("float32", 1e-5)])
@@ -116,3 +116,16 @@ def test_lbfgs_updates_in_place_on_the_backend(backend):
     assert w.value is array and dtype_name(w.value) == "float32"
     assert float(to_numpy(net(w, x).value)) < first
     check_state(opt.state, w)
+
+
+def test_gradient_clipping_keeps_backend_and_dtype(backend):
+    w = Tensor(backend.asarray(W, "float32"), requires_grad=True)
+    net(w, backend.asarray(X, "float32")).backward()
+    g = to_numpy(w.grad)
+    total = clip_grad_norm_([w], max_norm=0.1)
+    # (NumPy's reductions give a NumPy scalar rather than a 0-d array)
+    assert isinstance(total.value, (type(w.value), np.generic)) and dtype_name(total.value) == "float32"
+    assert type(w.grad) is type(w.value) and dtype_name(w.grad) == "float32"
+    np.testing.assert_allclose(to_numpy(w.grad), g * 0.1 / np.linalg.norm(g), rtol=1e-4)
+    clip_grad_value_([w], 0.01)
+    assert type(w.grad) is type(w.value) and float(to_numpy(w.grad).max()) <= 0.01
