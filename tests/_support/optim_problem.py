@@ -1,12 +1,18 @@
 """The small problems the optimizer tests run on, with their gradients in plain NumPy.
 
-``tests/reverse/make_torch_optim_golden.py`` writes the same problems in PyTorch;
-change both together.
+The losses are written once for ``reverse`` and PyTorch alike: ``lib`` is
+:data:`REVERSE` by default, or the namespace of the same names for PyTorch
+that ``_support.optim_cases.torch_lib`` builds.
 """
+
+from types import SimpleNamespace
 
 import numpy as np
 
+import reverse
 from dualad import ops
+
+REVERSE = SimpleNamespace(tensor=reverse.Tensor, sin=ops.sin, optim=reverse.optim, clip=reverse.optim)
 
 A = np.array([[3.0, 0.5], [0.5, 1.0]])
 B = np.array([1.0, -2.0])
@@ -15,10 +21,15 @@ U0 = np.array([0.5, 1.5, -1.0])
 ROSENBROCK_X0 = np.array([-1.2, 1.0, -0.5, 0.8])
 
 
-def loss(x):
+def dtype_name(x) -> str:
+    """"float32" or "float64", for a Tensor of either library."""
+    return str(x.dtype).removeprefix("torch.")
+
+
+def loss(x, lib=REVERSE):
     """A convex quadratic with a sine bump (gradients change along the path), in x's dtype."""
-    a, b = A.astype(x.dtype), B.astype(x.dtype)
-    return 0.5 * (x @ (a @ x)) - b @ x + 0.1 * ops.sin(x).sum()
+    a, b = (lib.tensor(c.astype(dtype_name(x))) for c in (A, B))
+    return 0.5 * (x @ (a @ x)) - b @ x + 0.1 * lib.sin(x).sum()
 
 
 def grad_np(x):
@@ -26,9 +37,9 @@ def grad_np(x):
     return a @ x - b + x.dtype.type(0.1) * np.cos(x)
 
 
-def joint_loss(w, u):
+def joint_loss(w, u, lib=REVERSE):
     """``loss(w)`` coupled to a second parameter ``u``: for parameter groups."""
-    return loss(w) + (u * u * w[0]).sum()
+    return loss(w, lib) + (u * u * w[0]).sum()
 
 
 def rosenbrock(x):
