@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dualad import ops
-from reverse.optim._base import Optimizer
+from reverse.optim._base import Optimizer, Params
 from reverse.optim._options import non_negative
 
 __all__ = ["Adagrad"]
@@ -47,7 +47,7 @@ class Adagrad(Optimizer):
                "initial_accumulator_value": non_negative, "eps": non_negative}
     _real_only = True
 
-    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
+    def __init__(self, params: Params, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
                  initial_accumulator_value: float = 0.0, eps: float = 1e-10):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps))

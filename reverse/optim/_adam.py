@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dualad import ops
 from reverse.optim._averages import moving_average
-from reverse.optim._base import Optimizer
+from reverse.optim._base import Optimizer, Params
 from reverse.optim._options import betas, flag, non_negative
 
 __all__ = ["Adam", "AdamW"]
@@ -52,7 +52,7 @@ class Adam(Optimizer):
     _real_only = True
     _decoupled = False
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad))
@@ -87,18 +87,10 @@ class AdamW(Adam):
 
     Parameters
     ----------
-    params : list of Tensor, dict of name -> Tensor, or list of dict
-        Leaf tensors that require grad, or parameter groups (see :class:`Optimizer`).
-    lr : float
-        Learning rate, >= 0.
-    betas : (float, float)
-        Decay rates of the moment estimates, each in [0, 1).
-    eps : float
-        Added to the denominator, >= 0.
+    params, lr, betas, eps, amsgrad
+        As for :class:`Adam`.
     weight_decay : float
         Decoupled decay coefficient, >= 0 (default ``1e-2``).
-    amsgrad : bool
-        Divide by the largest second moment seen so far (see :class:`Adam`).
 
     Examples
     --------
@@ -113,6 +105,6 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad)

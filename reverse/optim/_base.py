@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, Callable, ClassVar, Iterable, Union
 
 from dualad import ops
 from dualad._backend import SCALAR_TYPES, namespace_of
@@ -11,8 +11,10 @@ from dualad._shapes import dtype_of, is_complex, raw, shape_of
 from reverse._grad_mode import enable_grad, no_grad
 from reverse._tensor import Tensor
 
-__all__ = ["Optimizer", "as_float"]
+__all__ = ["Optimizer", "Params", "as_float"]
 
+# What an optimizer takes as params: Tensors, named Tensors, or parameter groups.
+Params = Union[Iterable[Tensor], dict[str, Tensor], Iterable[dict[str, Any]]]
 # Set on a group by the learning-rate schedulers (PyTorch's name), so a group may carry it.
 SCHEDULER_KEYS = ("initial_lr",)
 
@@ -64,8 +66,7 @@ class Optimizer:
     # would square complex numbers (PyTorch treats them as pairs of reals instead).
     _real_only: ClassVar[bool] = False
 
-    def __init__(self, params: Iterable[Tensor] | dict[str, Tensor] | Iterable[dict],
-                 defaults: dict[str, Any]):
+    def __init__(self, params: Params, defaults: dict[str, Any]):
         self.defaults: dict[str, Any] = dict(defaults)
         self.defaults = self._checked_options(self.defaults, "")
         self.param_groups: list[dict[str, Any]] = []

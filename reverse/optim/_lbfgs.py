@@ -10,7 +10,7 @@ from dualad._checks import describe
 from dualad._shapes import raw, shape_of, zeros
 from reverse._grad_mode import enable_grad, no_grad
 from reverse._tensor import Tensor
-from reverse.optim._base import Optimizer, as_float
+from reverse.optim._base import Optimizer, Params, as_float
 from reverse.optim._line_search import strong_wolfe
 from reverse.optim._options import at_least_one, non_negative
 
@@ -81,7 +81,7 @@ class LBFGS(Optimizer):
                "history_size": at_least_one, "line_search_fn": _line_search_fn}
     _real_only = True
 
-    def __init__(self, params, lr: float = 1.0, max_iter: int = 20, max_eval: int | None = None,
+    def __init__(self, params: Params, lr: float = 1.0, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None):
         if max_eval is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dualad import ops
 from reverse.optim._averages import moving_average
-from reverse.optim._base import Optimizer
+from reverse.optim._base import Optimizer, Params
 from reverse.optim._options import flag, non_negative, unit_interval
 
 __all__ = ["RMSprop"]
@@ -52,7 +52,7 @@ class RMSprop(Optimizer):
                "weight_decay": non_negative, "momentum": non_negative, "centered": flag}
     _real_only = True
 
-    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+    def __init__(self, params: Params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reverse.optim._base import Optimizer
+from reverse.optim._base import Optimizer, Params
 from reverse.optim._options import flag, non_negative, unit_interval
 
 __all__ = ["SGD"]
@@ -48,7 +48,7 @@ class SGD(Optimizer):
     _checks = {"lr": non_negative, "momentum": non_negative, "dampening": unit_interval,
                "weight_decay": non_negative, "nesterov": flag}
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+    def __init__(self, params: Params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))

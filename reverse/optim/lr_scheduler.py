@@ -159,7 +159,7 @@ class StepLR(LRScheduler):
     step_size : int
         Epochs between decays, >= 1.
     gamma : float
-        The factor, >= 0.
+        The factor of each decay, >= 0.
     last_epoch : int
         See :class:`LRScheduler`.
 
@@ -195,7 +195,7 @@ class ExponentialLR(LRScheduler):
     ----------
     optimizer : Optimizer
     gamma : float
-        The factor, >= 0.
+        The factor of every epoch, >= 0.
     last_epoch : int
         See :class:`LRScheduler`.
 
@@ -247,10 +247,11 @@ class CosineAnnealingLR(LRScheduler):
     >>> from reverse.optim.lr_scheduler import CosineAnnealingLR
     >>> opt = SGD([Tensor(1.0, requires_grad=True)], lr=1.0)
     >>> sched = CosineAnnealingLR(opt, T_max=4, eta_min=0.2)
-    >>> lrs = []
-    >>> for _ in range(5):
-    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 6))
-    >>> lrs
+    >>> def epoch():
+    ...     opt.step()          # (a training epoch)
+    ...     sched.step()
+    ...     return round(sched.get_last_lr()[0], 6)
+    >>> [epoch() for _ in range(5)]  # down to eta_min at T_max, then back up
     [0.882843, 0.6, 0.317157, 0.2, 0.317157]
     """
 
@@ -292,15 +293,16 @@ class LinearLR(LRScheduler):
     Examples
     --------
     >>> from reverse import Tensor
-    >>> from reverse.optim import SGD
+    >>> from reverse.optim import Adam
     >>> from reverse.optim.lr_scheduler import LinearLR
-    >>> opt = SGD([Tensor(1.0, requires_grad=True)], lr=1.0)
-    >>> sched = LinearLR(opt, start_factor=0.25, total_iters=3)
-    >>> lrs = []
-    >>> for _ in range(5):
-    ...     lrs.append(sched.get_last_lr()[0]); opt.step(); sched.step()
-    >>> lrs
-    [0.25, 0.5, 0.75, 1.0, 1.0]
+    >>> w, b = Tensor(1.0, requires_grad=True), Tensor(0.0, requires_grad=True)
+    >>> opt = Adam([{"params": [w]}, {"params": [b], "lr": 0.01}], lr=0.1)
+    >>> warmup = LinearLR(opt, start_factor=0.5, total_iters=2)  # half the lr, up to all in 2 epochs
+    >>> warmup.get_last_lr()
+    [0.05, 0.005]
+    >>> opt.step(); warmup.step(); opt.step(); warmup.step()
+    >>> [round(lr, 12) for lr in warmup.get_last_lr()]
+    [0.1, 0.01]
     """
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
