@@ -67,7 +67,7 @@ class Optimizer:
     _real_only: ClassVar[bool] = False
 
     def __init__(self, params: Params, defaults: dict[str, Any]):
-        self.defaults: dict[str, Any] = dict(defaults)
+        self.defaults: dict[str, Any] = dict(defaults)  # the known options, for the check below
         self.defaults = self._checked_options(self.defaults, "")
         self.param_groups: list[dict[str, Any]] = []
         self.state: list[dict[str, Any]] = []
@@ -123,9 +123,6 @@ class Optimizer:
             if id(p) in seen:
                 raise ValueError(f"{name} is the same Tensor as {seen[id(p)]}; a parameter "
                                  "belongs to one group, once")
-            if self._real_only and is_complex(p.value):
-                raise TypeError(f"{name} is complex ({dtype_of(raw(p.value))}); {type(self).__name__} "
-                                "updates real parameters only (SGD takes complex ones)")
             self._check_param(p, name)
             seen[id(p)] = name
         options = {k: v for k, v in group.items() if k != "params"}
@@ -135,7 +132,10 @@ class Optimizer:
         self._names.extend(names)
 
     def _check_param(self, p: Tensor, name: str) -> None:
-        """Refuse a parameter this optimizer cannot update (a hook; all are fine here)."""
+        """Refuse a parameter this optimizer cannot update (a hook)."""
+        if self._real_only and is_complex(p.value):
+            raise TypeError(f"{name} is complex ({dtype_of(raw(p.value))}); {type(self).__name__} "
+                            "updates real parameters only (SGD takes complex ones)")
 
     def _checked_options(self, options: dict[str, Any], where: str) -> dict[str, Any]:
         """``options`` checked one by one and together; ``where`` names the group."""

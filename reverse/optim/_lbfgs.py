@@ -99,6 +99,7 @@ class LBFGS(Optimizer):
                          "parameter to the constructor")
 
     def _check_param(self, p: Tensor, name: str) -> None:
+        super()._check_param(p, name)
         if not hasattr(type(raw(p.value)), "__setitem__"):
             raise TypeError(f"{name} holds {describe(p.value)}; LBFGS puts parameter values back in "
                             "place between line-search trials, which needs an array: make it "
