@@ -11,7 +11,7 @@ from _support.backends import BACKENDS, dtype_name, to_numpy
 import reverse
 from dualad import ops
 from reverse import Function, Tensor, checkpoint
-from reverse.optim import SGD, Adam, AdamW
+from reverse.optim import LBFGS, SGD, Adagrad, Adam, AdamW, RMSprop, clip_grad_norm_, clip_grad_value_
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS)
 DTYPES = pytest.mark.parametrize("dtype, rtol", [("float64", 1e-12), ("float32", 1e-5)])
@@ -69,9 +69,18 @@ def test_function_and_checkpoint(backend, dtype, rtol):
     np.testing.assert_allclose(to_numpy(g), expected, rtol=rtol * 10, atol=rtol)
 
 
+def check_state(state, w):
+    """Every array of an optimizer's state has the parameter's backend and dtype."""
+    arrays = [a for s in state for v in s.values() for a in (v if isinstance(v, list) else [v])
+              if hasattr(a, "dtype")]
+    assert arrays and all(type(a) is type(w.value) and dtype_name(a) == "float32" for a in arrays)
+
+
 @pytest.mark.parametrize("make", [lambda p: SGD(p, lr=0.1, momentum=0.9, nesterov=True),
-                                  lambda p: Adam(p, lr=0.1), lambda p: AdamW(p, lr=0.1)],
-                         ids=["SGD", "Adam", "AdamW"])
+                                  lambda p: Adam(p, lr=0.1), lambda p: AdamW(p, lr=0.1, amsgrad=True),
+                                  lambda p: RMSprop(p, lr=0.01, momentum=0.5, centered=True),
+                                  lambda p: Adagrad(p, lr=0.1, initial_accumulator_value=0.1)],
+                         ids=["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
 def test_optimizers_update_in_place_on_the_backend(backend, make):
     w = Tensor(backend.asarray(W, "float32"), requires_grad=True)
     array = w.value
@@ -87,3 +96,36 @@ def test_optimizers_update_in_place_on_the_backend(backend, make):
         opt.step()
     assert w.value is array and dtype_name(w.value) == "float32"
     assert float(to_numpy(net(w, x).value)) < first
+    check_state(opt.state, w)
+
+
+def test_lbfgs_updates_in_place_on_the_backend(backend):
+    w = Tensor(backend.asarray(W, "float32"), requires_grad=True)
+    array = w.value
+    x = backend.asarray(X, "float32")
+    opt = LBFGS([w], line_search_fn="strong_wolfe", max_iter=5, history_size=3)
+
+    def closure():
+        opt.zero_grad()
+        loss = net(w, x)
+        loss.backward()
+        return loss
+    first = float(to_numpy(net(w, x).value))
+    for _ in range(2):
+        opt.step(closure)
+    assert w.value is array and dtype_name(w.value) == "float32"
+    assert float(to_numpy(net(w, x).value)) < first
+    check_state(opt.state, w)
+
+
+def test_gradient_clipping_keeps_backend_and_dtype(backend):
+    w = Tensor(backend.asarray(W, "float32"), requires_grad=True)
+    net(w, backend.asarray(X, "float32")).backward()
+    g = to_numpy(w.grad)
+    total = clip_grad_norm_([w], max_norm=0.1)
+    # (NumPy's reductions give a NumPy scalar rather than a 0-d array)
+    assert isinstance(total.value, (type(w.value), np.generic)) and dtype_name(total.value) == "float32"
+    assert type(w.grad) is type(w.value) and dtype_name(w.grad) == "float32"
+    np.testing.assert_allclose(to_numpy(w.grad), g * 0.1 / np.linalg.norm(g), rtol=1e-4)
+    clip_grad_value_([w], 0.01)
+    assert type(w.grad) is type(w.value) and float(to_numpy(w.grad).max()) <= 0.01

@@ -1,99 +1,16 @@
-"""``reverse.optim`` against the update rules of the PyTorch documentation."""
+"""``reverse.optim``'s machinery: in-place steps, parameter groups, state dicts, errors.
+
+The update rules themselves are checked in test_rev_optim_rules.py (against NumPy
+references of PyTorch's documented algorithms) and test_rev_optim_torch.py (against
+PyTorch's own numbers)."""
 
 import numpy as np
 import pytest
+from _support.optim_problem import U0, X0, grad_np, joint_loss, loss
 
 from dualad import ops
 from reverse import Tensor, no_grad
 from reverse.optim import SGD, Adam, AdamW
-
-A = np.array([[3.0, 0.5], [0.5, 1.0]])
-B = np.array([1.0, -2.0])
-X0 = np.array([0.7, -1.3])
-
-
-def loss(x):
-    """A convex quadratic with a sine bump: gradients change along the path."""
-    return 0.5 * (x @ (A @ x)) - B @ x + 0.1 * ops.sin(x).sum()
-
-
-def grad_np(x):
-    return A @ x - B + 0.1 * np.cos(x)
-
-
-def run(opt_cls, steps=8, **kw):
-    x = Tensor(X0.copy(), requires_grad=True)
-    opt = opt_cls([x], **kw)
-    path = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss(x).backward()
-        opt.step()
-        path.append(x.value.copy())
-    return np.array(path)
-
-
-def sgd_reference(steps, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
-    x, b, path = X0.copy(), None, []
-    for t in range(1, steps + 1):
-        g = grad_np(x)
-        if weight_decay:
-            g = g + weight_decay * x
-        if momentum:
-            b = g if t == 1 else momentum * b + (1 - dampening) * g
-            g = g + momentum * b if nesterov else b
-        x = x - lr * g
-        path.append(x)
-    return np.array(path)
-
-
-def adam_reference(steps, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    x, m, v, path = X0.copy(), 0.0, 0.0, []
-    for t in range(1, steps + 1):
-        g = grad_np(x)
-        if decoupled:
-            x = x - lr * weight_decay * x
-        elif weight_decay:
-            g = g + weight_decay * x
-        m = b1 * m + (1 - b1) * g
-        v = b2 * v + (1 - b2) * g * g
-        m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-        x = x - lr * m_hat / (np.sqrt(v_hat) + eps)
-        path.append(x)
-    return np.array(path)
-
-
-@pytest.mark.parametrize("kw", [
-    dict(lr=0.1),
-    dict(lr=0.05, momentum=0.9),
-    dict(lr=0.05, momentum=0.9, nesterov=True),
-    dict(lr=0.05, momentum=0.8, dampening=0.3),
-    dict(lr=0.1, weight_decay=0.2),
-    dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1),
-], ids=str)
-def test_sgd_matches_the_documented_rule(kw):
-    np.testing.assert_allclose(run(SGD, **kw), sgd_reference(8, **kw), rtol=1e-12, atol=1e-14)
-
-
-@pytest.mark.parametrize("kw", [
-    dict(lr=0.1),
-    dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6),
-    dict(lr=0.1, weight_decay=0.3),
-], ids=str)
-def test_adam_matches_the_documented_rule(kw):
-    np.testing.assert_allclose(run(Adam, **kw), adam_reference(8, **kw), rtol=1e-12, atol=1e-14)
-
-
-@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.1, weight_decay=0.3),
-                                dict(lr=0.02, betas=(0.5, 0.9), weight_decay=0.0)], ids=str)
-def test_adamw_matches_the_documented_rule(kw):
-    want = adam_reference(8, decoupled=True, **{"weight_decay": 1e-2, **kw})
-    np.testing.assert_allclose(run(AdamW, **kw), want, rtol=1e-12, atol=1e-14)
-
-
-def test_adamw_decay_is_decoupled_from_adam_l2():
-    assert not np.allclose(run(AdamW, lr=0.1, weight_decay=0.3), run(Adam, lr=0.1, weight_decay=0.3))
 
 
 @pytest.mark.parametrize("opt_cls, kw", [(SGD, dict(lr=0.1, momentum=0.5)), (Adam, dict(lr=0.1)),
@@ -230,3 +147,200 @@ def test_a_parameter_updated_under_no_grad_by_hand_still_works():
     (x * x).sum().backward()
     opt.step()
     np.testing.assert_array_equal(x.value, [-0.5, -1.5])
+
+
+# -- parameter groups -------------------------------------------------------------------
+
+def two_params():
+    return Tensor(X0.copy(), requires_grad=True), Tensor(U0.copy(), requires_grad=True)
+
+
+def train(opt, params, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        joint_loss(*params).backward()
+        opt.step()
+    return [p.value.copy() for p in params]
+
+
+@pytest.mark.parametrize("opt_cls, kw", [(SGD, dict(momentum=0.9)), (Adam, dict(amsgrad=True)),
+                                         (AdamW, dict(weight_decay=0.1))], ids=str)
+def test_a_group_is_an_optimizer_of_its_own(opt_cls, kw):
+    """Two groups with their own lr step as two optimizers would (the loss couples them)."""
+    w, u = two_params()
+    opt = opt_cls([{"params": [w]}, {"params": {"u": u}, "lr": 0.01}], lr=0.05, **kw)
+    assert [g["lr"] for g in opt.param_groups] == [0.05, 0.01]
+    assert opt.param_groups[1]["params"] == [u] and opt.defaults["lr"] == 0.05
+    w2, u2 = two_params()
+    apart = opt_cls([w2], lr=0.05, **kw), opt_cls([u2], lr=0.01, **kw)
+    for _ in range(4):
+        opt.zero_grad()
+        joint_loss(w, u).backward()
+        opt.step()
+        for o in apart:
+            o.zero_grad()
+        joint_loss(w2, u2).backward()
+        for o in apart:
+            o.step()
+    np.testing.assert_array_equal(w.value, w2.value)
+    np.testing.assert_array_equal(u.value, u2.value)
+
+
+def test_changing_a_groups_lr_changes_the_next_step():
+    x = Tensor(np.array([1.0]), requires_grad=True)
+    opt = SGD([x], lr=0.1)
+    (x * x).sum().backward()
+    opt.param_groups[0]["lr"] = 0.25
+    opt.step()
+    np.testing.assert_allclose(x.value, [0.5])
+
+
+def test_add_param_group_takes_the_defaults_it_does_not_set():
+    w, u = two_params()
+    opt = Adam([w], lr=0.1, betas=(0.8, 0.9))
+    opt.add_param_group({"params": u, "eps": 1e-3})  # one Tensor, as PyTorch allows in a group
+    assert opt.param_groups[1]["params"] == [u]
+    assert opt.param_groups[1]["lr"] == 0.1 and opt.param_groups[1]["betas"] == (0.8, 0.9)
+    assert opt.param_groups[1]["eps"] == 1e-3 and len(opt.state) == 2
+    joint_loss(w, u).backward()
+    opt.step()
+    assert opt.state[1]["step"] == 1
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda w, u: SGD([{"params": [w]}, {"params": [u], "lrr": 0.1}]), ValueError,
+     r"params\[1\]: unknown option\(s\) 'lrr'; SGD takes 'lr', 'momentum'"),
+    (lambda w, u: SGD([{"params": [w]}, {"params": [u, w]}]), ValueError,
+     r"params\[1\]\['params'\]\[1\] is the same Tensor as params\[0\]\['params'\]\[0\]"),
+    (lambda w, u: SGD([{"params": [w]}, {"params": [u], "lr": -1.0}]), ValueError,
+     r"params\[1\]\['lr'\] must be >= 0.0, got -1.0"),
+    (lambda w, u: Adam([{"params": [w], "betas": (0.9, 1.5)}]), ValueError,
+     r"params\[0\]\['betas'\]\[1\] must be >= 0.0 and < 1.0, got 1.5"),
+    (lambda w, u: SGD([{"params": [w]}, [u]]), TypeError,
+     r"params\[1\] must be a dict with the group's parameters under 'params', got a list"),
+    (lambda w, u: SGD([{"params": [w]}, {"lr": 0.1}]), TypeError, r"params\[1\] must be a dict"),
+    (lambda w, u: SGD([{"params": [w], "nesterov": True}], momentum=0.0), ValueError,
+     r"params\[0\]: nesterov=True needs momentum > 0"),
+    (lambda w, u: SGD([{"params": [w], "nesterov": 1}], momentum=0.9), TypeError,
+     r"params\[0\]\['nesterov'\] must be True or False, got int 1"),
+    (lambda w, u: Adam([w], amsgrad="yes"), TypeError, r"amsgrad must be True or False"),
+    (lambda w, u: SGD([{"params": 3.0}]), TypeError,
+     r"params\[0\]\['params'\] must be a list or dict of Tensors, got float 3.0"),
+    (lambda w, u: Adam([Tensor(np.array([1j]), requires_grad=True)]), TypeError,
+     r"params\[0\] is complex \(complex128\); Adam updates real parameters only"),
+], ids=range(11))
+def test_bad_groups_name_what_is_wrong(make, error, match):
+    with pytest.raises(error, match=match):
+        make(*two_params())
+
+
+def test_add_param_group_refuses_a_parameter_already_in_a_group():
+    w, u = two_params()
+    opt = SGD({"w": w, "u": u}, lr=0.1)
+    with pytest.raises(ValueError, match=r"param_group\['params'\]\[0\] is the same Tensor as "
+                                         r"params\['u'\]"):
+        opt.add_param_group({"params": [u]})
+    with pytest.raises(ValueError, match=r"param_group: unknown option\(s\) 'betas'"):
+        opt.add_param_group({"params": [Tensor(1.0, requires_grad=True)], "betas": (0.9, 0.99)})
+    assert len(opt.param_groups) == 1 and len(opt.state) == 2
+
+
+# -- state dicts ------------------------------------------------------------------------
+
+STATEFUL = [(SGD, dict(lr=0.05, momentum=0.9, nesterov=True)), (Adam, dict(lr=0.1, amsgrad=True)),
+            (AdamW, dict(lr=0.1, weight_decay=0.2))]
+
+
+@pytest.mark.parametrize("opt_cls, kw", STATEFUL, ids=str)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_fresh_optimizer_loaded_from_a_state_dict_continues_identically(opt_cls, kw, dtype):
+    w, u = (Tensor(p.value.astype(dtype), requires_grad=True) for p in two_params())
+    opt = opt_cls([{"params": [w]}, {"params": [u], "lr": 0.02}], **kw)
+    train(opt, (w, u), 3)
+    saved = opt.state_dict()
+    w2, u2 = (Tensor(p.value, requires_grad=True) for p in (w, u))
+    fresh = opt_cls([{"params": [w2]}, {"params": [u2]}], **kw)  # group 1's lr comes from the dict
+    fresh.load_state_dict(saved)
+    assert fresh.param_groups[1]["lr"] == 0.02
+    np.testing.assert_array_equal(np.concatenate(train(opt, (w, u), 3)),
+                                  np.concatenate(train(fresh, (w2, u2), 3)))
+    assert all(a.dtype == dtype for s in fresh.state for a in s.values() if hasattr(a, "dtype"))
+
+
+def test_a_state_dict_is_a_snapshot():
+    w, u = two_params()
+    opt = Adam([w, u], lr=0.1)
+    train(opt, (w, u), 2)
+    saved = opt.state_dict()
+    m = saved["state"][0]["exp_avg"].copy()
+    train(opt, (w, u), 2)
+    np.testing.assert_array_equal(saved["state"][0]["exp_avg"], m)
+    assert saved["state"][0]["step"] == 2 and opt.state[0]["step"] == 4
+    fresh = Adam([Tensor(w.value, requires_grad=True), Tensor(u.value, requires_grad=True)])
+    fresh.load_state_dict(saved)
+    fresh.state[0]["exp_avg"] *= 2.0  # the loaded state does not share the dict's arrays
+    np.testing.assert_array_equal(saved["state"][0]["exp_avg"], m)
+
+
+def test_load_state_dict_casts_the_state_to_the_parameters_dtype():
+    w = Tensor(X0.copy(), requires_grad=True)
+    opt = Adam([w], lr=0.1)
+    loss(w).backward()
+    opt.step()
+    w32 = Tensor(w.value.astype(np.float32), requires_grad=True)
+    fresh = Adam([w32])
+    fresh.load_state_dict(opt.state_dict())
+    assert fresh.state[0]["exp_avg"].dtype == np.float32
+
+
+def test_a_state_dict_from_an_optimizer_with_more_parameters_is_refused():
+    w, u = two_params()
+    opt = SGD([{"params": [w, u]}], lr=0.1, momentum=0.9)
+    train(opt, (w, u), 1)
+    saved = opt.state_dict()
+    with pytest.raises(ValueError, match=r"state_dict\['param_groups'\] must hold 2 group\(s\), as this "
+                                         r"optimizer has, got 1"):
+        SGD([{"params": [w]}, {"params": [u]}], lr=0.1).load_state_dict(saved)
+    with pytest.raises(ValueError, match=r"state_dict\['param_groups'\]\[0\] must hold 1 parameter\(s\), "
+                                         r"as param_groups\[0\] of this optimizer does, got 2"):
+        SGD([w], lr=0.1).load_state_dict(saved)
+    other = Tensor(np.ones(4), requires_grad=True)
+    with pytest.raises(ValueError, match=r"state_dict\['state'\]\[1\]\['momentum_buffer'\] must be an "
+                                         r"array of shape \(4,\), got an array of shape \(3,\)"):
+        SGD([w, other], lr=0.1).load_state_dict(saved)
+
+
+@pytest.mark.parametrize("edit, error, match", [
+    (lambda sd: sd["param_groups"][0].update(lr=-0.1), ValueError,
+     r"state_dict\['param_groups'\]\[0\]\['lr'\] must be >= 0.0, got -0.1"),
+    (lambda sd: sd["param_groups"][0].update(betas=(0.9, 0.99)), ValueError,
+     r"state_dict\['param_groups'\]\[0\]: unknown option\(s\) 'betas'"),
+    (lambda sd: sd["state"].update({7: {}}), ValueError,
+     r"state_dict\['state'\] has an entry 7 that no group"),
+    (lambda sd: sd.pop("state"), ValueError, r"state_dict must be a dict with keys 'state' and "
+                                             r"'param_groups'"),
+], ids=range(4))
+def test_a_bad_state_dict_is_refused_and_changes_nothing(edit, error, match):
+    w = Tensor(X0.copy(), requires_grad=True)
+    opt = SGD([w], lr=0.1, momentum=0.5)
+    train_one = SGD([Tensor(X0.copy(), requires_grad=True)], lr=0.3, momentum=0.5)
+    saved = train_one.state_dict()
+    edit(saved)
+    with pytest.raises(error, match=match):
+        opt.load_state_dict(saved)
+    assert opt.param_groups[0]["lr"] == 0.1
+
+
+def test_step_returns_the_closures_loss():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    opt = SGD([x], lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        out = (x * x).sum()
+        out.backward()
+        return out
+    with no_grad():  # the closure runs with gradients enabled all the same, as in PyTorch
+        got = opt.step(closure)
+    assert got.item() == 5.0
+    np.testing.assert_allclose(x.value, [0.8, 1.6])
