@@ -121,7 +121,7 @@ def hyperdual_value_grad_hessian(f: Callable, x: float, y: float):
     xx = f(HyperDual(x, 1.0, 1.0, 0.0), HyperDual(y, 0.0, 0.0, 0.0))
     yy = f(HyperDual(x, 0.0, 0.0, 0.0), HyperDual(y, 1.0, 1.0, 0.0))
     xy = f(HyperDual(x, 1.0, 0.0, 0.0), HyperDual(y, 0.0, 1.0, 0.0))
-    return xy.real, (xy.eps1, xy.eps2), ((xx.eps1eps2, xy.eps1eps2), (xy.eps1eps2, yy.eps1eps2))
+    return xy.primal, (xy.eps1, xy.eps2), ((xx.eps1eps2, xy.eps1eps2), (xy.eps1eps2, yy.eps1eps2))
 
 
 # -- timing ----------------------------------------------------------------------

@@ -278,7 +278,7 @@ class Dualad(Library):
 
         def hyperdual():
             out = g(hx, hy)
-            return out.real, out.eps1, out.eps2, out.eps1eps2
+            return out.primal, out.eps1, out.eps2, out.eps1eps2
         return {"vgh": lambda: hyperdual_value_grad_hessian(g, x, y), "hyperdual": hyperdual}
 
     def newton(self):

@@ -27,7 +27,7 @@ _FLOAT = float
 class HyperDual(ArrayLike, Value):
     """A hyper-dual number: exact first and second derivatives in one pass.
 
-    ``f(HyperDual(x, u, w, 0))`` has ``real = f(x)``, ``eps1 = f'(x) u``,
+    ``f(HyperDual(x, u, w, 0))`` has ``primal = f(x)``, ``eps1 = f'(x) u``,
     ``eps2 = f'(x) w`` and ``eps1eps2 = u^T f''(x) w``.
 
     Examples
@@ -38,87 +38,87 @@ class HyperDual(ArrayLike, Value):
     True
     """
 
-    __slots__ = ("real", "eps1", "eps2", "eps1eps2")
+    __slots__ = ("primal", "eps1", "eps2", "eps1eps2")
     __array_priority__ = 100
 
-    def __init__(self, real: Any, eps1: Any = 0.0, eps2: Any = 0.0, eps1eps2: Any = 0.0, *,
+    def __init__(self, primal: Any, eps1: Any = 0.0, eps2: Any = 0.0, eps1eps2: Any = 0.0, *,
                  level: int | None = None):
-        check_differentiable(real, "HyperDual: real")
+        check_differentiable(primal, "HyperDual: primal")
         parts = []
         for name, part in (("eps1", eps1), ("eps2", eps2), ("eps1eps2", eps1eps2)):
-            if isinstance(part, (int, float)) and shape_of(part) != shape_of(real):
-                part = zeros(real) + part
-            part, nb = validate_tangent(real, part, f"HyperDual: {name}", "HyperDual: real")
+            if isinstance(part, (int, float)) and shape_of(part) != shape_of(primal):
+                part = zeros(primal) + part
+            part, nb = validate_tangent(primal, part, f"HyperDual: {name}", "HyperDual: primal")
             if nb:
-                raise ValueError(f"HyperDual: {name} must have the shape of real, "
-                                 f"{shape_of(real)}, got {shape_of(part)}")
+                raise ValueError(f"HyperDual: {name} must have the shape of primal, "
+                                 f"{shape_of(primal)}, got {shape_of(part)}")
             parts.append(part)
         if level is None:
-            inner = max(level_of(p) for p in (real, *parts))
+            inner = max(level_of(p) for p in (primal, *parts))
             level = HYPERDUAL_LEVEL if inner < 0 else new_level()
-        self.real = _FLOAT(real) if isinstance(real, int) else real
+        self.primal = _FLOAT(primal) if isinstance(primal, int) else primal
         self.eps1, self.eps2, self.eps1eps2 = parts
         self._level = level
 
     @classmethod
     def _make(cls, a, b, c, d, level):
         h = object.__new__(cls)
-        h.real, h.eps1, h.eps2, h.eps1eps2, h._level = a, b, c, d, level
+        h.primal, h.eps1, h.eps2, h.eps1eps2, h._level = a, b, c, d, level
         return h
 
     def __repr__(self) -> str:
-        return f"HyperDual({self.real!r}, {self.eps1!r}, {self.eps2!r}, {self.eps1eps2!r})"
+        return f"HyperDual({self.primal!r}, {self.eps1!r}, {self.eps2!r}, {self.eps1eps2!r})"
 
     def _strip(self):
-        return self.real
+        return self.primal
 
     def _value_hint(self) -> str:
-        return ".real"
+        return ".primal"
 
     @property
     def shape(self):
-        return shape_of(self.real)
+        return shape_of(self.primal)
 
     @property
     def dtype(self):
-        return dtype_of(self.real)
+        return dtype_of(self.primal)
 
     # -- fast scalar arithmetic (the algebra itself, not a rule) -----------------
     def _scalar_parts(self, other):
         if type(other) is HyperDual and other._level == self._level:
-            return other.real, other.eps1, other.eps2, other.eps1eps2
+            return other.primal, other.eps1, other.eps2, other.eps1eps2
         if type(other) in (float, int):
             return other, 0.0, 0.0, 0.0
         return None
 
     def __add__(self, other):
-        o = self._scalar_parts(other) if type(self.real) is float else None
+        o = self._scalar_parts(other) if type(self.primal) is float else None
         if o is None:
             return ArrayLike.__add__(self, other)
-        return HyperDual._make(self.real + o[0], self.eps1 + o[1], self.eps2 + o[2],
+        return HyperDual._make(self.primal + o[0], self.eps1 + o[1], self.eps2 + o[2],
                                self.eps1eps2 + o[3], self._level)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        o = self._scalar_parts(other) if type(self.real) is float else None
+        o = self._scalar_parts(other) if type(self.primal) is float else None
         if o is None:
             return ArrayLike.__sub__(self, other)
-        return HyperDual._make(self.real - o[0], self.eps1 - o[1], self.eps2 - o[2],
+        return HyperDual._make(self.primal - o[0], self.eps1 - o[1], self.eps2 - o[2],
                                self.eps1eps2 - o[3], self._level)
 
     def __rsub__(self, other):
-        o = self._scalar_parts(other) if type(self.real) is float else None
+        o = self._scalar_parts(other) if type(self.primal) is float else None
         if o is None:
             return ArrayLike.__rsub__(self, other)
-        return HyperDual._make(o[0] - self.real, o[1] - self.eps1, o[2] - self.eps2,
+        return HyperDual._make(o[0] - self.primal, o[1] - self.eps1, o[2] - self.eps2,
                                o[3] - self.eps1eps2, self._level)
 
     def __mul__(self, other):
-        o = self._scalar_parts(other) if type(self.real) is float else None
+        o = self._scalar_parts(other) if type(self.primal) is float else None
         if o is None:
             return ArrayLike.__mul__(self, other)
-        a, b, c, d = self.real, self.eps1, self.eps2, self.eps1eps2
+        a, b, c, d = self.primal, self.eps1, self.eps2, self.eps1eps2
         x, y, z, w = o
         return HyperDual._make(a * x, a * y + b * x, a * z + c * x,
                                a * w + b * z + c * y + d * x, self._level)
@@ -126,27 +126,27 @@ class HyperDual(ArrayLike, Value):
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        o = self._scalar_parts(other) if type(self.real) is float else None
+        o = self._scalar_parts(other) if type(self.primal) is float else None
         if o is None or o[0] == 0:
             return ArrayLike.__truediv__(self, other)
         return self * _scalar_reciprocal(o, self._level)
 
     def __rtruediv__(self, other):
-        o = self._scalar_parts(other) if type(self.real) is float else None
-        if o is None or self.real == 0:
+        o = self._scalar_parts(other) if type(self.primal) is float else None
+        if o is None or self.primal == 0:
             return ArrayLike.__rtruediv__(self, other)
-        inv = _scalar_reciprocal((self.real, self.eps1, self.eps2, self.eps1eps2), self._level)
+        inv = _scalar_reciprocal((self.primal, self.eps1, self.eps2, self.eps1eps2), self._level)
         return inv * other
 
     def __pow__(self, other):
-        if other == 2 and type(other) in (int, float) and type(self.real) is float:
+        if other == 2 and type(other) in (int, float) and type(self.primal) is float:
             return self * self  # the squares in most formulas, without a rule lookup
         return ArrayLike.__pow__(self, other)
 
     # -- every primitive ----------------------------------------------------------
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level
-        if prim.partials is not None and len(args) == 1 and type(self.real) is float:
+        if prim.partials is not None and len(args) == 1 and type(self.primal) is float:
             return _scalar_unary(prim, self, params)
         l1, l2 = new_level(), new_level()
         nested = [_to_nested(a, l1, l2) if type(a) is HyperDual and a._level == level else a
@@ -167,7 +167,7 @@ def _scalar_reciprocal(parts, level):
 
 def _scalar_unary(prim, h, params):
     """f(a + b e1 + c e2 + d e1e2) = f + f' b e1 + f' c e2 + (f' d + f'' b c) e1e2."""
-    a = h.real
+    a = h.primal
     f = prim.impl(scalar_xp, a, **params)
     partial = prim.partials[0]
     d1 = partial(f, a, **params)
@@ -184,7 +184,7 @@ def _scalar_unary(prim, h, params):
 
 
 def _to_nested(h, l1, l2):
-    return Dual._make(Dual._make(h.real, h.eps1, l1, 0), Dual._make(h.eps2, h.eps1eps2, l1, 0), l2, 0)
+    return Dual._make(Dual._make(h.primal, h.eps1, l1, 0), Dual._make(h.eps2, h.eps1eps2, l1, 0), l2, 0)
 
 
 def _parts(x, l1):

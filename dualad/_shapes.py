@@ -79,7 +79,7 @@ def is_complex(x: Any) -> bool:
     """Whether the raw value inside ``x`` has a complex floating dtype."""
     r = raw(x)
     if type(r) in SCALAR_TYPES:
-        return False
+        return type(r) is complex
     kind = getattr(r.dtype, "kind", None)
     if kind is not None:
         return kind == "c"

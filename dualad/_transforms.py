@@ -20,8 +20,6 @@ __all__ = ["jvp", "derivative", "jacfwd", "hessian"]
 
 
 def _seed(primal: Any, tangent: Any, level: int, name: str) -> Dual:
-    if type(primal) is complex:  # as NumPy's complex128, which every rule reads as complex
-        primal = np.complex128(primal)
     tangent, nb = validate_tangent(primal, tangent, name)
     return Dual._make(primal, tangent, level, nb)
 

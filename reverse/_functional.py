@@ -43,14 +43,6 @@ def _unwrap(out: Any, level: int, who: str):
     return build(values), refs
 
 
-def _as_input(x):
-    """A Python int as a float; a Python complex as NumPy's complex128, which every
-    rule reads as complex (a Python complex reached some as a real number)."""
-    if isinstance(x, int):
-        return float(x)
-    return np.complex128(x) if type(x) is complex else x
-
-
 def _as_input_cotangent(g, primal):
     """The cotangent in the input's own form: a float for a float, a complex for a
     complex, else an array."""
@@ -94,7 +86,8 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
         check_differentiable(leaf, name)
     run = transform_level()
     with run as level:
-        inputs = [Tensor._make(_as_input(x), level, requires_grad=True) for x in leaves]
+        inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
+                  for x in leaves]
         result = f(*build(inputs))
         if has_aux:
             if not (isinstance(result, tuple) and len(result) == 2):

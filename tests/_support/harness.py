@@ -245,13 +245,13 @@ def hyperdual_vs_nested(prep: Prepared, rng, backend=None) -> None:
         if not is_float(leaf) and not isinstance(leaf, HyperDual):
             continue
         if isinstance(leaf, HyperDual):
-            parts = (leaf.real, leaf.eps1, leaf.eps2, leaf.eps1eps2)
+            parts = (leaf.primal, leaf.eps1, leaf.eps2, leaf.eps1eps2)
         else:
             parts = (leaf, 0.0, 0.0, 0.0)
         for name, got, want in zip(("real", "eps1", "eps2", "eps1eps2"), parts, (e[j] for e in expected)):
             g, w = to_numpy(got).astype(np.float64), to_numpy(want).astype(np.float64)
             if isinstance(leaf, HyperDual) and not isinstance(got, float):
-                assert dtype_name(got) == dtype_name(leaf.real), \
+                assert dtype_name(got) == dtype_name(leaf.primal), \
                     f"HyperDual part {name} of output {j} has dtype {dtype_name(got)}"
             tol = EXACT_RTOL[dtype_name(want)]
             scale = max(1.0, float(np.max(np.abs(w), initial=0.0)))

@@ -199,3 +199,12 @@ def test_holomorphic_grad_matches_jax():
     ours = reverse.grad(lambda z: ops.sum(ops.exp(z) * z), holomorphic=True)(Z)
     theirs = jax.grad(lambda z: jnp.sum(jnp.exp(z) * z), holomorphic=True)(jnp.asarray(Z))
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)
+
+
+def test_python_complex_scalars_are_complex_in_ops():
+    """``ops.conj(1+2j)`` returned 1+2j and ``ops.imag(1+2j)`` 0.0: a Python complex
+    was taken for a real number."""
+    from dualad import ops
+    assert ops.conj(1 + 2j) == 1 - 2j
+    assert ops.imag(1 + 2j) == 2.0 and ops.real(1 + 2j) == 1.0
+    assert ops.angle(1j) == pytest.approx(np.pi / 2)

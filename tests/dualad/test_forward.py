@@ -126,7 +126,7 @@ def test_floats_in_floats_out(f):
 
 def test_hyperdual_scalar_fast_path_is_exact():
     y = ops.sin(HyperDual(0.5, 1.0, 1.0, 0.0)) * HyperDual(0.5, 1.0, 1.0, 0.0)
-    assert type(y.real) is float and type(y.eps1eps2) is float
+    assert type(y.primal) is float and type(y.eps1eps2) is float
     # (x sin x)'' = 2 cos x - x sin x
     assert math.isclose(y.eps1eps2, 2 * math.cos(0.5) - 0.5 * math.sin(0.5), rel_tol=1e-14)
 
@@ -334,3 +334,13 @@ def test_heaviside_passes_h0s_derivative_where_x_is_zero():
     np.testing.assert_array_equal(y, np.heaviside(x, 0.5))
     np.testing.assert_array_equal(t, [0.0, 1.0, 0.0])
     assert not np.any(jvp(lambda x: ops.heaviside(x, 0.5), (x,), (np.ones(3),))[1])
+
+
+def test_hyperdual_real_is_the_real_part_as_on_every_array():
+    """The primal is ``.primal``, as on a Dual: ``.real`` named it, so NumPy code
+    taking the real part of a hyper-dual dropped every derivative silently."""
+    h = HyperDual(2.0, 1.0, 1.0, 0.0)
+    y = (h * h * (1.0 + 1.0j)).real  # x**2, whose derivatives are 2x and 2
+    assert isinstance(y, HyperDual)
+    assert (complex(y.primal), complex(y.eps1), complex(y.eps1eps2)) == (4.0, 4.0, 2.0)
+    assert h.primal == 2.0
