@@ -60,7 +60,7 @@ class FunctionCtx:
     >>> x = Tensor(np.ones(2), requires_grad=True)
     >>> Scale.apply(x, 3).sum().backward()
     >>> x.grad
-    array([3., 3.])
+    Tensor(array([3., 3.]))
     """
 
     def __init__(self, cls: type, needs_input_grad: tuple, layout: tuple = ()):
@@ -158,7 +158,7 @@ class Function:
     >>> x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     >>> Cube.apply(x).sum().backward()
     >>> x.grad
-    array([ 3., 12.])
+    Tensor(array([ 3., 12.]))
     >>> dualad.derivative(Cube.apply)(2.0)
     12.0
     """

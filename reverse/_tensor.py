@@ -42,7 +42,7 @@ class Tensor(ArrayLike, Value):
     >>> x = Tensor(np.array([2.0, 3.0]), requires_grad=True)
     >>> (x ** 2).sum().backward()
     >>> x.grad
-    array([4., 6.])
+    Tensor(array([4., 6.]))
     """
 
     __slots__ = ("value", "_grad", "requires_grad", "_node", "_index", "_version",
@@ -134,11 +134,16 @@ class Tensor(ArrayLike, Value):
         return dtype_of(raw(self.value))
 
     @property
-    def grad(self) -> Any:
+    def grad(self) -> Tensor | None:
         """The gradient accumulated by ``backward`` (PyTorch's convention), or None.
 
-        Only leaves, and tensors that called :meth:`retain_grad`, get one;
-        reading it on any other tensor warns, as PyTorch does, since it stays None.
+        A ``Tensor`` that does not require grad (one that does after
+        ``backward(create_graph=True)``), as PyTorch's: ``x.grad.zero_()``
+        clears it in place, and ``x.grad.value`` is the array. Later
+        ``backward`` calls add into this same Tensor, as PyTorch's do (with
+        ``create_graph=True``, a new one holds the recorded sum). Only leaves,
+        and tensors that called :meth:`retain_grad`, get one; reading it on
+        any other tensor warns, as PyTorch does, since it stays None.
         """
         g = self._grad
         if g is None and self._node is not None and not self._retains_grad:
@@ -150,7 +155,13 @@ class Tensor(ArrayLike, Value):
 
     @grad.setter
     def grad(self, value: Any) -> None:
-        self._grad = value
+        if value is None or type(value) is Tensor:
+            self._grad = value
+        elif is_operand(value):  # an array is wrapped, not copied (its shape is checked on use)
+            self._grad = Tensor._make(value, self._level)
+        else:
+            raise TypeError(f"Tensor.grad: the value assigned must be a Tensor, an array or None, "
+                            f"got {type(value).__name__}")
 
     @property
     def is_leaf(self) -> bool:
@@ -200,10 +211,23 @@ class Tensor(ArrayLike, Value):
         self._register(store, front=False)
 
     def _add_grad(self, g: Any) -> bool:
-        """Accumulate ``g`` into ``.grad``; whether ``.grad`` now holds a graph (a Tensor
-        that requires grad, made by ``create_graph=True``: a reference cycle)."""
-        self._grad = g if self._grad is None else self._grad + g
-        return isinstance(self._grad, Tensor) and self._grad.requires_grad
+        """Accumulate ``g`` (an array, or a Tensor under ``create_graph``) into ``.grad``;
+        whether ``.grad`` now holds a graph (a Tensor that requires grad: a reference cycle).
+
+        As in PyTorch, a first-order gradient is added into the Tensor ``.grad``
+        already holds, so a reference to it sees the sum; a recorded one makes a
+        new Tensor (the recorded sum).
+        """
+        grad = self._grad
+        recorded = type(g) is Tensor and g.requires_grad
+        if grad is None:
+            grad = self._grad = g if type(g) is Tensor else Tensor._make(g, self._level)
+        elif recorded or grad.requires_grad:
+            grad = self._grad = grad + g
+        else:
+            grad.value = grad.value + (g.value if type(g) is Tensor else g)
+            grad._version.version += 1
+        return grad.requires_grad
 
     def register_hook(self, fn) -> HookHandle:
         """Call ``fn(grad)`` when this tensor's gradient is computed; a non-None

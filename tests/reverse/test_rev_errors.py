@@ -290,8 +290,8 @@ def test_complex_cotangent_on_a_real_output(how, cot):
                         np.ones(2))[1](cot)
 
 
-@pytest.mark.parametrize("grad", [np.ones(3), np.ones(1), np.ones((2, 2)), "a"],
-                         ids=["(3,)", "(1,)", "(2, 2)", "str"])
+@pytest.mark.parametrize("grad", [np.ones(3), np.ones(1), np.ones((2, 2))],
+                         ids=["(3,)", "(1,)", "(2, 2)"])
 @pytest.mark.parametrize("make", [lambda p: reverse.optim.SGD(p, lr=0.1), lambda p: reverse.optim.Adam(p)],
                          ids=["SGD", "Adam"])
 def test_optimizer_step_with_a_grad_of_the_wrong_shape(make, grad):
