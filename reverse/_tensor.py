@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -17,11 +18,12 @@ from dualad._table import Primitive
 from dualad._vjp import Dropped, aval, shared_by_key
 from reverse._anomaly import ANOMALY, recorded_at
 from reverse._tape import HookHandle, Node, VersionCounter
+from reverse._torch_methods import TorchMethods
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
 
 
-class Tensor(ArrayLike, Value):
+class Tensor(TorchMethods, ArrayLike, Value):
     """An array (NumPy, CuPy, float, or ``dualad.Dual``) whose operations are recorded.
 
     Parameters
@@ -174,10 +176,28 @@ class Tensor(ArrayLike, Value):
 
     # -- autograd API -------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Mark a leaf tensor as needing gradients (in place)."""
+        """Set whether this leaf tensor requires grad (in place); returns it.
+
+        As in PyTorch, a computed tensor requires grad already, so
+        ``requires_grad_()`` returns it as it is, and ``requires_grad_(False)``
+        on it is an error (``detach()`` makes a leaf that does not).
+
+        Examples
+        --------
+        >>> from reverse import Tensor
+        >>> x = Tensor(2.0).requires_grad_()
+        >>> y = (x * x).requires_grad_()  # computed: already recording
+        >>> y.requires_grad, y.is_leaf
+        (True, False)
+        """
         if not self.is_leaf:
-            raise RuntimeError("requires_grad_() works on leaf tensors only; use detach() "
-                               "to make a new leaf from a computed tensor")
+            if requires_grad and self.requires_grad:
+                return self
+            if not requires_grad:
+                raise RuntimeError(
+                    f"requires_grad_(False) on a computed tensor (the output of "
+                    f"'{self._node.prim.name}'): only a leaf's flag can change; use .detach() for a "
+                    "copy cut from the graph, or .detach_() to cut this one")
         if requires_grad:
             r = raw(self.value)
             if not isinstance(r, float) and (
@@ -189,19 +209,85 @@ class Tensor(ArrayLike, Value):
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (and from any Dual tangent at this level)."""
-        value = self.value
-        if isinstance(value, Value):  # cut Dual tangents too, as in every mode
-            value = ops.stop_gradient(value)
-        t = Tensor._make(value, self._level)
+        t = Tensor._make(self._detached_value(), self._level)
         t._version = self._version  # in-place changes to either are seen by both
         return t
+
+    def _detached_value(self) -> Any:
+        value = self.value
+        return ops.stop_gradient(value) if isinstance(value, Value) else value  # cuts Dual tangents too
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that does not
+        require grad (and stops keeping ``.grad`` if it called :meth:`retain_grad`).
+
+        Examples
+        --------
+        >>> from reverse import Tensor
+        >>> y = Tensor(2.0, requires_grad=True) * 3.0
+        >>> y.detach_().requires_grad, y.is_leaf
+        (False, True)
+        """
+        self.value = self._detached_value()
+        self._node, self._index, self.requires_grad, self._retains_grad = None, 0, False, False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The data as a Tensor that does not require grad, sharing the memory of an
+        array: in-place changes through it (``p.data -= lr * g``) change this
+        tensor, and, as in PyTorch, the version checks of the graph do not see
+        them (it has its own version counter; :meth:`detach` shares this
+        tensor's). A 0-d tensor held as a Python or NumPy scalar gets a 0-d
+        array for it the first time, so that there is memory to share.
+        Assigning ``x.data = t`` (a Tensor or an array) replaces the data, unrecorded.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> w = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+        >>> w.data *= 0.5
+        >>> w
+        Tensor(array([0.5, 1. ]), requires_grad=True)
+        """
+        if _immutable(self.value):
+            self.value = np.asarray(self.value)
+        return Tensor._make(self._detached_value(), self._level)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        value = value.value if isinstance(value, Tensor) else value
+        _check_data(value, "Tensor.data")
+        self.value = value
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place, as ``torch.Tensor.zero_``: the version counter
+        moves on (a graph that saved the old values refuses to use them), a leaf
+        that requires grad needs ``no_grad``, and on a computed tensor the
+        update is recorded (nothing flows back through the zeros).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad.zero_()
+        Tensor(array([0., 0.]))
+        """
+        return self._inplace_op(_zeros_of_first, 0.0)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether :meth:`retain_grad` was called on this (computed) tensor."""
+        return self._retains_grad
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward."""
         if self.is_leaf or self._retains_grad:
             return
         self._retains_grad = True
-        import weakref
         ref = weakref.ref(self)
 
         def store(g):
@@ -261,19 +347,6 @@ class Tensor(ArrayLike, Value):
         backward([self], None if gradient is None else [gradient], retain_graph,
                  create_graph, inputs)
 
-    def item(self) -> float:
-        """The value of a 0-d or size-1 tensor as a Python number (detached)."""
-        r = raw(self.value)
-        if type(r) in SCALAR_TYPES:
-            return r
-        return float(namespace_of([r]).reshape(r, ()))
-
-    def numpy(self):
-        """The value as an array; refuses when it would drop a gradient."""
-        if self.requires_grad:
-            self._refuse("numpy()")
-        return raw(self.value)
-
     def _value_hint(self) -> str:
         return ".detach().value (or .value)"
 
@@ -318,7 +391,7 @@ class Tensor(ArrayLike, Value):
     def _inplace_op(self, fn, other):
         def raw_update():
             value = raw(other.value if isinstance(other, Tensor) else other)
-            if type(self.value) in SCALAR_TYPES:
+            if _immutable(self.value):
                 self.value = fn(self.value, value)
             else:
                 self.value[...] = fn(self.value, value)
@@ -464,3 +537,14 @@ def _is_float_value(x) -> bool:
     if kind is not None:
         return kind in "fc"
     return is_float_dtype(namespace_of([r]), r.dtype)
+
+
+def _immutable(value: Any) -> bool:
+    """A Python number or a NumPy scalar: updated by rebinding, having no memory to write."""
+    return type(value) in SCALAR_TYPES or isinstance(value, np.generic)
+
+
+def _zeros_of_first(x: Any, zero: Any) -> Any:
+    """Zeros of ``x``'s shape and dtype, whose derivative with respect to ``x`` is exactly 0."""
+    return ops.where(False, x, zero)
+

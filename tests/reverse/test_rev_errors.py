@@ -135,10 +135,10 @@ def test_unknown_numpy_function_names_itself():
         np.real_if_close(x)  # one of the few NumPy functions without a rule
 
 
-def test_requires_grad_on_a_non_leaf():
+def test_requires_grad_false_on_a_non_leaf():
     x = Tensor(np.ones(2), requires_grad=True)
     with pytest.raises(RuntimeError, match=r"leaf"):
-        (x * 2.0).requires_grad_()
+        (x * 2.0).requires_grad_(False)
 
 
 def test_hook_on_a_tensor_without_grad():
