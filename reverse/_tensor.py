@@ -284,17 +284,18 @@ class Tensor(TorchMethods, ArrayLike, Value):
         return self._retains_grad
 
     def retain_grad(self) -> None:
-        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        """Keep ``.grad`` on this computed tensor after backward (a leaf keeps it anyway).
+
+        As in PyTorch 2, the gradient kept is the one after every hook
+        registered on this tensor, also hooks registered after this call.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad() on a tensor that does not require grad: no gradient "
+                               "reaches it; call it on a tensor computed from one that requires grad")
         if self.is_leaf or self._retains_grad:
             return
         self._retains_grad = True
-        ref = weakref.ref(self)
-
-        def store(g):
-            t = ref()
-            if t is not None:
-                t._add_grad(g)
-        self._register(store, front=False)
+        self._register(_StoreGrad(self))
 
     def _add_grad(self, g: Any) -> bool:
         """Accumulate ``g`` (an array, or a Tensor under ``create_graph``) into ``.grad``;
@@ -322,7 +323,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         return self._register(fn)
 
-    def _register(self, fn, front=True):
+    def _register(self, fn) -> HookHandle:
         if self.is_leaf:
             if self._hooks is None:
                 self._hooks = []
@@ -332,7 +333,10 @@ class Tensor(TorchMethods, ArrayLike, Value):
             if node.hooks is None:
                 node.hooks = {}
             hooks = node.hooks.setdefault(self._index, [])
-        hooks.append(fn)
+        if hooks and type(hooks[-1]) is _StoreGrad:  # retain_grad's store stays last
+            hooks.insert(len(hooks) - 1, fn)
+        else:
+            hooks.append(fn)
         return HookHandle(hooks, fn)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
@@ -548,3 +552,17 @@ def _zeros_of_first(x: Any, zero: Any) -> Any:
     """Zeros of ``x``'s shape and dtype, whose derivative with respect to ``x`` is exactly 0."""
     return ops.where(False, x, zero)
 
+
+class _StoreGrad:
+    """``retain_grad``'s hook: adds the gradient that reaches a computed tensor into its
+    ``.grad``. ``Tensor._register`` keeps it after the tensor's other hooks."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, t: Tensor):
+        self.ref = weakref.ref(t)
+
+    def __call__(self, g: Any) -> None:
+        t = self.ref()
+        if t is not None and t._retains_grad:
+            t._add_grad(g)
