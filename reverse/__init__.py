@@ -16,7 +16,7 @@ array([1., 1.])
 from dualad.ops import stop_gradient
 from reverse import optim
 from reverse._anomaly import detect_anomaly
-from reverse._backward import gradients
+from reverse._backward import backward, gradients
 from reverse._checkpoint import checkpoint
 from reverse._dot import to_dot
 from reverse._function import Function, FunctionCtx
@@ -24,6 +24,6 @@ from reverse._functional import grad, jacrev, value_and_grad, vjp
 from reverse._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from reverse._tensor import Tensor, as_tensor
 
-__all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "checkpoint", "detect_anomaly",
+__all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "is_grad_enabled", "jacrev", "no_grad", "optim",
            "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]
