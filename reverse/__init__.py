@@ -21,9 +21,17 @@ from reverse._checkpoint import checkpoint
 from reverse._dot import to_dot
 from reverse._function import Function, FunctionCtx
 from reverse._functional import grad, jacrev, value_and_grad, vjp
-from reverse._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from reverse._grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from reverse._tensor import Tensor, as_tensor
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
-           "enable_grad", "grad", "gradients", "is_grad_enabled", "jacrev", "no_grad", "optim",
+           "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "jacrev", "no_grad", "optim",
            "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]
