@@ -29,9 +29,10 @@ from reverse._grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from reverse._saved_hooks import saved_tensors_hooks
 from reverse._tensor import Tensor, as_tensor
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "jacrev", "no_grad", "optim",
-           "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]
+           "saved_tensors_hooks", "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]

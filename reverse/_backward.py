@@ -10,6 +10,7 @@ from dualad._checks import describe, is_operand
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._table import REGISTRY
 from reverse._anomaly import ANOMALY, checked_vjp
+from reverse._saved_hooks import Packed
 from reverse._tape import Node
 from reverse._tensor import Tensor
 
@@ -165,6 +166,8 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
                 node.res, node.freed = None, True
             continue
         res = node.res
+        if type(res) is Packed:  # recorded inside saved_tensors_hooks
+            res = res.unpack()
         if create_graph and node.prim.saves_values:
             res = _as_tensor_args(node, res, level)
         cots = checked_vjp(node, g, res) if anomaly else node.prim.vjp(g, res, node.needs, node.params)

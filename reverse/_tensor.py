@@ -17,6 +17,7 @@ from dualad._shapes import dtype_of, raw, shape_of
 from dualad._table import Primitive
 from dualad._vjp import Dropped, aval, shared_by_key
 from reverse._anomaly import ANOMALY, recorded_at
+from reverse._saved_hooks import HOOKS
 from reverse._tape import HookHandle, Node, VersionCounter
 from reverse._torch_methods import TorchMethods
 
@@ -456,6 +457,8 @@ class Tensor(TorchMethods, ArrayLike, Value):
             saved_ans = res[0] is not None
         else:
             versions = []
+        if HOOKS.entered:  # inside saved_tensors_hooks: the tape keeps what pack_hook makes
+            res = HOOKS.pack(res, Tensor, level, prim.name)
         # Objects a node keeps are few and shared where possible (empty versions,
         # avals): on long tapes the cyclic GC's full scans cost more than recording.
         if not multiple:
