@@ -19,7 +19,7 @@ from reverse._anomaly import detect_anomaly
 from reverse._backward import backward, gradients
 from reverse._checkpoint import checkpoint
 from reverse._dot import to_dot
-from reverse._function import Function, FunctionCtx
+from reverse._function import Function, FunctionCtx, once_differentiable
 from reverse._functional import grad, jacrev, value_and_grad, vjp
 from reverse._grad_mode import (
     enable_grad,
@@ -34,5 +34,5 @@ from reverse._tensor import Tensor, as_tensor
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "jacrev", "no_grad", "optim",
+           "is_inference_mode_enabled", "jacrev", "no_grad", "once_differentiable", "optim",
            "saved_tensors_hooks", "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]
