@@ -2,8 +2,9 @@
 
 A tape records each primitive applied to a ``Tensor`` that requires grad,
 as the program runs; ``backward`` walks it back iteratively. PyTorch-style
-(``Tensor``, ``backward``, ``.grad``, ``no_grad``, ``Function``) and
-JAX-style (``grad``, ``vjp``, ``value_and_grad``, ``jacrev``) APIs.
+(``Tensor`` and its methods, ``backward``, ``.grad``, ``no_grad``,
+``inference_mode``, ``saved_tensors_hooks``, ``Function``) and JAX-style
+(``grad``, ``vjp``, ``value_and_grad``, ``jacrev``) APIs.
 
 Examples
 --------
