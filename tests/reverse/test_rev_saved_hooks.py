@@ -8,11 +8,12 @@ import weakref
 import numpy as np
 import pytest
 from _support.backends import BACKENDS, dtype_name, to_numpy
+from _support.functions import Cube
 
 import mixed
 import reverse
 from dualad import ops
-from reverse import Function, Tensor, checkpoint, no_grad, saved_tensors_hooks
+from reverse import Tensor, checkpoint, no_grad, saved_tensors_hooks
 
 
 class Log:
@@ -143,18 +144,6 @@ def test_create_graph_through_the_hooks():
         (g,) = reverse.gradients(y, [x], create_graph=True)
     (h,) = reverse.gradients(g.sum(), [x])
     np.testing.assert_allclose(h, 6.0 * np.array([0.5, 2.0]))
-
-
-class Cube(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3.0 * x ** 2 * g
 
 
 def test_function_and_checkpoint_records_are_packed_too():
