@@ -227,5 +227,14 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
-    """Whether this thread runs inside :class:`inference_mode`."""
+    """Whether this thread runs inside :class:`inference_mode`.
+
+    Examples
+    --------
+    >>> from reverse import inference_mode, is_inference_mode_enabled
+    >>> with inference_mode():
+    ...     with inference_mode(False):
+    ...         is_inference_mode_enabled()
+    False
+    """
     return _INFERENCE.on

@@ -279,6 +279,17 @@ def test_data_shares_memory_with_its_own_version_counter():
     np.testing.assert_array_equal(w.grad.value, [1.0, 2.0])  # the graph read the new values
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_data_shares_memory_on_every_backend(backend, dtype):
+    w = Tensor(backend.asarray(np.array([1.0, 2.0]), dtype), requires_grad=True)
+    w.data *= 0.5
+    assert dtype_name(w.value) == dtype
+    np.testing.assert_array_equal(to_numpy(w.value), [0.5, 1.0])
+    w.data[...] = 3.0
+    np.testing.assert_array_equal(to_numpy(w.value), [3.0, 3.0])
+
+
 def test_data_of_a_scalar_tensor_shares_too():
     w = Tensor(2.0, requires_grad=True)
     w.data.zero_()
