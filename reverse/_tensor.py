@@ -307,11 +307,12 @@ class Tensor(TorchMethods, ArrayLike, Value):
         new Tensor (the recorded sum).
         """
         grad = self._grad
-        recorded = type(g) is Tensor and g.requires_grad
-        if grad is None:
-            grad = self._grad = g if type(g) is Tensor else Tensor._make(g, self._level)
-        elif recorded or grad.requires_grad:
-            grad = self._grad = grad + g
+        if (type(g) is Tensor and g.requires_grad) or (grad is not None and grad.requires_grad):
+            grad = self._grad = g if grad is None else grad + g
+        elif grad is None:
+            # .grad gets an array of its own, to be changed in place (x.grad.zero_()): the walk's
+            # may be another leaf's too, a cotangent the user passed, or a read-only broadcast.
+            grad = self._grad = Tensor._make(ops.copy(g.value if type(g) is Tensor else g), self._level)
         else:
             grad.value = grad.value + (g.value if type(g) is Tensor else g)
             grad._version.version += 1

@@ -99,3 +99,31 @@ def test_grad_identity_and_accumulation_match_torch():
         held.append((g is x.grad, values, x.grad.requires_grad))
     assert held[0][0] == held[1][0] and held[0][2] == held[1][2]
     np.testing.assert_array_equal(held[0][1], held[1][1])
+
+
+def test_each_grad_owns_its_array():
+    # The walk hands both leaves of a + b the same array, and sum's cotangent is a
+    # read-only broadcast: each .grad gets its own, writable, as PyTorch's .grad is.
+    a = Tensor(np.ones(3), requires_grad=True)
+    b = Tensor(np.ones(3), requires_grad=True)
+    (a + b).sum().backward()
+    a.grad.zero_()
+    np.testing.assert_array_equal(a.grad.value, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(b.grad.value, [1.0, 1.0, 1.0])
+
+
+def test_grad_does_not_share_the_cotangent_passed_to_backward():
+    x = Tensor(np.ones(2), requires_grad=True)
+    g = np.array([2.0, 3.0])
+    (x + 0.0).backward(gradient=g)
+    x.grad.zero_()
+    np.testing.assert_array_equal(g, [2.0, 3.0])
+
+
+def test_a_retained_grad_owns_its_array_too():
+    x = Tensor(np.ones(2), requires_grad=True)
+    h = x + 0.0
+    h.retain_grad()
+    (h + x).sum().backward()
+    h.grad.zero_()
+    np.testing.assert_array_equal(x.grad.value, [2.0, 2.0])
