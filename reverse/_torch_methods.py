@@ -13,8 +13,9 @@ PyTorch names with a NumPy spelling here (``numel``, ``permute``,
 ``clamp``, ``x.sum(dim=0)``, ...) raise an ``AttributeError`` or
 ``TypeError`` that names the spelling that works. The names are class
 attributes (:class:`_Spelling`), not a ``__getattr__``: a ``__getattr__``
-stops CPython from specializing every attribute read of a Tensor, which
-made reading ``Tensor.value`` 2-3x slower (measured on Python 3.11).
+stops CPython from specializing the attribute reads of every Tensor (on
+Python 3.11, reading two slots of a class with one took 2.2-3.1x as long as
+without, in a loop of 1000 reads measured here), and recording reads many.
 """
 
 from __future__ import annotations
