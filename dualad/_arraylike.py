@@ -66,6 +66,12 @@ def _scipy_special_ufunc(ufunc: Any) -> Any:
     return impl
 
 
+def _defers(other: Any) -> bool:
+    """Whether ``other`` asks array operators to leave the comparison to it, as NumPy's
+    arrays do (NEP 13: ``__array_ufunc__ = None``; ``pytest.approx`` is one such)."""
+    return getattr(type(other), "__array_ufunc__", False) is None
+
+
 def _no_rule(what: str) -> TypeError:
     return TypeError(
         f"{what} has no dualad rule. Write it with dualad.ops functions, or "
@@ -134,8 +140,12 @@ class ArrayLike:
     def __le__(self, other): return ops.less_equal(self, other)
     def __gt__(self, other): return ops.greater(self, other)
     def __ge__(self, other): return ops.greater_equal(self, other)
-    def __eq__(self, other): return ops.equal(self, other)
-    def __ne__(self, other): return ops.not_equal(self, other)
+    def __eq__(self, other):
+        return NotImplemented if _defers(other) else ops.equal(self, other)
+
+    def __ne__(self, other):
+        return NotImplemented if _defers(other) else ops.not_equal(self, other)
+
     __hash__ = None
 
     def __getitem__(self, idx): return ops.getitem(self, idx)

@@ -10,6 +10,7 @@ from dualad._checks import describe, is_operand
 from dualad._inplace import Accumulator, made_by_call
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from reverse._anomaly import ANOMALY, checked_vjp
+from reverse._saved_hooks import Packed
 from reverse._tape import Node
 from reverse._tensor import Tensor
 
@@ -172,6 +173,8 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
         if node.versions:
             _check_versions(node)
         res = node.res
+        if type(res) is Packed:  # recorded inside saved_tensors_hooks
+            res = res.unpack()
         parents = node.parents
         if prim.add_transpose is None or create_graph or anomaly or parents[0] is None \
                 or not prim.add_transpose(_accumulator(grads, leaf_grads, *parents[0]), g, *res,
@@ -244,21 +247,70 @@ def _check_cotangent(t: Tensor, g: Any, name: str):
     return pytorch_convention(g)
 
 
-def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None, retain_graph: bool | None,
-             create_graph: bool, inputs: Any = None) -> None:
-    """``Tensor.backward`` for one or several outputs."""
+def _per_output(grads: Any, n: int, name: str, outputs: str) -> list:
+    """``grads`` (None, one cotangent, or a list or tuple of them) as one entry per output."""
+    if grads is None:
+        return [None] * n
+    grads = [grads] if not isinstance(grads, (list, tuple)) else list(grads)
+    if len(grads) != n:
+        raise ValueError(f"{name} has {len(grads)} entries for {n} {outputs}")
+    return grads
+
+
+def _check_inputs(inputs: list) -> None:
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"inputs[{i}] does not require grad; call requires_grad_() on it "
+                               "before computing the outputs")
+
+
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Tensor | Sequence[Tensor] | None = None) -> None:
+    """Add the gradients of ``tensors`` to ``.grad`` of the leaves, as ``torch.autograd.backward``.
+
+    Parameters
+    ----------
+    tensors : Tensor or sequence of Tensor
+        The outputs to differentiate (their gradients are summed).
+    grad_tensors : array, Tensor, float or sequence of them, optional
+        The cotangent of each output, or ``None`` for a real scalar output
+        (1); one value stands for a single output.
+    retain_graph : bool, optional
+        Keep the saved values for another backward (default: ``create_graph``).
+    create_graph : bool
+        Record the backward pass, for higher derivatives.
+    inputs : Tensor or sequence of Tensor, optional
+        Add gradients only to these tensors' ``.grad`` (leaves or not).
+
+    Examples
+    --------
+    >>> import reverse
+    >>> from reverse import Tensor
+    >>> a, b = Tensor(1.0, requires_grad=True), Tensor(3.0, requires_grad=True)
+    >>> reverse.backward([a * b, b * b], grad_tensors=[1.0, 2.0])
+    >>> a.grad, b.grad
+    (Tensor(3.0), Tensor(13.0))
+    """
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    grad_tensors = _per_output(grad_tensors, len(tensors), "grad_tensors", "tensors")
+    if not tensors:
+        return  # as PyTorch: nothing to differentiate
     if retain_graph is None:
         retain_graph = create_graph
     roots, cots = [], []
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"output {i} does not require grad and has no graph to backward through")
-        g = _default_cotangent(t, "backward") if grad_tensors is None or grad_tensors[i] is None \
+        g = _default_cotangent(t, "backward") if grad_tensors[i] is None \
             else _check_cotangent(t, grad_tensors[i], "backward: gradient")
         roots.append(_ref(t))
         cots.append(g)
     if inputs is not None:
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not inputs:
+            raise ValueError("backward: inputs is empty; pass the Tensors whose .grad to fill, or None")
+        _check_inputs(inputs)
         capture = {key(_ref(t)): None for t in inputs}
         run_backward(roots, cots, retain_graph=retain_graph, create_graph=create_graph,
                      capture=capture, accumulate=False, level=tensors[0]._level)
@@ -292,21 +344,15 @@ def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = No
                               ("inputs", inputs, "to differentiate with respect to")):
         if not items:
             raise ValueError(f"gradients: {what} is empty; pass the Tensor or Tensors {role}")
-    if grad_outputs is not None:
-        grad_outputs = [grad_outputs] if not isinstance(grad_outputs, (list, tuple)) else list(grad_outputs)
-        if len(grad_outputs) != len(outputs):
-            raise ValueError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs")
+    grad_outputs = _per_output(grad_outputs, len(outputs), "grad_outputs", "outputs")
     if retain_graph is None:
         retain_graph = create_graph
-    for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor) or not t.requires_grad:
-            raise RuntimeError(f"inputs[{i}] does not require grad; call requires_grad_() on it "
-                               "before computing the outputs")
+    _check_inputs(inputs)
     roots, cots = [], []
     for i, t in enumerate(outputs):
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"outputs[{i}] does not require grad (it does not depend on any input)")
-        g = None if grad_outputs is None else grad_outputs[i]
+        g = grad_outputs[i]
         if g is None:
             g = _default_cotangent(t, f"outputs[{i}]")
         else:

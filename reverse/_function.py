@@ -18,7 +18,8 @@ tape alone holds the arrays (they are freed with it).
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 from dualad import ops
 from dualad._backend import SCALAR_TYPES
@@ -26,9 +27,10 @@ from dualad._checks import describe, is_operand
 from dualad._core import Value, get_cut
 from dualad._shapes import dtype_of, raw, shape_of, zeros
 from dualad.extend import Primitive, bind, custom
+from reverse._grad_mode import no_grad
 from reverse._tensor import Tensor
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -60,7 +62,7 @@ class FunctionCtx:
     >>> x = Tensor(np.ones(2), requires_grad=True)
     >>> Scale.apply(x, 3).sum().backward()
     >>> x.grad
-    array([3., 3.])
+    Tensor(array([3., 3.]))
     """
 
     def __init__(self, cls: type, needs_input_grad: tuple, layout: tuple = ()):
@@ -158,7 +160,7 @@ class Function:
     >>> x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     >>> Cube.apply(x).sum().backward()
     >>> x.grad
-    array([ 3., 12.])
+    Tensor(array([ 3., 12.]))
     >>> dualad.derivative(Cube.apply)(2.0)
     12.0
     """
@@ -325,3 +327,78 @@ def _conform(cls, rule: str, what: str, i: int, t: Any, like: Any) -> Any:
     if type(rl) not in SCALAR_TYPES and type(rt) not in SCALAR_TYPES and dtype_of(rt) != dtype_of(rl):
         t = ops.astype(t, dtype_of(rl))
     return t
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Mark a ``Function``'s ``backward`` as differentiable once only, as PyTorch's
+    ``torch.autograd.function.once_differentiable``.
+
+    The decorated ``backward`` always gets plain arrays (its arguments and
+    ``ctx.saved_tensors`` without their derivatives) and runs under
+    ``no_grad``, so it may use code that cannot be differentiated: NumPy
+    calls with ``out=``, SciPy, loops writing into buffers. Its gradients are
+    right at first order. Differentiating them again (a second backward
+    after ``create_graph=True``, a transform over reverse mode, or
+    forward-over-reverse such as ``mixed.hvp``) raises a ``RuntimeError``
+    naming the Function, where it would otherwise be wrong: PyTorch raises
+    only when a gradient flowing into the backward requires grad, and
+    otherwise drops the term.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reverse import Function, Tensor, gradients, once_differentiable
+    >>> class Cos(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.x = x  # an attribute will do: backward is differentiated once only
+    ...         return np.cos(x)
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         return np.negative(np.sin(ctx.x), out=np.empty_like(g)) * g
+    >>> x = Tensor(np.array([0.0, 1.0]), requires_grad=True)
+    >>> (g,) = gradients(Cos.apply(x).sum(), [x], create_graph=True)
+    >>> np.allclose(g.value, -np.sin([0.0, 1.0]))
+    True
+    >>> try:
+    ...     gradients(g.sum(), [x])
+    ... except RuntimeError as err:
+    ...     print(str(err).split(":")[0])
+    Cos.backward is marked @once_differentiable
+    """
+    @functools.wraps(backward)
+    def once(ctx: FunctionCtx, *grads: Any) -> Any:
+        view = ctx._view
+        carried = [v for v in (*grads, *view[0], *view[1]) if isinstance(v, Value)]
+        ctx._view = tuple(tuple(raw(v) for v in part) for part in view)
+        try:
+            with no_grad():
+                out = backward(ctx, *[raw(g) for g in grads])
+        finally:
+            ctx._view = view
+        if not carried:
+            return out
+        # Each gradient depends on the values that carry derivatives, through a primitive
+        # whose own derivative is the error: a differentiation that reaches it raises.
+        name = ctx._cls.__name__
+        single = not isinstance(out, tuple)
+        outs = tuple(bind(_once_p, o, *carried, function=name) if is_operand(o) else o
+                     for o in ((out,) if single else out))
+        return outs[0] if single else outs
+    return once
+
+
+def _differentiated_twice(*args: Any, function: str) -> None:
+    raise RuntimeError(
+        f"{function}.backward is marked @once_differentiable: its gradient cannot be differentiated "
+        "again (a second backward after create_graph=True, a transform over reverse mode, or "
+        "forward-over-reverse such as mixed.hvp); write backward with array operations (dualad.ops, "
+        "NumPy functions on its arguments) and drop the decorator to differentiate it")
+
+
+# The identity on a once_differentiable gradient, with the values its backward read as
+# further (unused) operands; its JVP and VJP are the error above.
+_once_p = custom("once_differentiable", lambda xp, g, *carried, function: g,
+                 jvp=_differentiated_twice, vjp=_differentiated_twice, saves="none", scalar_ok=True,
+                 register=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -16,12 +17,14 @@ from dualad._shapes import dtype_of, raw, shape_of
 from dualad._table import Primitive
 from dualad._vjp import Dropped, aval, shared_by_key
 from reverse._anomaly import ANOMALY, recorded_at
+from reverse._saved_hooks import HOOKS
 from reverse._tape import HookHandle, Node, VersionCounter
+from reverse._torch_methods import TorchMethods
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
 
 
-class Tensor(ArrayLike, Value):
+class Tensor(TorchMethods, ArrayLike, Value):
     """An array (NumPy, CuPy, float, or ``dualad.Dual``) whose operations are recorded.
 
     Parameters
@@ -42,7 +45,7 @@ class Tensor(ArrayLike, Value):
     >>> x = Tensor(np.array([2.0, 3.0]), requires_grad=True)
     >>> (x ** 2).sum().backward()
     >>> x.grad
-    array([4., 6.])
+    Tensor(array([4., 6.]))
     """
 
     __slots__ = ("value", "_grad", "requires_grad", "_node", "_index", "_version",
@@ -134,11 +137,16 @@ class Tensor(ArrayLike, Value):
         return dtype_of(raw(self.value))
 
     @property
-    def grad(self) -> Any:
+    def grad(self) -> Tensor | None:
         """The gradient accumulated by ``backward`` (PyTorch's convention), or None.
 
-        Only leaves, and tensors that called :meth:`retain_grad`, get one;
-        reading it on any other tensor warns, as PyTorch does, since it stays None.
+        A ``Tensor`` that does not require grad (one that does after
+        ``backward(create_graph=True)``), as PyTorch's: ``x.grad.zero_()``
+        clears it in place, and ``x.grad.value`` is the array. Later
+        ``backward`` calls add into this same Tensor, as PyTorch's do (with
+        ``create_graph=True``, a new one holds the recorded sum). Only leaves,
+        and tensors that called :meth:`retain_grad`, get one; reading it on
+        any other tensor warns, as PyTorch does, since it stays None.
         """
         g = self._grad
         if g is None and self._node is not None and not self._retains_grad:
@@ -150,7 +158,13 @@ class Tensor(ArrayLike, Value):
 
     @grad.setter
     def grad(self, value: Any) -> None:
-        self._grad = value
+        if value is None or type(value) is Tensor:
+            self._grad = value
+        elif is_operand(value):  # an array is wrapped, not copied (its shape is checked on use)
+            self._grad = Tensor._make(value, self._level)
+        else:
+            raise TypeError(f"Tensor.grad: the value assigned must be a Tensor, an array or None, "
+                            f"got {type(value).__name__}")
 
     @property
     def is_leaf(self) -> bool:
@@ -163,10 +177,28 @@ class Tensor(ArrayLike, Value):
 
     # -- autograd API -------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Mark a leaf tensor as needing gradients (in place)."""
+        """Set whether this leaf tensor requires grad (in place); returns it.
+
+        As in PyTorch, a computed tensor requires grad already, so
+        ``requires_grad_()`` returns it as it is, and ``requires_grad_(False)``
+        on it is an error (``detach()`` makes a leaf that does not).
+
+        Examples
+        --------
+        >>> from reverse import Tensor
+        >>> x = Tensor(2.0).requires_grad_()
+        >>> y = (x * x).requires_grad_()  # computed: already recording
+        >>> y.requires_grad, y.is_leaf
+        (True, False)
+        """
         if not self.is_leaf:
-            raise RuntimeError("requires_grad_() works on leaf tensors only; use detach() "
-                               "to make a new leaf from a computed tensor")
+            if requires_grad and self.requires_grad:
+                return self
+            if not requires_grad:
+                raise RuntimeError(
+                    f"requires_grad_(False) on a computed tensor (the output of "
+                    f"'{self._node.prim.name}'): only a leaf's flag can change; use .detach() for a "
+                    "copy cut from the graph, or .detach_() to cut this one")
         if requires_grad:
             r = raw(self.value)
             if not isinstance(r, float) and (
@@ -178,40 +210,115 @@ class Tensor(ArrayLike, Value):
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (and from any Dual tangent at this level)."""
-        value = self.value
-        if isinstance(value, Value):  # cut Dual tangents too, as in every mode
-            value = ops.stop_gradient(value)
-        t = Tensor._make(value, self._level)
+        t = Tensor._make(self._detached_value(), self._level)
         t._version = self._version  # in-place changes to either are seen by both
         return t
 
+    def _detached_value(self) -> Any:
+        value = self.value
+        return ops.stop_gradient(value) if isinstance(value, Value) else value  # cuts Dual tangents too
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that does not
+        require grad (and stops keeping ``.grad`` if it called :meth:`retain_grad`).
+
+        Examples
+        --------
+        >>> from reverse import Tensor
+        >>> y = Tensor(2.0, requires_grad=True) * 3.0
+        >>> y.detach_().requires_grad, y.is_leaf
+        (False, True)
+        """
+        self.value = self._detached_value()
+        self._node, self._index, self.requires_grad, self._retains_grad = None, 0, False, False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The data as a Tensor that does not require grad, sharing the memory of an
+        array: in-place changes through it (``p.data -= lr * g``) change this
+        tensor, and, as in PyTorch, the version checks of the graph do not see
+        them (it has its own version counter; :meth:`detach` shares this
+        tensor's). A 0-d tensor held as a Python or NumPy scalar gets a 0-d
+        array for it the first time, so that there is memory to share.
+        Assigning ``x.data = t`` (a Tensor or an array) replaces the data, unrecorded.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> w = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+        >>> w.data *= 0.5
+        >>> w
+        Tensor(array([0.5, 1. ]), requires_grad=True)
+        """
+        if _immutable(self.value):
+            self.value = np.asarray(self.value)
+        return Tensor._make(self._detached_value(), self._level)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        value = value.value if isinstance(value, Tensor) else value
+        _check_data(value, "Tensor.data")
+        self.value = value
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place, as ``torch.Tensor.zero_``: the version counter
+        moves on (a graph that saved the old values refuses to use them), a leaf
+        that requires grad needs ``no_grad``, and on a computed tensor the
+        update is recorded (nothing flows back through the zeros).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad.zero_()
+        Tensor(array([0., 0.]))
+        """
+        return self._inplace_op(_zeros_of_first, 0.0)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether :meth:`retain_grad` was called on this (computed) tensor."""
+        return self._retains_grad
+
     def retain_grad(self) -> None:
-        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        """Keep ``.grad`` on this computed tensor after backward (a leaf keeps it anyway).
+
+        As in PyTorch 2, the gradient kept is the one after every hook
+        registered on this tensor, also hooks registered after this call.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad() on a tensor that does not require grad: no gradient "
+                               "reaches it; call it on a tensor computed from one that requires grad")
         if self.is_leaf or self._retains_grad:
             return
         self._retains_grad = True
-        import weakref
-        ref = weakref.ref(self)
-
-        def store(g):
-            t = ref()
-            if t is not None:
-                t._add_grad(g)
-        self._register(store, front=False)
+        self._register(_StoreGrad(self))
 
     def _add_grad(self, g: Any, owned: bool = False) -> bool:
-        """Accumulate ``g`` into ``.grad``; whether ``.grad`` now holds a graph (a Tensor
-        that requires grad, made by ``create_graph=True``: a reference cycle).
+        """Accumulate ``g`` (an array, or a Tensor under ``create_graph``) into ``.grad``;
+        whether ``.grad`` now holds a graph (a Tensor that requires grad: a reference cycle).
 
-        ``.grad`` owns its array, as PyTorch's does: ``g`` is copied unless
-        ``owned`` says that nothing else holds it (a user's cotangent passed
-        through, another tensor's ``.grad``), so writing into one never changes another.
+        As in PyTorch, a first-order gradient is added into the Tensor ``.grad``
+        already holds, so a reference to it sees the sum; a recorded one makes a
+        new Tensor (the recorded sum). ``.grad`` owns its array, to be changed in
+        place (``x.grad.zero_()``): ``g`` is copied unless ``owned`` says that the
+        walk made it and holds it nowhere else (it may be another leaf's too, a
+        cotangent the user passed, or a read-only broadcast).
         """
-        if self._grad is not None:
-            self._grad = self._grad + g
+        grad = self._grad
+        if (type(g) is Tensor and g.requires_grad) or (grad is not None and grad.requires_grad):
+            grad = self._grad = g if grad is None else grad + g
+        elif grad is None:
+            value = g.value if type(g) is Tensor else g
+            grad = self._grad = Tensor._make(value if owned else ops.copy(value), self._level)
         else:
-            self._grad = g if owned or isinstance(g, (Tensor, *SCALAR_TYPES)) else ops.copy(g)
-        return isinstance(self._grad, Tensor) and self._grad.requires_grad
+            grad.value = grad.value + (g.value if type(g) is Tensor else g)
+            grad._version.version += 1
+        return grad.requires_grad
 
     def register_hook(self, fn) -> HookHandle:
         """Call ``fn(grad)`` when this tensor's gradient is computed; a non-None
@@ -220,7 +327,7 @@ class Tensor(ArrayLike, Value):
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         return self._register(fn)
 
-    def _register(self, fn, front=True):
+    def _register(self, fn) -> HookHandle:
         if self.is_leaf:
             if self._hooks is None:
                 self._hooks = []
@@ -230,7 +337,10 @@ class Tensor(ArrayLike, Value):
             if node.hooks is None:
                 node.hooks = {}
             hooks = node.hooks.setdefault(self._index, [])
-        hooks.append(fn)
+        if hooks and type(hooks[-1]) is _StoreGrad:  # retain_grad's store stays last
+            hooks.insert(len(hooks) - 1, fn)
+        else:
+            hooks.append(fn)
         return HookHandle(hooks, fn)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
@@ -244,19 +354,6 @@ class Tensor(ArrayLike, Value):
         from reverse._backward import backward
         backward([self], None if gradient is None else [gradient], retain_graph,
                  create_graph, inputs)
-
-    def item(self) -> float:
-        """The value of a 0-d or size-1 tensor as a Python number (detached)."""
-        r = raw(self.value)
-        if type(r) in SCALAR_TYPES:
-            return r
-        return float(namespace_of([r]).reshape(r, ()))
-
-    def numpy(self):
-        """The value as an array; refuses when it would drop a gradient."""
-        if self.requires_grad:
-            self._refuse("numpy()")
-        return raw(self.value)
 
     def _value_hint(self) -> str:
         return ".detach().value (or .value)"
@@ -302,7 +399,7 @@ class Tensor(ArrayLike, Value):
     def _inplace_op(self, fn, other):
         def raw_update():
             value = raw(other.value if isinstance(other, Tensor) else other)
-            if type(self.value) in SCALAR_TYPES:
+            if _immutable(self.value):
                 self.value = fn(self.value, value)
             else:
                 self.value[...] = fn(self.value, value)
@@ -363,6 +460,8 @@ class Tensor(ArrayLike, Value):
             saved_ans = res[0] is not None
         else:
             versions = []
+        if HOOKS.entered:  # inside saved_tensors_hooks: the tape keeps what pack_hook makes
+            res = HOOKS.pack(res, Tensor, level, prim.name)
         # Objects a node keeps are few and shared where possible (empty versions,
         # avals): on long tapes the cyclic GC's full scans cost more than recording.
         if not multiple:
@@ -448,3 +547,28 @@ def _is_float_value(x) -> bool:
     if kind is not None:
         return kind in "fc"
     return is_float_dtype(namespace_of([r]), r.dtype)
+
+
+def _immutable(value: Any) -> bool:
+    """A Python number or a NumPy scalar: updated by rebinding, having no memory to write."""
+    return type(value) in SCALAR_TYPES or isinstance(value, np.generic)
+
+
+def _zeros_of_first(x: Any, zero: Any) -> Any:
+    """Zeros of ``x``'s shape and dtype, whose derivative with respect to ``x`` is exactly 0."""
+    return ops.where(False, x, zero)
+
+
+class _StoreGrad:
+    """``retain_grad``'s hook: adds the gradient that reaches a computed tensor into its
+    ``.grad``. ``Tensor._register`` keeps it after the tensor's other hooks."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, t: Tensor):
+        self.ref = weakref.ref(t)
+
+    def __call__(self, g: Any) -> None:
+        t = self.ref()
+        if t is not None and t._retains_grad:
+            t._add_grad(g)

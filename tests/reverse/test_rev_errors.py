@@ -135,10 +135,10 @@ def test_unknown_numpy_function_names_itself():
         np.real_if_close(x)  # one of the few NumPy functions without a rule
 
 
-def test_requires_grad_on_a_non_leaf():
+def test_requires_grad_false_on_a_non_leaf():
     x = Tensor(np.ones(2), requires_grad=True)
     with pytest.raises(RuntimeError, match=r"leaf"):
-        (x * 2.0).requires_grad_()
+        (x * 2.0).requires_grad_(False)
 
 
 def test_hook_on_a_tensor_without_grad():
@@ -297,8 +297,8 @@ def test_complex_cotangent_on_a_real_output(how, cot):
                         np.ones(2))[1](cot)
 
 
-@pytest.mark.parametrize("grad", [np.ones(3), np.ones(1), np.ones((2, 2)), "a"],
-                         ids=["(3,)", "(1,)", "(2, 2)", "str"])
+@pytest.mark.parametrize("grad", [np.ones(3), np.ones(1), np.ones((2, 2))],
+                         ids=["(3,)", "(1,)", "(2, 2)"])
 @pytest.mark.parametrize("make", [lambda p: reverse.optim.SGD(p, lr=0.1), lambda p: reverse.optim.Adam(p)],
                          ids=["SGD", "Adam"])
 def test_optimizer_step_with_a_grad_of_the_wrong_shape(make, grad):

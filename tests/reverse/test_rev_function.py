@@ -5,6 +5,7 @@ import weakref
 
 import numpy as np
 import pytest
+from _support.functions import Cube
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,25 +15,6 @@ from dualad import HyperDual
 from dualad.extend import REGISTRY
 from dualad.testing import check_grads
 from reverse import Function, Tensor, gradients, no_grad
-
-
-class Cube(Function):
-    """x**3, with its input saved."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3.0 * x ** 2 * g
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return 3.0 * x ** 2 * t
 
 
 class Exp(Function):

@@ -1,0 +1,91 @@
+"""Tensor hooks and ``retain_grad`` in PyTorch 2's order: hooks in the order they
+were registered, and the gradient that ``retain_grad`` keeps is the one after all of
+them, also those registered after it (PyTorch runs its retains-grad hook last)."""
+
+import numpy as np
+import pytest
+
+from reverse import Tensor
+
+
+def _scenario(make, retain_first):
+    """h = 3x, L = sum(h ** 2): dL/dh = 6x; the hooks double it, then multiply by 10."""
+    x = make([1.0, 2.0])
+    h = x * 3.0
+    seen = []
+    if retain_first:
+        h.retain_grad()
+    h.register_hook(lambda g: seen.append(("double", g * 1.0)) or g * 2.0)
+    if not retain_first:
+        h.retain_grad()
+    h.register_hook(lambda g: seen.append(("times ten", g * 1.0)) or g * 10.0)
+    (h * h).sum().backward()
+    return x, h, seen
+
+
+def _values(t):
+    return np.asarray(t.tolist())
+
+
+@pytest.mark.parametrize("retain_first", [True, False], ids=["retain_grad first", "hook first"])
+def test_retain_grad_keeps_the_gradient_after_every_hook(retain_first):
+    x, h, seen = _scenario(lambda v: Tensor(np.array(v), requires_grad=True), retain_first)
+    assert [name for name, _ in seen] == ["double", "times ten"]  # in registration order
+    np.testing.assert_array_equal(seen[0][1], [6.0, 12.0])
+    np.testing.assert_array_equal(seen[1][1], [12.0, 24.0])
+    np.testing.assert_array_equal(h.grad.value, [120.0, 240.0])  # 6x * 2 * 10
+    np.testing.assert_array_equal(x.grad.value, [360.0, 720.0])  # and that flows on: * 3
+
+
+@pytest.mark.parametrize("retain_first", [True, False], ids=["retain_grad first", "hook first"])
+def test_hook_and_retain_grad_order_matches_torch(retain_first):
+    torch = pytest.importorskip("torch")
+    ours = _scenario(lambda v: Tensor(np.array(v), requires_grad=True), retain_first)
+    theirs = _scenario(lambda v: torch.tensor(v, dtype=torch.float64, requires_grad=True), retain_first)
+    for a, b in zip(ours[:2], theirs[:2]):
+        np.testing.assert_array_equal(_values(a.grad), _values(b.grad))
+    assert [n for n, _ in ours[2]] == [n for n, _ in theirs[2]]
+
+
+def test_a_retained_gradient_accumulates_as_a_leafs_does():
+    x = Tensor(np.array([1.0]), requires_grad=True)
+    h = x * 3.0
+    h.retain_grad()
+    y = (h * h).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(h.grad.value, [12.0])  # 6 twice, as PyTorch
+
+
+def test_removing_a_hook_keeps_retain_grad_working():
+    x = Tensor(np.array([1.0]), requires_grad=True)
+    h = x * 3.0
+    h.retain_grad()
+    handle = h.register_hook(lambda g: g * 2.0)
+    handle.remove()
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(h.grad.value, [6.0])
+
+
+def test_retain_grad_on_a_tensor_that_does_not_require_grad_raises():
+    with pytest.raises(RuntimeError, match=r"retain_grad\(\) on a tensor that does not require grad"):
+        Tensor(np.ones(2)).retain_grad()
+
+
+def test_retains_grad_says_whether_retain_grad_was_called():
+    x = Tensor(np.ones(2), requires_grad=True)
+    h = x * 2.0
+    assert not h.retains_grad
+    h.retain_grad()
+    assert h.retains_grad
+    x.retain_grad()  # a leaf keeps its gradient anyway: nothing to do, as in PyTorch
+    assert not x.retains_grad
+
+
+def test_retain_grad_errors_and_flags_match_torch():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="requires_grad=False"):
+        torch.ones(2).retain_grad()
+    x = torch.ones(2, requires_grad=True)
+    x.retain_grad()
+    assert not x.retains_grad
