@@ -2,10 +2,9 @@
 
 They live in ``reverse.optim`` because they act on the ``.grad`` an optimizer
 is about to read, between ``backward()`` and ``step()``; ``reverse`` has no
-``nn`` package for them to join. Each ``.grad`` is replaced by a new, clipped
-array of its backend and dtype (PyTorch scales the array in place; a
-``.grad`` here may be an array the caller also holds, which is not ours to
-change).
+``nn`` package for them to join. Each ``.grad`` is changed in place, as in
+PyTorch: it is a Tensor that owns its array, so a reference to it sees the
+clipped values.
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     >>> (w * w / 2).sum().backward()        # w.grad = [3, 4], norm 5
     >>> clip_grad_norm_([w], max_norm=1.0).item()
     5.0
-    >>> np.round(w.grad, 6)
+    >>> np.round(w.grad.value, 6)
     array([0.6, 0.8])
     """
     max_norm = non_negative("max_norm", max_norm)
@@ -90,7 +89,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
                                "error_if_nonfinite=False to let them become nan")
         scale = ops.minimum(max_norm / (total + 1e-6), 1.0)
         for p in params:
-            p.grad = p.grad * scale
+            grad = p.grad
+            grad *= scale  # in place, as torch's grad.mul_
     return total if isinstance(total, Tensor) else as_tensor(total)
 
 
@@ -112,10 +112,10 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     >>> w = Tensor(np.array([-3.0, 0.5]), requires_grad=True)
     >>> (w * w / 2).sum().backward()
     >>> clip_grad_value_(w, clip_value=1.0)
-    >>> w.grad
+    >>> w.grad.value
     array([-1. ,  0.5])
     """
     clip_value = non_negative("clip_value", clip_value)
     with no_grad():
         for p in _with_grads(parameters):
-            p.grad = ops.clip(p.grad, -clip_value, clip_value)
+            p.grad[...] = ops.clip(p.grad.value, -clip_value, clip_value)  # torch's grad.clamp_

@@ -125,7 +125,7 @@ def test_gradient_clipping_keeps_backend_and_dtype(backend):
     total = clip_grad_norm_([w], max_norm=0.1)
     # (NumPy's reductions give a NumPy scalar rather than a 0-d array)
     assert isinstance(total.value, (type(w.value), np.generic)) and dtype_name(total.value) == "float32"
-    assert type(w.grad) is type(w.value) and dtype_name(w.grad) == "float32"
+    assert type(w.grad.value) is type(w.value) and dtype_name(w.grad.value) == "float32"
     np.testing.assert_allclose(to_numpy(w.grad), g * 0.1 / np.linalg.norm(g), rtol=1e-4)
     clip_grad_value_([w], 0.01)
-    assert type(w.grad) is type(w.value) and float(to_numpy(w.grad).max()) <= 0.01
+    assert type(w.grad.value) is type(w.value) and float(to_numpy(w.grad.value).max()) <= 0.01

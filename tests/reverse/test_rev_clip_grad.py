@@ -44,13 +44,17 @@ def test_clip_grad_norm_matches_the_documented_rule(dtype, rtol, norm_type, max_
         np.testing.assert_allclose(norm_reference([q.grad for q in params[:-1]], p), 1.0, rtol=1e-5)
 
 
-def test_clip_grad_norm_leaves_the_callers_array_alone():
+def test_clip_grad_norm_changes_grad_in_place_as_pytorch():
+    """``.grad`` is a Tensor: clipping scales it in place, so a reference to it (or
+    an array the user assigned to it, which ``.grad`` then holds) sees the result."""
     w = Tensor(np.zeros(3), requires_grad=True)
     g = GRADS[0].copy()
     w.grad = g
+    held = w.grad
     clip_grad_norm_(w, 1.0)
-    np.testing.assert_array_equal(g, GRADS[0])
-    np.testing.assert_allclose(np.linalg.norm(w.grad), 1.0, rtol=1e-5)
+    assert w.grad is held
+    np.testing.assert_allclose(np.linalg.norm(g), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(held.value, GRADS[0] / np.linalg.norm(GRADS[0]), rtol=1e-5)
 
 
 def test_clip_grad_norm_of_nothing_is_zero():
@@ -66,14 +70,15 @@ def test_a_nonfinite_norm_raises_when_asked():
     assert np.isnan(params[0].grad[1]) and (params[1].grad == 0.0).all()
 
 
-def test_a_grad_with_a_graph_is_clipped_without_recording():
+def test_a_grad_with_a_graph_is_clipped_in_place_without_recording():
     w = Tensor(np.array([3.0, 4.0]), requires_grad=True)
     with pytest.warns(UserWarning, match="reference cycle"):
         (w * w * w / 3).sum().backward(create_graph=True)   # w.grad = w**2, a Tensor with a graph
+    held = w.grad
     total = clip_grad_norm_([w], 5.0)
     np.testing.assert_allclose(total.item(), np.hypot(9.0, 16.0))
     np.testing.assert_allclose(w.grad.value, np.array([9.0, 16.0]) * 5.0 / (np.hypot(9.0, 16.0) + 1e-6))
-    assert not w.grad.requires_grad  # clipping is not recorded: the clipped .grad has no graph
+    assert w.grad is held and held.requires_grad  # scaled in place, as torch's mul_ under no_grad
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
