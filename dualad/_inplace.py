@@ -75,28 +75,34 @@ def _parts(a: Any) -> tuple | None:
 
 def _collect_ids(x: Any, ids: set) -> None:
     """The ids of ``x`` and everything reachable in it: items of tuples, lists and
-    dicts, the parts of value types (``primal``/``tangent``, ``value``), and the
-    arrays a view is of."""
+    dicts, a Dual's primal and tangent, another value type's value (``_strip``),
+    and the array a view is of. (No ``getattr`` with a default: a value type
+    answers an unknown attribute with a costly error message.)"""
     stack = [x]
     while stack:
         v = stack.pop()
-        if v is None or type(v) in (int, float, complex, bool, str, slice):
+        kind = type(v)
+        if kind is tuple or kind is list:
+            stack.extend(v)
             continue
-        if id(v) in ids:
+        if kind is dict:
+            stack.extend(v.values())
+            continue
+        if v is None or kind in _NUMBERS or id(v) in ids:
             continue
         ids.add(id(v))
-        if type(v) in (tuple, list):
-            stack.extend(v)
-        elif type(v) is dict:
-            stack.extend(v.values())
-        else:
-            base = getattr(v, "base", None)
-            if base is not None:
-                stack.append(base)
-            for name in ("primal", "tangent", "value"):
-                part = getattr(v, name, None)
-                if part is not None and not callable(part):
-                    stack.append(part)
+        name = kind.__name__
+        if name == "ndarray":
+            if v.base is not None:
+                stack.append(v.base)
+        elif name == "Dual":
+            stack.append(v.primal)
+            stack.append(v.tangent)
+        elif hasattr(kind, "_strip"):
+            stack.append(v._strip())
+
+
+_NUMBERS = (int, float, complex, bool, str, slice)
 
 
 def made_by_call(value: Any, given: Any) -> bool:
