@@ -237,33 +237,39 @@ def test_nested_forward_transforms_keep_their_levels_open():
 # -- misuse that crashed inside a rule (AttributeError, IndexError) now names its argument ----------
 @pytest.mark.parametrize("call, pattern", [
     (lambda: jvp(ops.sin, (None,), (1.0,)),
-     r"primals\[0\]: primal must be a float or a floating array, got None"),
+     r"jvp: tangents must have the structure of primals, \(None,\); got \(\*,\)"),
     (lambda: jvp(ops.sin, (np.ones(2),), (None,)),
-     r"primals\[0\]: tangent must be a float or an array of the primal's shape \(2,\), got None"),
+     r"jvp: tangents must have the structure of primals, \(\*,\); got \(None,\)"),
     (lambda: Dual(None, 1.0), r"Dual: primal must be .*got None"),
     (lambda: Dual(np.ones(2), None), r"Dual: tangent must be .*shape \(2,\), got None"),
     (lambda: Dual(np.ones(2), "a"), r"Dual: tangent must be .*got a str \('a'\)"),
-    (lambda: HyperDual(None), r"HyperDual: real must be .*got None"),
+    (lambda: HyperDual(None), r"HyperDual: primal must be .*got None"),
     (lambda: HyperDual(1.0, None), r"HyperDual: eps1: tangent must be .*got None"),
     (lambda: dualad.jacfwd(ops.sin)(None), r"jacfwd: x must be .*got None"),
     (lambda: dualad.derivative(ops.sin)(None), r"derivative: x must be .*got None"),
-], ids=["jvp-primal", "jvp-tangent", "Dual-primal", "Dual-tangent", "Dual-str-tangent", "HyperDual-real",
+], ids=["jvp-primal", "jvp-tangent", "Dual-primal", "Dual-tangent", "Dual-str-tangent", "HyperDual-primal",
         "HyperDual-eps1", "jacfwd", "derivative"])
 def test_none_as_an_input_tangent_or_dual_part(call, pattern):
     with pytest.raises(TypeError, match=pattern):
         call()
 
 
-@pytest.mark.parametrize("out", [None, "abc", (1.0, None)], ids=["None", "str", "None-in-a-tuple"])
 @pytest.mark.parametrize("who, call", [
     ("jvp", lambda f: jvp(f, (np.ones(2),), (np.ones(2),))),
     ("jacfwd", lambda f: dualad.jacfwd(f)(np.ones(2))),
     ("derivative", lambda f: dualad.derivative(f)(1.0)),
 ])
-def test_forward_transform_of_a_function_returning_none_or_a_string(out, who, call):
-    where = r" at output\[1\]" if isinstance(out, tuple) else ""
-    with pytest.raises(TypeError, match=rf"{who}: f must return arrays or floats .*got (None|a str){where}"):
-        call(lambda x: out)
+def test_forward_transform_of_a_function_returning_a_string(who, call):
+    with pytest.raises(TypeError, match=rf"{who}: f must return arrays or floats .*got a str"):
+        call(lambda x: "abc")
+
+
+def test_none_in_an_output_is_an_empty_pytree_as_in_jax():
+    assert jvp(lambda x: None, (np.ones(2),), (np.ones(2),)) == (None, None)
+    out, t = jvp(lambda x: (2.0 * x, None), (np.ones(2),), (np.ones(2),))
+    assert out[1] is None and t[1] is None and np.array_equal(t[0], [2.0, 2.0])
+    assert dualad.jacfwd(lambda x: None)(np.ones(2)) is None
+    assert dualad.derivative(lambda x: (x, None))(1.0) == (1.0, None)
 
 
 def test_a_function_returning_a_list_of_floats_is_a_pytree_to_jvp():
