@@ -217,7 +217,7 @@ class HVPModes:
 
 
 class DenseHessianChunks:
-    """``mixed.hessian(f, chunk_size)`` of ``sum(tanh(A x)**2) + rosenbrock(x)``, n = 100.
+    """``mixed.hessian(f, chunk_size=c)`` of ``sum(tanh(A x)**2) + rosenbrock(x)``, n = 100.
 
     ``chunk_size = k`` pushes k directions through the tape per pass
     (ceil(100 / k) passes); the ratio is to one single-direction HVP.
@@ -234,7 +234,7 @@ class DenseHessianChunks:
             return tanh_rosenbrock(x, a, ops)
 
         self.f, self.x, self.v = f, vector(self.n), direction(self.n)
-        self.hess = hessian(f, chunk_size)
+        self.hess = hessian(f, chunk_size=chunk_size)
 
     def time_hessian(self, chunk_size):
         self.hess(self.x)

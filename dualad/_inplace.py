@@ -56,19 +56,18 @@ def _reused(kind: str) -> None:
         _REUSES[kind] += 1
 
 
-def _writable_array(a: Any) -> bool:
-    """A large NumPy or CuPy array that owns its memory (a view shares another's)."""
-    return type(a).__name__ == "ndarray" and a.size >= _MIN_SIZE and a.base is None
-
-
 def _parts(a: Any) -> tuple | None:
-    """The arrays an owner of ``a`` may write: ``(a,)`` for a writable array, a
-    Dual's primal and tangent when both are (and distinct), else None."""
-    if _writable_array(a):
-        return (a,)
-    if type(a).__name__ == "Dual":
+    """The arrays an owner of ``a`` may write: ``(a,)`` for a large NumPy or CuPy
+    array that owns its memory (a view shares another's), a Dual's primal and
+    tangent when both are such arrays (and distinct), else None. (Called for
+    every value a rule returns: one type lookup decides for small ones.)"""
+    name = type(a).__name__
+    if name == "ndarray":
+        return (a,) if a.size >= _MIN_SIZE and a.base is None else None
+    if name == "Dual":
         p, t = a.primal, a.tangent
-        if p is not t and _writable_array(p) and _writable_array(t):
+        if (p is not t and type(p).__name__ == "ndarray" and type(t).__name__ == "ndarray"
+                and p.size >= _MIN_SIZE and p.base is None and t.base is None):
             return p, t
     return None
 
@@ -109,8 +108,16 @@ def made_by_call(value: Any, given: Any) -> bool:
     """Whether ``value``, returned by a built-in rule called with ``given`` (values,
     or tuples, lists and dicts of them), is a writable temporary the rule made:
     none of its arrays is among, or in, what the rule was given."""
-    parts = _parts(value)
-    if parts is None:
+    kind = type(value).__name__
+    if kind == "ndarray":  # the common case, decided inline (this runs for every value a rule returns)
+        if value.size < _MIN_SIZE or value.base is not None:
+            return False
+        parts = (value,)
+    elif kind == "Dual":
+        parts = _parts(value)
+        if parts is None:
+            return False
+    else:
         return False
     ids: set = set()
     _collect_ids(given, ids)
@@ -141,15 +148,10 @@ def _how(a: Any, b: Any) -> str | None:
     return "dual-constant" if _fits(a.primal, b) else None  # the tangent broadcasts b over its chunk axis
 
 
-def _plain(a: Any, b: Any, plain: Callable, traced: Callable) -> tuple[Any, bool]:
-    """``a op b`` allocated afresh, and whether the caller owns the result."""
-    out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
-    return out, made_by_call(out, (a, b))
-
-
-def mul(a: Any, b: Any, a_owned: bool) -> tuple[Any, bool]:
+def mul(a: Any, b: Any, a_owned: bool, track: bool = True) -> tuple[Any, bool]:
     """``a * b``, written into ``a`` when the caller owns it; and whether the
-    caller owns the result."""
+    caller owns the result (False without ``track``: a caller that will not
+    write into it need not ask)."""
     how = _how(a, b) if a_owned else None
     if how == "array":
         a *= b
@@ -162,7 +164,8 @@ def mul(a: Any, b: Any, a_owned: bool) -> tuple[Any, bool]:
         a.primal *= b
         a.tangent *= b
     else:
-        return _plain(a, b, operator.mul, ops.multiply)
+        out = ops.multiply(a, b) if hasattr(b, "_strip") else a * b
+        return out, track and made_by_call(out, (a, b))
     _reused("mul")
     return a, True
 
@@ -173,7 +176,7 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
     right operand can take the result."""
     def combine(a: Any, b: Any, a_owned: bool, b_owned: bool = False) -> tuple[Any, bool]:
         how = _how(a, b) if a_owned else None
-        if how is None and commutes and b_owned:
+        if how is None and b_owned and commutes:
             how = _how(b, a)
             if how is not None:
                 a, b = b, a
@@ -185,7 +188,8 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
         elif how == "dual-constant":
             in_place(a.primal, b)
         else:
-            return _plain(a, b, plain, traced)
+            out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
+            return out, made_by_call(out, (a, b))
         _reused(plain.__name__)
         return a, True
 
@@ -220,9 +224,8 @@ class Accumulator:
 
     __slots__ = ("value", "owned")
 
-    def __init__(self) -> None:
-        self.value: Any = None
-        self.owned = False
+    def __init__(self, value: Any = None, owned: bool = False) -> None:
+        self.value, self.owned = value, owned
 
     def add(self, c: Any, owned: bool = False) -> None:
         """Add the cotangent ``c``; ``owned`` says that nothing else holds it."""

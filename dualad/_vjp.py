@@ -100,10 +100,10 @@ def shared_by_key(key: tuple, make: Any) -> Any:
     return out
 
 
-def scale(p: Any, t: Any, p_owned: bool = False) -> tuple[Any, bool]:
+def scale(p: Any, t: Any, p_owned: bool = False, track: bool = True) -> tuple[Any, bool]:
     """``p * t`` for a local partial ``p`` (an int 1/-1 costs nothing, a mask
     selects), written into ``p`` when the caller owns it; and whether the
-    caller owns the product (see ``dualad._inplace``)."""
+    caller owns the product (see ``dualad._inplace``; False without ``track``)."""
     if type(p) is int:
         if p == 1:
             return t, False
@@ -111,13 +111,13 @@ def scale(p: Any, t: Any, p_owned: bool = False) -> tuple[Any, bool]:
     elif is_mask(p):
         out = ops.where(p, t, 0.0)
     else:
-        return _inplace.mul(p, t, p_owned)
-    return out, _inplace.made_by_call(out, (p, t))
+        return _inplace.mul(p, t, p_owned, track)
+    return out, track and _inplace.made_by_call(out, (p, t))
 
 
 def unbroadcast_scaled(g, p, shape, p_owned: bool = False):
     """``p * g`` summed or broadcast to ``shape``: the cotangent of an input of that shape."""
-    t = scale(p, g, p_owned)[0]
+    t = scale(p, g, p_owned, track=False)[0]  # the walk asks about the cotangent it gets
     t_shape = shape_of(t)
     if t_shape != shape:
         t = ops.unbroadcast(t, shape) if len(t_shape) >= len(shape) else ops.broadcast_to(t, shape)

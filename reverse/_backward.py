@@ -148,7 +148,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
         accs = grads.pop(id(node), None)
         if accs is None:
             continue
-        gs = [None if acc is None else acc.value for acc in accs]
+        gs = [accs[0].value] if len(accs) == 1 else [None if acc is None else acc.value for acc in accs]
         if node.hooks:
             gs = [_run_hooks(node.hooks.get(j), g) if g is not None else g for j, g in enumerate(gs)]
         if id(node) in captured:
@@ -182,10 +182,23 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if create_graph and prim.saves_values:
                 res = _as_tensor_args(node, res, level)
             cots = checked_vjp(node, g, res) if anomaly else prim.vjp(g, res, node.needs, node.params)
+            builtin = prim.builtin
             for p, c in zip(parents, cots):
-                if p is not None and c is not None:
-                    owned = prim.builtin and made_by_call(c, (g, res, node.params))
-                    _accumulator(grads, leaf_grads, *p).add(c, owned)
+                if p is None or c is None:
+                    continue
+                owned = builtin and made_by_call(c, (g, res, node.params))
+                target, index = p
+                if type(target) is not Node:
+                    _accumulator(grads, leaf_grads, target, index).add(c, owned)
+                    continue
+                slot = grads.get(id(target))
+                if slot is None:
+                    slot = grads[id(target)] = [None] * target.n_out
+                acc = slot[index]
+                if acc is None:
+                    slot[index] = Accumulator(c, owned)
+                else:
+                    acc.add(c, owned)
         if not retain_graph:
             node.res = None
             node.freed = True

@@ -113,7 +113,7 @@ def test_user_tolerances_are_used(primitive):
 
 
 @pytest.mark.parametrize("out, error, pattern", [
-    (None, TypeError, r"check_grads: f must return arrays or floats.*got None"),
+    (None, AssertionError, r"no floating-point output to check \(got 0 leaves"),  # None: an empty pytree
     ("x", TypeError, r"check_grads: f must return arrays or floats.*got a str"),
     ((), AssertionError, r"no floating-point output to check \(got 0 leaves"),
     (np.array([True]), AssertionError, r"no floating-point output to check \(got an array .*bool"),
