@@ -124,6 +124,12 @@ def made_by_call(value: Any, given: Any) -> bool:
     return all(id(p) not in ids for p in parts)
 
 
+def is_large(x: Any) -> bool:
+    """Whether ``x`` is big enough for its owner to bother writing into it: below
+    ``_MIN_SIZE`` elements nothing is written, so callers need not ask about ownership."""
+    return getattr(x, "size", 0) >= _MIN_SIZE
+
+
 def _fits(a: Any, b: Any) -> bool:
     """``b`` can be combined into the array ``a`` without changing its shape or dtype."""
     return type(b) is float or type(b) is int or (
@@ -174,7 +180,8 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
               commutes: bool) -> Callable:
     """``add`` or ``sub``: they differ only in the operator, and in whether an owned
     right operand can take the result."""
-    def combine(a: Any, b: Any, a_owned: bool, b_owned: bool = False) -> tuple[Any, bool]:
+    def combine(a: Any, b: Any, a_owned: bool, b_owned: bool = False,
+                track: bool = True) -> tuple[Any, bool]:
         how = _how(a, b) if a_owned else None
         if how is None and b_owned and commutes:
             how = _how(b, a)
@@ -189,12 +196,12 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
             in_place(a.primal, b)
         else:
             out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
-            return out, made_by_call(out, (a, b))
+            return out, track and made_by_call(out, (a, b))
         _reused(plain.__name__)
         return a, True
 
     combine.__doc__ = (f"``a {symbol} b``, written into an operand the caller owns; and whether "
-                       "the caller owns the result.")
+                       "the caller owns the result (False without ``track``).")
     return combine
 
 

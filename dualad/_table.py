@@ -136,7 +136,7 @@ class Elementwise(Primitive):
 
     def jvp(self, primals, tangents, ans, params, nb):
         """Sum of local partial times tangent, broadcast to the output."""
-        out, owned = None, False
+        out, owned, track = None, False, None
         unary = len(primals) == 1
         ans_ndim = ndim_of(ans) if nb and not unary else 0
         for partial, t, x in zip(self.partials, tangents, primals):
@@ -148,14 +148,17 @@ class Elementwise(Primitive):
             if ans_ndim and ndim_of(x) < ans_ndim:  # keep the batch axis in front
                 s = shape_of(t)
                 t = ops.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
+            if track is None:  # ownership is worth asking about only for large tangents
+                track = self.builtin and _inplace.is_large(t)
             if out is not None and type(p) is int and p == -1:
-                out, owned = _inplace.sub(out, t, owned)  # one pass instead of a negation and an addition
+                out, owned = _inplace.sub(out, t, owned, track=track)  # one pass, not negate and add
                 continue
-            term, term_owned = scale(p, t, self.builtin and _inplace.made_by_call(p, (ans, primals, params)))
+            p_owned = track and _inplace.made_by_call(p, (ans, primals, params))
+            term, term_owned = scale(p, t, p_owned, track)
             if out is None:
                 out, owned = term, term_owned
             else:
-                out, owned = _inplace.add(out, term, owned, term_owned)
+                out, owned = _inplace.add(out, term, owned, term_owned, track)
         if out is None or unary:  # a unary partial has the shape and dtype of its input
             return out
         out_shape = shape_of(out)
@@ -184,7 +187,7 @@ class Elementwise(Primitive):
             if p is None:
                 cots.append(None)
                 continue
-            owned = self.builtin and _inplace.made_by_call(p, (ans, args, params))
+            owned = self.builtin and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args, params))
             cots.append(cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a))
         return tuple(cots)
 

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from dualad import ops
 from dualad._checks import describe, is_operand
-from dualad._inplace import Accumulator, made_by_call
+from dualad._inplace import Accumulator, is_large, made_by_call
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
 from reverse._anomaly import ANOMALY, checked_vjp
 from reverse._saved_hooks import Packed
@@ -186,7 +186,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             for p, c in zip(parents, cots):
                 if p is None or c is None:
                     continue
-                owned = builtin and made_by_call(c, (g, res, node.params))
+                owned = builtin and is_large(c) and made_by_call(c, (g, res, node.params))
                 target, index = p
                 if type(target) is not Node:
                     _accumulator(grads, leaf_grads, target, index).add(c, owned)
