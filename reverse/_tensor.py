@@ -52,6 +52,11 @@ class Tensor(TorchMethods, ArrayLike, Value):
                  "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 100
 
+    def __hash__(self) -> int:
+        """By identity, as PyTorch's: a Tensor can key a dict (``optimizer.state[p]``)
+        or sit in a set, while ``==`` stays elementwise."""
+        return id(self)
+
     def __init__(self, value: Any, requires_grad: bool = False, *, level: int | None = None):
         if isinstance(value, Tensor) and level is None:
             value = value.value

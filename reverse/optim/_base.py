@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any, Callable, ClassVar, Iterable, Union
 
 from dualad import ops
@@ -70,7 +71,7 @@ class Optimizer:
         self.defaults: dict[str, Any] = dict(defaults)  # the known options, for the check below
         self.defaults = self._checked_options(self.defaults, "")
         self.param_groups: list[dict[str, Any]] = []
-        self.state: list[dict[str, Any]] = []
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)  # PyTorch's: by parameter
         self._names: list[str] = []  # each parameter as the user named it, in state's order
         if isinstance(params, Tensor):
             raise TypeError("params must be a list or dict of Tensors, or a list of parameter "
@@ -128,7 +129,6 @@ class Optimizer:
         options = {k: v for k, v in group.items() if k != "params"}
         checked = self._checked_options({**self.defaults, **options}, where)
         self.param_groups.append({"params": params, **checked})
-        self.state.extend({} for _ in params)
         self._names.extend(names)
 
     def _check_param(self, p: Tensor, name: str) -> None:
@@ -155,7 +155,7 @@ class Optimizer:
         """Refuse options that are fine alone but not together (a hook)."""
 
     def _parameters(self) -> list[tuple[Tensor, dict[str, Any]]]:
-        """Every parameter with its group, in the order of the groups (``state``'s order)."""
+        """Every parameter with its group, in the order of the groups (``state_dict``'s numbering)."""
         return [(p, group) for group in self.param_groups for p in group["params"]]
 
     # -- stepping ---------------------------------------------------------------------
@@ -193,8 +193,9 @@ class Optimizer:
                 loss = closure()
         grads = self._grads()
         with no_grad():
-            for (p, group), g, state in zip(self._parameters(), grads, self.state):
+            for (p, group), g in zip(self._parameters(), grads):
                 if g is not None:
+                    state = self.state[p]
                     state["step"] = state.get("step", 0) + 1
                     p -= self._update(p.value, g, state, group)
         return loss
@@ -227,7 +228,8 @@ class Optimizer:
             groups.append({**{k: v for k, v in group.items() if k != "params"},
                            "params": list(range(start, stop))})
             start = stop
-        return {"state": {i: _copied(s) for i, s in enumerate(self.state) if s},
+        params = [p for p, _ in self._parameters()]
+        return {"state": {i: _copied(self.state[p]) for i, p in enumerate(params) if self.state.get(p)},
                 "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -245,9 +247,10 @@ class Optimizer:
         >>> w = Tensor(1.0, requires_grad=True)
         >>> opt = Adam([w], lr=0.1)
         >>> (w * w).backward(); opt.step()
-        >>> fresh = Adam([Tensor(0.9, requires_grad=True)])
+        >>> v = Tensor(0.9, requires_grad=True)
+        >>> fresh = Adam([v])
         >>> fresh.load_state_dict(opt.state_dict())
-        >>> fresh.param_groups[0]["lr"], fresh.state[0]["step"]
+        >>> fresh.param_groups[0]["lr"], fresh.state[v]["step"]
         (0.1, 1)
         """
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
@@ -272,13 +275,13 @@ class Optimizer:
             groups.append({"params": group["params"], **self._checked_options(options, where)})
             index.update({n: len(index) + j for j, n in enumerate(old["params"])})
         params = [p for p, _ in self._parameters()]
-        states = [{} for _ in params]
+        states: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for n, s in state_dict["state"].items():
             if n not in index:
                 raise ValueError(f"state_dict['state'] has an entry {n!r} that no group of "
                                  f"state_dict['param_groups'] lists")
             j = index[n]
-            states[j] = {k: _loaded(v, params[j], self._state_shape(params[j]),
+            states[params[j]] = {k: _loaded(v, params[j], self._state_shape(params[j]),
                                     f"state_dict['state'][{n!r}][{k!r}]") for k, v in s.items()}
         self.param_groups, self.state = groups, states
 
@@ -289,7 +292,7 @@ class Optimizer:
     def __repr__(self) -> str:
         lrs = ", ".join(str(g.get("lr")) for g in self.param_groups)
         return (f"{type(self).__name__}({len(self.param_groups)} group(s), "
-                f"{len(self.state)} parameter(s), lr={lrs})")
+                f"{len(self._names)} parameter(s), lr={lrs})")
 
 
 def as_float(value: Any) -> float:

@@ -163,7 +163,7 @@ class LBFGS(Optimizer):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        state = self.state[0]  # all of it, on the first parameter (PyTorch's layout)
+        state = self.state[group["params"][0]]  # all on the first parameter, as PyTorch keeps it
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 

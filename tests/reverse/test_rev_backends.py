@@ -71,7 +71,7 @@ def test_function_and_checkpoint(backend, dtype, rtol):
 
 def check_state(state, w):
     """Every array of an optimizer's state has the parameter's backend and dtype."""
-    arrays = [a for s in state for v in s.values() for a in (v if isinstance(v, list) else [v])
+    arrays = [a for s in state.values() for v in s.values() for a in (v if isinstance(v, list) else [v])
               if hasattr(a, "dtype")]
     assert arrays and all(type(a) is type(w.value) and dtype_name(a) == "float32" for a in arrays)
 

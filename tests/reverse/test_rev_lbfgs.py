@@ -87,7 +87,7 @@ def test_the_history_is_used():
 def test_strong_wolfe_solves_rosenbrock(dtype, atol):
     x, _, opt = run(rosenbrock, ROSENBROCK_X0, 5, dtype, line_search_fn="strong_wolfe",
                     tolerance_change=1e-12)
-    assert x.dtype == dtype and opt.state[0]["d"].dtype == dtype
+    assert x.dtype == dtype and opt.state[opt.param_groups[0]["params"][0]]["d"].dtype == dtype
     np.testing.assert_allclose(x, np.ones(4), atol=atol)
 
 
@@ -95,7 +95,7 @@ def test_stops_at_once_at_a_minimum():
     x, points, opt = run(loss, np.array([0.0, 0.0]), 1, lr=1.0)  # not a minimum: it moves
     assert len(points) > 1
     x, points, opt = run(rosenbrock, np.ones(4), 1, line_search_fn="strong_wolfe")
-    assert len(points) == 1 and opt.state[0]["func_evals"] == 1
+    assert len(points) == 1 and opt.state[opt.param_groups[0]["params"][0]]["func_evals"] == 1
     np.testing.assert_array_equal(x, np.ones(4))
 
 
@@ -103,7 +103,7 @@ def test_stops_at_once_at_a_minimum():
 def test_max_eval_bounds_the_evaluations_of_one_step(line_search_fn):
     _, points, opt = run(rosenbrock, ROSENBROCK_X0, 1, max_iter=100, max_eval=7,
                          line_search_fn=line_search_fn)
-    assert opt.state[0]["func_evals"] == len(points) <= 8  # the check follows a whole line search
+    assert opt.state[opt.param_groups[0]["params"][0]]["func_evals"] == len(points) <= 8
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

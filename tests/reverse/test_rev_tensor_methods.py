@@ -504,3 +504,11 @@ def test_pytorch_keyword_of_var_says_ddof():
     with pytest.raises(TypeError, match=r"ddof=1 for unbiased=True"):
         x.var(unbiased=True)
     assert x.var(ddof=1).item() == pytest.approx(np.var([1.0, 2.0, 4.0], ddof=1))
+
+
+def test_a_tensor_hashes_by_identity_and_compares_elementwise():
+    # PyTorch's habit: tensors key dicts and sets (optimizer.state[p]) while == stays elementwise.
+    a, b = Tensor(np.array([1.0, 2.0])), Tensor(np.array([1.0, 2.0]))
+    seen = {a: "a", b: "b"}
+    assert seen[a] == "a" and seen[b] == "b" and len({a, b, a}) == 2
+    assert (a == b).shape == (2,) and bool((a == b).all())
