@@ -206,9 +206,9 @@ class Tensor(TorchMethods, ArrayLike, Value):
                     "copy cut from the graph, or .detach_() to cut this one")
         if requires_grad:
             r = raw(self.value)
-            if not isinstance(r, float) and (
+            if not isinstance(r, (float, complex)) and (
                     type(r) in SCALAR_TYPES or not is_float_dtype(namespace_of([r]), r.dtype)):
-                raise TypeError(f"only floating-point tensors can require gradients, got dtype "
+                raise TypeError(f"only floating-point or complex tensors can require gradients, got dtype "
                                 f"{dtype_of(r)}; convert with astype(float) first")
         self.requires_grad = bool(requires_grad)
         return self
@@ -547,7 +547,7 @@ def _check_data(value: Any, name: str) -> None:
 def _is_float_value(x) -> bool:
     r = raw(x)
     if type(r) in SCALAR_TYPES:
-        return type(r) is float
+        return type(r) is float or type(r) is complex
     kind = getattr(r.dtype, "kind", None)
     if kind is not None:
         return kind in "fc"

@@ -86,3 +86,18 @@ def test_vjp_function_works_after_vjp_returned():
         np.testing.assert_array_equal(f_vjp(np.array([1.0, 2.0]))[0], [3.0, 6.0])
     np.testing.assert_allclose(aux, np.sin(np.ones(2)))
     assert not isinstance(aux, Tensor)
+
+
+@pytest.mark.parametrize("z", [1j, 0.5 - 2j])
+def test_a_python_complex_is_differentiated_as_a_complex_array_is(z):
+    """A Python complex input made an output that did not require grad, so the
+    pullback returned 0j with no error (vjp, grad(holomorphic=True))."""
+    f = lambda z: z * z * 1.5 + z  # noqa: E731
+    exact = 3.0 * z + 1.0  # f'(z), a holomorphic f
+    assert reverse.vjp(f, z)[1](1.0 + 0j)[0] == pytest.approx(exact)
+    assert reverse.grad(f, holomorphic=True)(z) == pytest.approx(exact)
+    as_array = reverse.grad(lambda w: abs(f(w)) ** 2)(np.complex128(z))
+    assert reverse.grad(lambda w: abs(f(w)) ** 2)(z) == pytest.approx(complex(as_array))
+    t = Tensor(z, requires_grad=True)  # PyTorch lets a complex tensor require grad
+    (t * t).real.backward()
+    assert complex(t.grad.item()) == pytest.approx((2 * z).conjugate())  # PyTorch's conjugate convention
