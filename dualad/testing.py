@@ -4,8 +4,10 @@ It checks the derivatives that dualad computes for *your* function against
 independent references, along one random direction per check:
 
 - ``"fwd"``: the JVP (:func:`dualad.jvp`) against central finite differences.
-- ``"rev"``: the VJP (``reverse.vjp``) against the JVP through the adjoint
-  identity ``<u, J v> = <J^T u, v>``.
+- ``"rev"``: the VJP against the JVP through the adjoint identity
+  ``<u, J v> = <J^T u, v>``. The VJP comes from the reverse mode registered
+  with :func:`register_vjp` (importing ``reverse`` registers ``reverse.vjp``),
+  so this module never imports a package built on top of ``dualad``.
 - ``order=2`` (or more) repeats the checks on the JVP function
   ``(x, v) -> J(x) v`` and the VJP function ``(x, u) -> J(x)^T u``, as HIPS
   autograd and JAX do, so second derivatives are checked too.
@@ -30,7 +32,7 @@ from dualad._shapes import raw, shape_of, zeros
 from dualad._transforms import jvp
 from dualad._tree import flatten
 
-__all__ = ["check_grads"]
+__all__ = ["check_grads", "register_vjp"]
 
 # Keyed by the number of mantissa-relevant bits of the dtype: finfo(dtype).bits.
 _STEP = {16: 2.0 ** -5, 32: 2.0 ** -10, 64: 1e-6}
@@ -58,8 +60,9 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
         1 checks first derivatives; 2 (default) also checks the JVP/VJP
         functions themselves, and so on.
     modes : sequence of {"fwd", "rev"}
-        ``"rev"`` needs ``reverse.vjp``; without it a ``NotImplementedError``
-        is raised (the check is never skipped silently).
+        ``"rev"`` needs a registered reverse mode (``import reverse`` registers
+        one, see :func:`register_vjp`); without it a ``NotImplementedError`` is
+        raised (the check is never skipped silently).
     eps : float, optional
         Finite-difference step; by default chosen from the least precise
         floating dtype among the arguments.
@@ -125,20 +128,36 @@ class _Options:
         self.reverse_vjp = reverse_vjp
 
 
+_REGISTERED_VJP: list[Callable] = []  # the reverse mode check_grads' "rev" uses, once registered
+
+
+def register_vjp(vjp: Callable) -> None:
+    """Give ``check_grads``' mode ``"rev"`` the VJP of a reverse mode.
+
+    ``vjp(f, *primals)`` must return ``(f(*primals), pullback)`` with
+    ``pullback(cotangent)`` a tuple of input cotangents, as ``reverse.vjp``
+    (which ``import reverse`` registers). The last registration wins.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse  # registers reverse.vjp
+    >>> from dualad.testing import check_grads
+    >>> check_grads(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), modes=("rev",))
+    """
+    if not callable(vjp):
+        raise TypeError(f"register_vjp: vjp must be callable as vjp(f, *primals) -> (out, pullback), "
+                        f"got {describe(vjp)}")
+    _REGISTERED_VJP[:] = [vjp]
+
+
 def _reverse_vjp():
-    try:
-        import reverse
-    except ImportError as err:
+    if not _REGISTERED_VJP:
         raise NotImplementedError(
-            "check_grads: mode 'rev' needs the reverse package (reverse.vjp), which "
-            "cannot be imported; pass modes=('fwd',) to check forward mode only") from err
-    fn = getattr(reverse, "vjp", None)
-    if fn is None:
-        raise NotImplementedError(
-            "check_grads: mode 'rev' needs reverse.vjp(f, *primals) -> (out, vjp_fn), which "
-            "the reverse package does not provide yet; pass modes=('fwd',) to check "
-            "forward mode only")
-    return fn
+            "check_grads: mode 'rev' needs a reverse mode, and none is registered: `import reverse` "
+            "registers reverse.vjp (see dualad.testing.register_vjp); or pass modes=('fwd',) to "
+            "check forward mode only")
+    return _REGISTERED_VJP[0]
 
 
 def _check(g, xs, order, modes, opts, name, depth):

@@ -15,6 +15,7 @@ array([1., 1.])
 """
 
 from dualad.ops import stop_gradient
+from dualad.testing import register_vjp
 from reverse import optim
 from reverse._anomaly import detect_anomaly
 from reverse._backward import backward, gradients
@@ -32,6 +33,8 @@ from reverse._grad_mode import (
 )
 from reverse._saved_hooks import saved_tensors_hooks
 from reverse._tensor import Tensor, as_tensor
+
+register_vjp(vjp)  # check_grads' mode "rev" checks this reverse mode
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
-import types
 
 import numpy as np
 import pytest
 from _support.backends import BACKENDS
 
-from dualad import bind, ops
+from dualad import bind, ops, testing
 from dualad.extend import custom, elementwise, unregister
 from dualad.testing import check_grads
 
@@ -58,17 +58,39 @@ def test_a_wrong_vjp_is_caught_through_the_adjoint_identity(primitive):
         check_grads(bad, (np.array([1.0, 2.0]),), order=1, modes=("rev",))
 
 
-def test_rev_mode_without_reverse_vjp_is_an_error_not_a_skip(monkeypatch):
-    monkeypatch.setitem(sys.modules, "reverse", types.ModuleType("reverse"))
-    with pytest.raises(NotImplementedError, match="reverse.vjp"):
+def test_rev_mode_without_a_registered_reverse_mode_is_an_error_not_a_skip(monkeypatch):
+    monkeypatch.setattr(testing, "_REGISTERED_VJP", [])
+    with pytest.raises(NotImplementedError, match="import reverse"):
         check_grads(ops.sin, (np.ones(2),))
     check_grads(ops.sin, (np.ones(2),), modes=("fwd",))  # forward alone still works
 
 
+def test_check_grads_checks_the_registered_reverse_mode(monkeypatch):
+    import reverse
+
+    monkeypatch.setattr(testing, "_REGISTERED_VJP", [])
+    with pytest.raises(TypeError, match="register_vjp: vjp must be callable"):
+        testing.register_vjp("reverse.vjp")
+
+    def wrong_vjp(f, *primals):  # the pullback of 2 * f's: the adjoint test must catch it
+        out, pullback = reverse.vjp(f, *primals)
+        return out, lambda u: tuple(2.0 * g for g in pullback(u))
+
+    testing.register_vjp(wrong_vjp)
+    with pytest.raises(AssertionError, match=r"<u, J v> = <J\^T u, v>"):
+        check_grads(ops.sin, (np.ones(2),), order=1, modes=("rev",))
+    testing.register_vjp(reverse.vjp)
+    check_grads(ops.sin, (np.ones(2),), order=1, modes=("rev",))
+
+
+def test_dualad_testing_does_not_import_reverse():
+    code = "import sys, dualad.testing; print('reverse' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_rev_mode_with_the_reverse_package():
-    reverse = pytest.importorskip("reverse")
-    if not hasattr(reverse, "vjp"):
-        pytest.skip("reverse.vjp is not there yet")
+    import reverse  # noqa: F401  registers reverse.vjp
     check_grads(lambda x, y: ops.sum(ops.sin(x) * y ** 2), (np.array([0.3, 0.9]), np.array([1.5, -0.5])),
                 order=2, modes=("fwd", "rev"))
 
