@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
+from dualad._backend import match_chunks
 from dualad._calling import Selection, check_argnums, paired_leaves
 from dualad._checks import (
     check_differentiable,
@@ -45,7 +46,7 @@ def _unwrap(out: Any, level: int, who: str):
 
 def _as_input_cotangent(g, primal):
     """The cotangent in the input's own form: a float for a float, a complex for a
-    complex, else an array."""
+    complex, else an array (with the input's chunks, for a Dask array)."""
     if type(primal) is complex:
         return 0j if g is None else complex(g)
     if g is None:
@@ -56,7 +57,7 @@ def _as_input_cotangent(g, primal):
         return zeros(primal) + g
     if isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
         return np.asarray(g, dtype=primal.dtype)
-    return g
+    return match_chunks(g, primal)
 
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
