@@ -167,6 +167,14 @@ def to_host(x):
     return np.from_dlpack(x)
 
 
+def positions(xp, index):
+    """Host integer positions (a NumPy array) as an index for ``xp``'s ``take``.
+    Dask gets them as they are: a Dask array as an index can give a result of
+    the wrong shape (``x[i]`` of shape (2,) for an ``i`` of shape (1,), dask
+    2026.8) and costs a graph for numbers the host already has."""
+    return index if array_api_compat.is_dask_namespace(xp) else xp.asarray(index)
+
+
 def to_floats(*values) -> tuple[float, ...]:
     """Python floats of scalar raw values (0-d arrays, NumPy scalars, floats), all
     read at once: Dask computes them in one ``dask.compute``, sharing the work
@@ -202,6 +210,14 @@ def fresh_keys(a):
         return a
     from dask.graph_manipulation import clone
     return clone(a)
+
+
+def whole_along(a, axes):
+    """``a`` in one chunk along ``axes`` where it is a Dask array (Dask transforms,
+    as its FFTs, only along an axis of one chunk); any other array as it is."""
+    if not array_api_compat.is_dask_array(a) or all(len(a.chunks[ax]) == 1 for ax in axes):
+        return a
+    return a.rechunk({ax % a.ndim: -1 for ax in axes})
 
 
 def match_chunks(a, like):
