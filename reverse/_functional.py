@@ -49,13 +49,13 @@ def _as_input_cotangent(g, primal):
     complex, else an array (with the input's chunks, for a Dask array)."""
     if type(primal) is complex:
         return 0j if g is None else complex(g)
-    if g is None:
-        return 0.0 if type(primal) is float else zeros(primal)
     if type(primal) is float:
-        return float(g) if type(g) is not float and not hasattr(g, "_strip") else g
-    if type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):
-        return zeros(primal) + g
-    if isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
+        return 0.0 if g is None else float(g) if type(g) is not float and not hasattr(g, "_strip") else g
+    if g is None:
+        g = zeros(primal)
+    elif type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):
+        g = zeros(primal) + g
+    elif isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
         return np.asarray(g, dtype=primal.dtype)
     return match_chunks(g, primal)
 
