@@ -8,7 +8,9 @@ decision needs (f, norms, slopes) are read together, as in ``mixed._krylov``.
 
 from __future__ import annotations
 
+import functools
 import math
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -101,6 +103,25 @@ def _value_and_grad(f: Callable) -> Callable:
     return call
 
 
+def _lost_values_are_an_error(solver: Callable) -> Callable:
+    """``solver``, raising an error that says what happened when a value it has
+    persisted is cancelled under it: on a Dask cluster, a restart (or workers that
+    left with the only copy of what cannot be recomputed) mid-solve. Nothing the
+    caller passed in has changed, so the solve can simply be run again."""
+    @functools.wraps(solver)
+    def run(f, x0, **options):
+        try:
+            return solver(f, x0, **options)
+        except CancelledError as err:
+            raise RuntimeError(
+                f"{solver.__name__}: values this solve had computed were cancelled before it "
+                f"finished ({type(err).__name__}: {err}); on a Dask cluster that is a restart, or "
+                "workers that left with the only copy. f and x0 are as they were: run the solve "
+                "again") from err
+    return run
+
+
+@_lost_values_are_an_error
 def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
               cg_maxiter: int | None = None, c1: float = 1e-4) -> OptimizeResult:
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
@@ -207,6 +228,7 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
                           f"maximum number of iterations ({maxiter}) reached")
 
 
+@_lost_values_are_an_error
 def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
                  initial_radius: float = 1.0, max_radius: float = 1e4, eta: float = 0.15,
                  cg_maxiter: int | None = None) -> OptimizeResult:
