@@ -1,0 +1,146 @@
+"""Newton solves on a real ``dask.distributed.LocalCluster``, kept small.
+
+Oracles: the same solve on NumPy arrays; the scheduler's own log (a task
+submitted twice under one key with different dependencies is what makes it
+warn "Detected different `run_spec`", dask/dask#9888); and a worker killed
+mid-solve, which Dask's recomputation must survive, or a restart, after which
+the solver must say what happened and leave its arguments as they were.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from dualad import ops  # noqa: E402
+from mixed import newton_cg, trust_region  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+RNG = np.random.default_rng(5)
+X = RNG.standard_normal((150, 3))
+Y = np.where(RNG.uniform(size=150) < 1 / (1 + np.exp(-X @ np.array([1.0, -0.5, 0.25]))), 1.0, -1.0)
+CHUNKS = (80, 70)  # each task costs the scheduler time: few chunks, few tasks
+
+
+def logistic(x, y, on_call=None):
+    calls = []
+
+    def loss(w):
+        calls.append(None)
+        if on_call is not None:
+            on_call(len(calls))
+        return ops.mean(ops.logaddexp(0.0, -ops.matmul(x, w) * y)) + 0.05 * ops.sum(w * w)
+    return loss
+
+
+def lifted(on_call=None):
+    x = da.from_array(X, chunks=(CHUNKS, 3))
+    y = da.from_array(Y, chunks=(CHUNKS,))
+    return logistic(x, y, on_call), da.zeros(3, chunks=2)
+
+
+# Two steps of each solve: every computation on a cluster costs tens of
+# milliseconds here, and two steps hold every kind (values and gradients at
+# trial points, H-products, the reads between them).
+STEPS = 2
+
+
+def reference(solver):
+    return solver(logistic(X, Y), np.zeros(3), maxiter=STEPS)
+
+
+def assert_same_solve(res, ref):
+    assert (res.nit, res.nfev, res.nhvp, res.message) == (ref.nit, ref.nfev, ref.nhvp, ref.message)
+    np.testing.assert_allclose(res.x.compute(), ref.x, rtol=1e-9, atol=1e-12)
+
+
+class SchedulerLog(logging.Handler):
+    """The scheduler's warnings, wherever distributed's logging config sends them."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+    def __enter__(self):
+        logging.getLogger("distributed.scheduler").addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("distributed.scheduler").removeHandler(self)
+
+
+def threads_cluster():
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                    dashboard_address=None)
+
+
+def test_solves_on_a_threads_cluster_equal_numpy_and_reuse_no_key():
+    """Both solvers from one x0, the first result kept: without keys of their
+    own per solve, the second made tasks of the first's names with other
+    dependencies (its CG fuses other work into them), and the scheduler warned."""
+    with threads_cluster() as cluster, distributed.Client(cluster), SchedulerLog() as log:
+        f, w0 = lifted()
+        results = [(solver, solver(f, w0, maxiter=STEPS)) for solver in (newton_cg, trust_region)]
+        for solver, res in results:
+            assert_same_solve(res, reference(solver))
+    collisions = [m for m in log.messages if "Detected different `run_spec`" in m]
+    assert not collisions, collisions[0]
+
+
+def test_a_worker_closed_mid_solve_is_recomputed_around():
+    with threads_cluster() as cluster, distributed.Client(cluster):
+        def close_a_worker(call):
+            if call == 4:  # after the first Newton step has persisted its iterate
+                cluster.sync(cluster.workers[sorted(cluster.workers)[0]].close)
+        f, w0 = lifted(close_a_worker)
+        res = newton_cg(f, w0, maxiter=STEPS)
+        assert len(cluster.scheduler_info["workers"]) == 1
+        assert_same_solve(res, reference(newton_cg))
+
+
+@pytest.fixture(scope="module")
+def processes_client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def test_a_worker_process_killed_mid_solve_is_survived(processes_client):
+    client = processes_client
+
+    def kill_a_worker(call):
+        if call == 4:
+            address = sorted(client.scheduler_info()["workers"])[0]
+            os.kill(client.run(os.getpid, workers=[address])[address], signal.SIGKILL)
+    f, w0 = lifted(kill_a_worker)
+    assert_same_solve(trust_region(f, w0, maxiter=STEPS), reference(trust_region))
+
+
+def test_a_restart_mid_solve_is_a_clear_error_that_changes_nothing(processes_client):
+    client = processes_client
+    x0 = da.from_array(np.array([0.1, -0.2, 0.3]), chunks=2)
+
+    def restart(call):
+        if call == 4:
+            client.restart()
+    f, _ = lifted(restart)
+    with pytest.raises(RuntimeError, match=r"newton_cg: values this solve had computed were cancelled.*"
+                                           r"f and x0 are as they were") as err:
+        newton_cg(f, x0)
+    assert isinstance(err.value.__cause__, Exception) and "cancelled" in str(err.value.__cause__)
+    np.testing.assert_array_equal(x0.compute(), [0.1, -0.2, 0.3])
+    f_again, _ = lifted()
+    np.testing.assert_allclose(f_again(x0).compute(), logistic(X, Y)(np.array([0.1, -0.2, 0.3])),
+                               rtol=1e-12)  # the cluster is back, and f works as before
