@@ -50,13 +50,22 @@ def _check_x0(x0: Any) -> Any:
     return fresh_keys(x0)
 
 
-def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None) -> None:
+def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None, callback: Callable | None) -> None:
     """The settings both solvers share: a NaN or negative ``tol`` would never stop
     (or never start) the iteration, a negative ``maxiter`` returns garbage."""
     check_number("tol", tol)
     check_count(maxiter, "maxiter")
     if cg_maxiter is not None:
         check_count(cg_maxiter, "cg_maxiter", low=1)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be a function of the OptimizeResult so far, or None, "
+                        f"got {describe(callback)}")
+
+
+def _progress(callback: Callable | None, x, fval, g, nit, nfev, nhvp) -> None:
+    """Hand the solve so far to ``callback`` (after each step)."""
+    if callback is not None:
+        callback(OptimizeResult(x, fval, g, nit, nfev, nhvp, False, "in progress"))
 
 
 def _eps(x: Any) -> float:
@@ -123,7 +132,8 @@ def _lost_values_are_an_error(solver: Callable) -> Callable:
 
 @_lost_values_are_an_error
 def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
-              cg_maxiter: int | None = None, c1: float = 1e-4) -> OptimizeResult:
+              cg_maxiter: int | None = None, c1: float = 1e-4,
+              callback: Callable[[OptimizeResult], None] | None = None) -> OptimizeResult:
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
 
     Each outer step solves H p = -g by CG until the residual's 1-norm is
@@ -150,6 +160,10 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
         ``max(2 n, 20)``.
     c1 : float
         The Armijo sufficient-decrease constant, in (0, 1).
+    callback : callable, optional
+        Called after each step with an :class:`OptimizeResult` of the solve so
+        far (``x``, ``fun``, ``jac`` and the counts; ``message`` "in progress"),
+        for progress reports.
 
     Returns
     -------
@@ -167,7 +181,7 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     (True, array([1., 1., 1.]))
     """
     x = _check_x0(x0)
-    _check_solver(tol, maxiter, cg_maxiter)
+    _check_solver(tol, maxiter, cg_maxiter, callback)
     check_number("c1", c1, 0.0, 1.0, high_open=True, low_open=True)
     f = check_scalar(f, "newton_cg")
     vg = _value_and_grad(f)
@@ -224,6 +238,7 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
             return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
                                   f"line search failed after {trials} trial points: {why}")
         x, fval, g = x_new, f_new, g_new
+        _progress(callback, x, fval, g, it + 1, nfev, nhvp)
     return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
                           f"maximum number of iterations ({maxiter}) reached")
 
@@ -231,7 +246,8 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
 @_lost_values_are_an_error
 def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
                  initial_radius: float = 1.0, max_radius: float = 1e4, eta: float = 0.15,
-                 cg_maxiter: int | None = None) -> OptimizeResult:
+                 cg_maxiter: int | None = None,
+                 callback: Callable[[OptimizeResult], None] | None = None) -> OptimizeResult:
     """Minimize ``f`` by a trust-region Newton method with Steihaug-CG steps.
 
     Each step minimizes the quadratic model ``g.p + p.Hp / 2`` over ``||p|| <= radius``
@@ -257,6 +273,9 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
         Acceptance threshold on actual / predicted decrease, in [0, 1/4).
     cg_maxiter : int, optional
         Maximum number of CG iterations per step; default ``max(2 n, 20)``.
+    callback : callable, optional
+        Called after each step, taken or not, with an :class:`OptimizeResult`
+        of the solve so far (``message`` "in progress").
 
     Returns
     -------
@@ -274,7 +293,7 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     (True, array([1., 1., 1.]))
     """
     x = _check_x0(x0)
-    _check_solver(tol, maxiter, cg_maxiter)
+    _check_solver(tol, maxiter, cg_maxiter, callback)
     f = check_scalar(f, "trust_region")
     if not 0 <= eta < 0.25:
         raise ValueError(f"eta must be in [0, 0.25), got {eta}")
@@ -319,6 +338,7 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
             radius = min(2.0 * radius, max_radius)
         if rho > eta:
             x, fval, g = x_new, f_new, g_new
+        _progress(callback, x, fval, g, it + 1, nfev, nhvp)
     return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
                           f"maximum number of iterations ({maxiter}) reached")
 
