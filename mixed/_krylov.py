@@ -6,6 +6,9 @@ the ones a decision needs are read together (``to_floats``: one
 The vectors the next iteration builds on are persisted (``persist``), so that
 on Dask each H-product's graph starts from the chunks of the last iterate
 instead of growing with every iteration; on NumPy and CuPy both are no-ops.
+Each CG iteration reads the host once: its step is computed with a step
+length the host has not seen yet (a scalar of the backend), and dropped when
+the curvature it reads says so.
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ def norm2(a: Any) -> Any:
     return namespace_of([a]).sqrt(vdot(a, a))
 
 
+def _step_length(rr: Any, curvature: Any) -> Any:
+    """``rr / curvature`` as a scalar of the backend, computed before the curvature
+    is read (so that the step can be taken in the same computation); where the
+    curvature is 0 the caller stops before using it, and NumPy is spared a
+    division by zero."""
+    xp = namespace_of([curvature])
+    return rr / xp.where(curvature == 0, 1.0, curvature)
+
+
 def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int,
                  norm: Callable[[Any], Any] = norm2) -> tuple[Any, int, bool]:
     """Approximately solve H p = -g by CG, stopping at negative curvature.
@@ -43,16 +55,20 @@ def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int,
     returned; if that happens on the first iteration, the steepest-descent
     direction scaled by ``|g|^2 / |g.Hg|`` (as SciPy's Newton-CG does) rather
     than the raw ``-g``, whose length has nothing to do with the problem's
-    scale. Two reads of the host per iteration: the curvature, then the
-    residual.
+    scale. One read of the host per iteration: the step and the residual are
+    computed with the curvature, and dropped if the curvature ends CG.
     """
     p = g * 0.0
     r = g * 1.0
     d = -r
     rr = vdot(r, r)  # read with the first curvature
     for i in range(maxiter):
-        d, hd = persist(d, hvp(d))
-        curvature, dd, rr = to_floats(vdot(d, hd), vdot(d, d), rr)
+        hd = hvp(d)
+        curvature = vdot(d, hd)
+        alpha = _step_length(rr, curvature)
+        d, hd, curvature, p_next, r_next = persist(d, hd, curvature, p + alpha * d, r + alpha * hd)
+        curvature, dd, rr, rr_next, r_norm = to_floats(curvature, vdot(d, d), rr, vdot(r_next, r_next),
+                                                       norm(r_next))
         if not math.isfinite(curvature):
             return p, i + 1, False
         if curvature <= 1e-12 * dd:
@@ -61,13 +77,11 @@ def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int,
             # d = -g here, so dd = |g|^2; at (near) zero curvature keep -g.
             scale = dd / -curvature if curvature < -1e-12 * dd else 1.0
             return -scale * g, i + 1, True
-        alpha = rr / curvature
-        p, r = persist(p + alpha * d, r + alpha * hd)
-        rr_new, r_norm = to_floats(vdot(r, r), norm(r))
+        p, r = p_next, r_next
         if r_norm <= tol:
             return p, i + 1, True
-        d = -r + (rr_new / rr) * d
-        rr = rr_new
+        d = -r + (rr_next / rr) * d
+        rr = rr_next
     return p, maxiter, True
 
 
@@ -76,8 +90,8 @@ def steihaug_cg(hvp: Callable, g: Any, radius: float, tol: float, maxiter: int
     """Steihaug's CG for the trust-region subproblem min g.p + p.Hp/2, |p| <= radius.
 
     Returns the step, H times the step, the number of H-products, and
-    whether everything stayed finite. Two reads of the host per iteration:
-    the curvature, then the step's and the residual's lengths.
+    whether everything stayed finite. One read of the host per iteration,
+    as in :func:`truncated_cg` (and one more for the step to the boundary).
     """
     p = g * 0.0
     hp = g * 0.0
@@ -85,26 +99,23 @@ def steihaug_cg(hvp: Callable, g: Any, radius: float, tol: float, maxiter: int
     d = -r
     rr = vdot(r, r)  # read with the first curvature
     for i in range(maxiter):
-        d, hd = persist(d, hvp(d))
-        curvature, rr = to_floats(vdot(d, hd), rr)
+        hd = hvp(d)
+        curvature = vdot(d, hd)
+        alpha = _step_length(rr, curvature)
+        d, hd, curvature, p_next, hp_next, r_next = persist(
+            d, hd, curvature, p + alpha * d, hp + alpha * hd, r + alpha * hd)
+        curvature, rr, pp_next, rr_next = to_floats(curvature, rr, vdot(p_next, p_next),
+                                                    vdot(r_next, r_next))
         if not math.isfinite(curvature):
             return p, hp, i + 1, False
-        if curvature <= 0:
+        if curvature <= 0 or math.sqrt(pp_next) >= radius:
             tau = _to_boundary(p, d, radius)
             return p + tau * d, hp + tau * hd, i + 1, True
-        alpha = rr / curvature
-        # r is updated before the radius test, which may make it unneeded, so
-        # that one read serves both tests.
-        p_next, hp_next, r = persist(p + alpha * d, hp + alpha * hd, r + alpha * hd)
-        pp_next, rr_new = to_floats(vdot(p_next, p_next), vdot(r, r))
-        if math.sqrt(pp_next) >= radius:
-            tau = _to_boundary(p, d, radius)
-            return p + tau * d, hp + tau * hd, i + 1, True
-        p, hp = p_next, hp_next
-        if math.sqrt(rr_new) <= tol:
+        p, hp, r = p_next, hp_next, r_next
+        if math.sqrt(rr_next) <= tol:
             return p, hp, i + 1, True
-        d = -r + (rr_new / rr) * d
-        rr = rr_new
+        d = -r + (rr_next / rr) * d
+        rr = rr_next
     return p, hp, maxiter, True
 
 
