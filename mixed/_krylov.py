@@ -8,7 +8,10 @@ on Dask each H-product's graph starts from the chunks of the last iterate
 instead of growing with every iteration; on NumPy and CuPy both are no-ops.
 Each CG iteration reads the host once: its step is computed with a step
 length the host has not seen yet (a scalar of the backend), and dropped when
-the curvature it reads says so.
+the curvature it reads says so. What a read or a later graph uses is
+persisted first, the steps returned included: a lazy value used by two
+computations is sent to the cluster twice, fused differently under the same
+task names, which the distributed scheduler warns about (dask/dask#9888).
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int,
         hd = hvp(d)
         curvature = vdot(d, hd)
         alpha = _step_length(rr, curvature)
-        d, hd, curvature, p_next, r_next = persist(d, hd, curvature, p + alpha * d, r + alpha * hd)
+        d, hd, curvature, rr, p_next, r_next = persist(d, hd, curvature, rr, p + alpha * d, r + alpha * hd)
         curvature, dd, rr, rr_next, r_norm = to_floats(curvature, vdot(d, d), rr, vdot(r_next, r_next),
                                                        norm(r_next))
         if not math.isfinite(curvature):
@@ -76,7 +79,7 @@ def truncated_cg(hvp: Callable, g: Any, tol: float, maxiter: int,
                 return p, i + 1, True
             # d = -g here, so dd = |g|^2; at (near) zero curvature keep -g.
             scale = dd / -curvature if curvature < -1e-12 * dd else 1.0
-            return -scale * g, i + 1, True
+            return persist(-scale * g)[0], i + 1, True
         p, r = p_next, r_next
         if r_norm <= tol:
             return p, i + 1, True
@@ -102,15 +105,15 @@ def steihaug_cg(hvp: Callable, g: Any, radius: float, tol: float, maxiter: int
         hd = hvp(d)
         curvature = vdot(d, hd)
         alpha = _step_length(rr, curvature)
-        d, hd, curvature, p_next, hp_next, r_next = persist(
-            d, hd, curvature, p + alpha * d, hp + alpha * hd, r + alpha * hd)
+        d, hd, curvature, rr, p_next, hp_next, r_next = persist(
+            d, hd, curvature, rr, p + alpha * d, hp + alpha * hd, r + alpha * hd)
         curvature, rr, pp_next, rr_next = to_floats(curvature, rr, vdot(p_next, p_next),
                                                     vdot(r_next, r_next))
         if not math.isfinite(curvature):
             return p, hp, i + 1, False
         if curvature <= 0 or math.sqrt(pp_next) >= radius:
             tau = _to_boundary(p, d, radius)
-            return p + tau * d, hp + tau * hd, i + 1, True
+            return *persist(p + tau * d, hp + tau * hd), i + 1, True
         p, hp, r = p_next, hp_next, r_next
         if math.sqrt(rr_next) <= tol:
             return p, hp, i + 1, True

@@ -210,7 +210,7 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
                                   "non-finite Hessian-vector product")
         slope, x_max, p_max = to_floats(vdot(g, p), _max_abs(x), _max_abs(p))
         if slope >= 0:  # not a descent direction (inexact CG); fall back to -g
-            p, slope, p_max = -g, -gnorm * gnorm, to_floats(_max_abs(g))[0]
+            (p,), slope, p_max = persist(-g), -gnorm * gnorm, to_floats(_max_abs(g))[0]
         step, accepted, trials, finite_trials = 1.0, False, 0, 0
         noise = _noise(fval, x)
         # Below this step x + step p rounds to x: no trial point is left.

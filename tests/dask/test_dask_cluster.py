@@ -87,9 +87,11 @@ def threads_cluster():
 
 
 def test_solves_on_a_threads_cluster_equal_numpy_and_reuse_no_key():
-    """Both solvers from one x0, the first result kept: without keys of their
-    own per solve, the second made tasks of the first's names with other
-    dependencies (its CG fuses other work into them), and the scheduler warned."""
+    """Both solvers from one x0, the first result kept. The scheduler warned
+    when the second solve made tasks of the first's names with other
+    dependencies (its CG fuses other work into them: each solve now has keys
+    of its own), and when a lazy value went to the cluster in two computations
+    of one solve (CG's first |r|^2, in the persisted step and in the read)."""
     with threads_cluster() as cluster, distributed.Client(cluster), SchedulerLog() as log:
         f, w0 = lifted()
         results = [(solver, solver(f, w0, maxiter=STEPS)) for solver in (newton_cg, trust_region)]
