@@ -30,12 +30,12 @@ def example():
 def test_the_example_fits_on_a_cluster_as_numpy_does(example, capsys):
     # A memory limit far above the test process's size: a worker in this process
     # pauses when the process passes 80% of it.
-    out = example.main(["--samples", "2000", "--features", "3", "--chunk-rows", "700", "--threads",
-                        "--dashboard-address", ":0", "--worker-memory", "16GiB", "--check"])
+    out = example.main(["--samples", "2000", "--features", "3", "--chunk-rows", "1000", "--threads",
+                        "--tol", "1e-6", "--dashboard-address", ":0", "--worker-memory", "16GiB", "--check"])
     printed = capsys.readouterr().out
     assert out["success"], out["message"]
     assert out["max_difference_from_numpy"] <= 1e-10
-    for expected in ("NOT real data", "2,000 samples, 4 weights", "3 chunks of up to 700 rows",
+    for expected in ("NOT real data", "2,000 samples, 4 weights", "2 chunks of up to 1,000 rows",
                      "2 thread workers", "dashboard: http", "step   1: loss", "gradient norm"):
         assert expected in printed, (expected, printed)
     assert printed.count("  step ") == out["nit"]
