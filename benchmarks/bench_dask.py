@@ -17,6 +17,7 @@ per H-product, whatever the size). Every class skips (setup raises
 from __future__ import annotations
 
 import importlib.util
+import sys
 import time
 from pathlib import Path
 
@@ -36,6 +37,8 @@ def _example():
     """The example module (its data and loss), or NotImplementedError without Dask."""
     if importlib.util.find_spec("dask") is None or importlib.util.find_spec("distributed") is None:
         raise NotImplementedError("needs dask[array] and distributed")
+    if str(_EXAMPLE.parent) not in sys.path:  # as when run from the command line: logistic_loss.py
+        sys.path.insert(0, str(_EXAMPLE.parent))
     spec = importlib.util.spec_from_file_location("logistic_regression_dask", _EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

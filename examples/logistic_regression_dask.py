@@ -52,11 +52,11 @@ import argparse
 import importlib.util
 import math
 import time
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
+from logistic_loss import make_loss
 
-from dualad import ops
 from mixed import OptimizeResult, newton_cg
 
 
@@ -100,14 +100,6 @@ def make_data(n_samples: int, n_features: int, chunk_rows: int, seed: int = 0):
     x = da.map_blocks(features, chunks=(sizes, (width,)), dtype=np.float64, meta=np.empty((0, 0)))
     y = da.map_blocks(labels, chunks=(sizes,), dtype=np.float64, meta=np.empty(0))
     return x, y
-
-
-def make_loss(x: Any, y: Any, lam: float) -> Callable:
-    """The regularized mean logistic loss of the weights (``x`` and ``y`` Dask or NumPy)."""
-    def loss(w):
-        margins = ops.matmul(x, w) * y
-        return ops.mean(ops.logaddexp(0.0, -margins)) + 0.5 * lam * ops.sum(w * w)
-    return loss
 
 
 def progress(started: float, say: Callable[[str], None]) -> Callable[[OptimizeResult], None]:

@@ -20,6 +20,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "logistic_regressio
 
 @pytest.fixture(scope="module")
 def example():
+    if str(EXAMPLE.parent) not in sys.path:  # as when run from the command line: logistic_loss.py
+        sys.path.insert(0, str(EXAMPLE.parent))
     spec = importlib.util.spec_from_file_location("example_logistic_regression_dask", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
