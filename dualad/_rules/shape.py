@@ -32,7 +32,7 @@ __all__ = [
 
 # -- reshape and friends ------------------------------------------------------
 def _reshape_impl(xp, x, *, shape):
-    if 0 in x.shape:  # nothing to move; Dask's reshape fails on an empty array
+    if 0 in shape_of(x):  # nothing to move; Dask's reshape fails on an empty array
         return xp.zeros(shape, dtype=x.dtype)
     try:
         return xp.reshape(x, shape)
