@@ -85,7 +85,11 @@ def main(argv=None) -> int:
                     owner.setup(*values)
                 except NotImplementedError:
                     continue
-            value = getattr(owner, method)(*values)
+            try:
+                value = getattr(owner, method)(*values)
+            finally:  # as asv does: bench_dask's teardown stops its cluster
+                if hasattr(owner, "teardown"):
+                    owner.teardown(*values)
             shown = ", ".join(f"{k}={v}" for k, v in labels.items()) or "-"
             print(f"| {name} | {shown} | {value:.3g} | {unit} |", flush=True)
     print(f"\n({time.perf_counter() - start:.0f} s)", file=sys.stderr)

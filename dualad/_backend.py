@@ -3,7 +3,10 @@
 This is the only module that names a backend. Python floats get a scalar
 namespace built on :mod:`math` (a dual number of two floats should cost
 little more than two floats); arrays get their array-API namespace through
-``array_api_compat``.
+``array_api_compat``. Dask arrays are lazy: the few places that must hold
+numbers (host control, a solver's iterates) go through :func:`to_host`,
+:func:`to_floats` and :func:`persist`, and Dask itself is imported only when
+a Dask array is already there.
 """
 
 from __future__ import annotations
@@ -114,10 +117,12 @@ def namespace_of(args) -> object:
             return array_api_compat.array_namespace(*arrays)
         except TypeError as err:
             kinds = sorted({type(a).__module__ + "." + type(a).__name__ for a in arrays})
+            hint = ("; lift a NumPy array into Dask with dask.array.from_array(a, chunks=...)"
+                    if any(map(array_api_compat.is_dask_array, arrays)) else "")
             raise TypeError(
                 f"operands come from different array libraries ({', '.join(kinds)}); "
                 "dualad never moves data between backends implicitly: convert them "
-                "to one library first"
+                f"to one library first{hint}"
             ) from err
     _BY_TYPES[types] = xp  # NumPy and scalars only: their namespace is the type's
     return xp
@@ -157,4 +162,68 @@ def to_host(x):
         return np.asarray(x)
     if array_api_compat.is_cupy_array(x):
         return x.get()
+    if array_api_compat.is_dask_array(x):  # computed here: the host needs the numbers now
+        return np.asarray(x)
     return np.from_dlpack(x)
+
+
+def positions(xp, index):
+    """Host integer positions (a NumPy array) as an index for ``xp``'s ``take``.
+    Dask gets them as they are: a Dask array as an index can give a result of
+    the wrong shape (``x[i]`` of shape (2,) for an ``i`` of shape (1,), dask
+    2026.8) and costs a graph for numbers the host already has."""
+    return index if array_api_compat.is_dask_namespace(xp) else xp.asarray(index)
+
+
+def to_floats(*values) -> tuple[float, ...]:
+    """Python floats of scalar raw values (0-d arrays, NumPy scalars, floats), all
+    read at once: Dask computes them in one ``dask.compute``, sharing the work
+    they have in common, where one ``float()`` each would compute each alone."""
+    if any(map(array_api_compat.is_dask_array, values)):
+        import dask
+        values = dask.compute(*values)
+    return tuple(map(float, values))
+
+
+def persist(*arrays) -> tuple:
+    """``arrays``, with the Dask arrays among them computed and kept in memory (on
+    the cluster, with a distributed client) so that later graphs start from their
+    chunks instead of growing with every step of an iteration. Other arrays are
+    returned as they are."""
+    if not any(map(array_api_compat.is_dask_array, arrays)):
+        return arrays
+    import dask
+    return dask.persist(*arrays)
+
+
+def fresh_keys(a):
+    """``a``, as a Dask array whose graph keys no other computation shares
+    (``dask.graph_manipulation.clone``); any other array as it is.
+
+    Dask names a task by what it computes, and its optimizer names a fused
+    chain of tasks after the chain's last one, so two computations that start
+    from the same array (two solves from one ``x0``) make tasks of the same
+    name that fuse different work. A distributed scheduler that still holds
+    the first warns "Detected different `run_spec` for key ..." and may
+    deadlock (dask/dask#9888); keys of its own keep an iteration apart."""
+    if not array_api_compat.is_dask_array(a):
+        return a
+    from dask.graph_manipulation import clone
+    return clone(a)
+
+
+def whole_along(a, axes):
+    """``a`` in one chunk along ``axes`` where it is a Dask array (Dask transforms,
+    as its FFTs, only along an axis of one chunk); any other array as it is."""
+    if not array_api_compat.is_dask_array(a) or all(len(a.chunks[ax]) == 1 for ax in axes):
+        return a
+    return a.rechunk({ax % a.ndim: -1 for ax in axes})
+
+
+def match_chunks(a, like):
+    """``a`` rechunked as ``like`` when both are Dask arrays (a leading axis that
+    ``like`` lacks, a batch of directions, stays in one chunk); else ``a`` itself."""
+    if not (array_api_compat.is_dask_array(a) and array_api_compat.is_dask_array(like)):
+        return a
+    chunks = tuple((n,) for n in a.shape[:a.ndim - like.ndim]) + like.chunks
+    return a if a.chunks == chunks else a.rechunk(chunks)

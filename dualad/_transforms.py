@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
-from dualad._backend import namespace_of
+from dualad._backend import match_chunks, namespace_of
 from dualad._calling import Selection, check_argnums, paired_leaves, split_aux
 from dualad._checks import check_count, check_differentiable, check_output_leaves, validate_tangent
 from dualad._core import transform_level
@@ -28,8 +28,10 @@ def split(out: Any, level: int, k: int | None = None, like: Any = None,
           who: str | None = None) -> tuple[Any, Any]:
     """Primal and tangent parts of the leaves of ``out`` at ``level``; zeros
     (with ``k`` directions in front, if given) where a leaf has no tangent.
-    ``like`` (same structure as ``out``) gives those zeros' shapes and dtypes.
-    With ``who``, ``out`` is a user's output, checked first (errors name ``who``)."""
+    ``like`` (same structure as ``out``) gives those zeros' shapes and dtypes, and
+    the chunks of both parts where they are Dask arrays (by default the chunks of
+    the primal output). With ``who``, ``out`` is a user's output, checked first
+    (errors name ``who``)."""
     leaves, build = flatten(out)
     if who is not None:
         check_output_leaves(leaves, out, who)
@@ -37,14 +39,15 @@ def split(out: Any, level: int, k: int | None = None, like: Any = None,
     primals, tangents = [], []
     for leaf, ref in zip(leaves, likes):
         if isinstance(leaf, Dual) and leaf._level == level:
-            primals.append(leaf.primal)
-            tangents.append(leaf.tangent)
+            primals.append(match_chunks(leaf.primal, raw(ref)))
+            tangents.append(match_chunks(leaf.tangent, raw(ref)))
             continue
-        primals.append(leaf)
+        primals.append(match_chunks(leaf, raw(ref)))
         if type(ref) in (int, float) and k is None:
             tangents.append(0.0)
         else:
-            tangents.append(zeros(ref, shape_of(ref) if k is None else (k,) + shape_of(ref)))
+            tangents.append(match_chunks(zeros(ref, shape_of(ref) if k is None else (k,) + shape_of(ref)),
+                                         raw(ref)))
     return build(primals), build(tangents)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+import array_api_compat
 import numpy as np
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
@@ -297,8 +298,8 @@ def _random_like(x, rng):
     if isinstance(x, (np.ndarray, np.generic)):
         return np.asarray(draw, dtype=x.dtype)
     xp = namespace_of([x])
-    try:
-        return xp.asarray(draw, dtype=x.dtype, device=x.device)
+    try:  # array_api_compat's device(): Dask arrays have no ``.device``
+        return xp.asarray(draw, dtype=x.dtype, device=array_api_compat.device(x))
     except TypeError:  # namespaces without a ``device`` keyword
         return xp.asarray(draw, dtype=x.dtype)
 

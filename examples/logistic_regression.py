@@ -61,9 +61,9 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from logistic_loss import make_loss
 from scipy.optimize import minimize
 
-from dualad import ops
 from mixed import hessp, jac, newton_cg, trust_region
 
 TOL = 1e-8
@@ -103,20 +103,6 @@ def make_synthetic(n_samples: int, n_features: int, seed: int = 0) -> tuple[np.n
     p = 1.0 / (1.0 + np.exp(-(x @ w_true)))
     y = np.where(rng.uniform(size=n_samples) < p, 1.0, -1.0)
     return x, y, f"synthetic logistic model (seed {seed}): {n_samples} samples, {d + 1} weights"
-
-
-# -- the objective ---------------------------------------------------------------
-def make_loss(x, y, lam: float) -> Callable:
-    """The regularized mean logistic loss as a function of the weights.
-
-    ``ops.logaddexp(0, -m)`` is log(1 + exp(-m)) without overflow; the
-    margins are computed as ``(x @ w) * y`` so that the value type (``w``'s
-    tape or Dual wrapper) is the left operand whatever the array backend.
-    """
-    def loss(w):
-        margins = ops.matmul(x, w) * y
-        return ops.mean(ops.logaddexp(0.0, -margins)) + 0.5 * lam * ops.sum(w * w)
-    return loss
 
 
 # -- the solvers -----------------------------------------------------------------

@@ -32,7 +32,8 @@ import sys
 import time
 from typing import Any, Callable
 
-from dualad import ops
+from logistic_loss import make_loss
+
 from mixed import newton_cg, trust_region
 
 NEEDS = ("needs CuPy and an NVIDIA GPU (pip install cupy-cuda12x); "
@@ -50,14 +51,6 @@ def make_data(xp: Any, n_samples: int, n_features: int, dtype: str, seed: int = 
     p = 1.0 / (1.0 + xp.exp(-(x.astype("float64") @ w_true)))
     y = xp.where(rs.uniform(size=n_samples) < p, 1.0, -1.0).astype(dtype)
     return x, y
-
-
-def make_loss(x: Any, y: Any, lam: float) -> Callable:
-    """The regularized mean logistic loss; the value type is kept as the left operand."""
-    def loss(w):
-        margins = ops.matmul(x, w) * y
-        return ops.mean(ops.logaddexp(0.0, -margins)) + 0.5 * lam * ops.sum(w * w)
-    return loss
 
 
 def solve(xp: Any, x: Any, y: Any, lam: float, tol: float, sync: Callable[[], None]) -> list[dict]:

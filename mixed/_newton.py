@@ -1,21 +1,25 @@
 """Newton-type optimizers driven by Hessian-vector products.
 
-Both run entirely on the backend of ``x0`` (NumPy or CuPy, float32 or
+Both run entirely on the backend of ``x0`` (NumPy, CuPy or Dask, float32 or
 float64); the gradient and H v come from one forward-over-reverse pass.
+Iterates and gradients are persisted as they are made, and the scalars a
+decision needs (f, norms, slopes) are read together, as in ``mixed._krylov``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import reverse
-from dualad._backend import namespace_of
+from dualad._backend import fresh_keys, namespace_of, persist, to_floats
 from dualad._checks import check_count, check_differentiable, check_number, describe
 from mixed._hvp import check_scalar
 from mixed._hvp import hvp as _hvp
-from mixed._krylov import dot, norm1, steihaug_cg, truncated_cg
+from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
 
 __all__ = ["OptimizeResult", "newton_cg", "trust_region"]
 
@@ -38,32 +42,40 @@ class OptimizeResult:
 
 
 def _check_x0(x0: Any) -> Any:
+    """``x0``, checked; a Dask ``x0`` gets keys of its own, and so every array of
+    the solve (see ``fresh_keys``)."""
     if type(x0) is float or getattr(x0, "ndim", None) != 1:
         raise ValueError(f"x0 must be a 1-d floating array, got {describe(x0)}")
     check_differentiable(x0, "x0")
-    return x0
+    return fresh_keys(x0)
 
 
-def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None) -> None:
+def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None, callback: Callable | None) -> None:
     """The settings both solvers share: a NaN or negative ``tol`` would never stop
     (or never start) the iteration, a negative ``maxiter`` returns garbage."""
     check_number("tol", tol)
     check_count(maxiter, "maxiter")
     if cg_maxiter is not None:
         check_count(cg_maxiter, "cg_maxiter", low=1)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be a function of the OptimizeResult so far, or None, "
+                        f"got {describe(callback)}")
 
 
-def _norm(a: Any) -> float:
-    return math.sqrt(dot(a, a))
+def _progress(callback: Callable | None, x, fval, g, nit, nfev, nhvp) -> None:
+    """Hand the solve so far to ``callback`` (after each step)."""
+    if callback is not None:
+        callback(OptimizeResult(x, fval, g, nit, nfev, nhvp, False, "in progress"))
 
 
 def _eps(x: Any) -> float:
     return float(namespace_of([x]).finfo(x.dtype).eps)
 
 
-def _max_abs(a: Any) -> float:
+def _max_abs(a: Any) -> Any:
+    """The largest |entry| of ``a``, as a scalar of the backend (0.0 if empty)."""
     xp = namespace_of([a])
-    return float(xp.max(xp.abs(a))) if a.shape[0] else 0.0
+    return xp.max(xp.abs(a)) if a.shape[0] else 0.0
 
 
 def _noise(fval: float, x: Any) -> float:
@@ -75,7 +87,8 @@ def _trapezoid_decrease(g: Any, g_new: Any, p: Any) -> float:
     """f(x) - f(x + p) from the slopes at both ends: exact for a quadratic, and
     free of the cancellation that makes ``f(x) - f(x + p)`` useless once the
     decrease is below f's rounding level (near a minimum with f* != 0)."""
-    return -0.5 * (dot(g, p) + dot(g_new, p))
+    slope, slope_new = to_floats(vdot(g, p), vdot(g_new, p))
+    return -0.5 * (slope + slope_new)
 
 
 def _stop(x, fval, g, gnorm, tol, it, nfev, nhvp) -> OptimizeResult | None:
@@ -88,16 +101,39 @@ def _stop(x, fval, g, gnorm, tol, it, nfev, nhvp) -> OptimizeResult | None:
 
 
 def _value_and_grad(f: Callable) -> Callable:
+    """``x -> (x, f(x), grad f(x))``, persisted (Dask: computed and kept, so that
+    reading f and the gradient's norms later does not run f again); f(x) is a
+    scalar of the backend, read by the caller together with what it needs."""
     vg = reverse.value_and_grad(f)
 
     def call(x):
         value, g = vg(x)
-        return float(value), g
+        return persist(x, value, g)
     return call
 
 
+def _lost_values_are_an_error(solver: Callable) -> Callable:
+    """``solver``, raising an error that says what happened when a value it has
+    persisted is cancelled under it: on a Dask cluster, a restart (or workers that
+    left with the only copy of what cannot be recomputed) mid-solve. Nothing the
+    caller passed in has changed, so the solve can simply be run again."""
+    @functools.wraps(solver)
+    def run(f, x0, **options):
+        try:
+            return solver(f, x0, **options)
+        except CancelledError as err:
+            raise RuntimeError(
+                f"{solver.__name__}: values this solve had computed were cancelled before it "
+                f"finished ({type(err).__name__}: {err}); on a Dask cluster that is a restart, or "
+                "workers that left with the only copy. f and x0 are as they were: run the solve "
+                "again") from err
+    return run
+
+
+@_lost_values_are_an_error
 def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
-              cg_maxiter: int | None = None, c1: float = 1e-4) -> OptimizeResult:
+              cg_maxiter: int | None = None, c1: float = 1e-4,
+              callback: Callable[[OptimizeResult], None] | None = None) -> OptimizeResult:
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
 
     Each outer step solves H p = -g by CG until the residual's 1-norm is
@@ -113,7 +149,7 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     f : callable
         Scalar objective of a 1-d array.
     x0 : array
-        Starting point; its backend (NumPy or CuPy) and dtype are kept.
+        Starting point; its backend (NumPy, CuPy or Dask) and dtype are kept.
     tol : float
         Stop when the gradient's 2-norm is at most ``tol`` (>= 0; choose
         about 1e-4 or looser in float32).
@@ -124,6 +160,10 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
         ``max(2 n, 20)``.
     c1 : float
         The Armijo sufficient-decrease constant, in (0, 1).
+    callback : callable, optional
+        Called after each step with an :class:`OptimizeResult` of the solve so
+        far (``x``, ``fun``, ``jac`` and the counts; ``message`` "in progress"),
+        for progress reports.
 
     Returns
     -------
@@ -141,16 +181,17 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     (True, array([1., 1., 1.]))
     """
     x = _check_x0(x0)
-    _check_solver(tol, maxiter, cg_maxiter)
+    _check_solver(tol, maxiter, cg_maxiter, callback)
     check_number("c1", c1, 0.0, 1.0, high_open=True, low_open=True)
     f = check_scalar(f, "newton_cg")
     vg = _value_and_grad(f)
     n = x.shape[0]
     cg_maxiter = cg_maxiter or max(2 * n, 20)
-    fval, g = vg(x)
+    x, fval, g = vg(x)
     nfev, nhvp = 1, 0
     for it in range(maxiter + 1):
-        gnorm = _norm(g)
+        fval, gg, g1 = to_floats(fval, vdot(g, g), abs_sum(g))  # fval is read here only at x0
+        gnorm = math.sqrt(gg)
         done = _stop(x, fval, g, gnorm, tol, it, nfev, nhvp)
         if done is not None:
             return done
@@ -161,22 +202,22 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
         # 2333 steps and 5800 f-evaluations (3466 of them halvings in the
         # line search), the 1-norm 1524 and 1936, with about the same number
         # of H-products (16.9k vs 16.2k); from 0.5 * ones 47 vs 40 steps.
-        g1 = norm1(g)
         p, used, finite = truncated_cg(lambda d, x=x: _hvp(f, x, d), g,
-                                       min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=norm1)
+                                       min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=abs_sum)
         nhvp += used
         if not finite:
             return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
                                   "non-finite Hessian-vector product")
-        slope = dot(g, p)
+        slope, x_max, p_max = to_floats(vdot(g, p), _max_abs(x), _max_abs(p))
         if slope >= 0:  # not a descent direction (inexact CG); fall back to -g
-            p, slope = -g, -gnorm * gnorm
+            (p,), slope, p_max = persist(-g), -gnorm * gnorm, to_floats(_max_abs(g))[0]
         step, accepted, trials, finite_trials = 1.0, False, 0, 0
         noise = _noise(fval, x)
         # Below this step x + step p rounds to x: no trial point is left.
-        smallest = _eps(x) * _max_abs(x) / max(_max_abs(p), 1e-300)
+        smallest = _eps(x) * x_max / max(p_max, 1e-300)
         while trials < 60 and step > smallest:
-            f_new, g_new = vg(x + step * p)
+            x_new, f_new, g_new = vg(x + step * p)
+            (f_new,) = to_floats(f_new)
             nfev += 1
             trials += 1
             if math.isfinite(f_new):
@@ -196,14 +237,17 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
                    else "f did not decrease enough at any")
             return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
                                   f"line search failed after {trials} trial points: {why}")
-        x, fval, g = x + step * p, f_new, g_new
+        x, fval, g = x_new, f_new, g_new
+        _progress(callback, x, fval, g, it + 1, nfev, nhvp)
     return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
                           f"maximum number of iterations ({maxiter}) reached")
 
 
+@_lost_values_are_an_error
 def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
                  initial_radius: float = 1.0, max_radius: float = 1e4, eta: float = 0.15,
-                 cg_maxiter: int | None = None) -> OptimizeResult:
+                 cg_maxiter: int | None = None,
+                 callback: Callable[[OptimizeResult], None] | None = None) -> OptimizeResult:
     """Minimize ``f`` by a trust-region Newton method with Steihaug-CG steps.
 
     Each step minimizes the quadratic model ``g.p + p.Hp / 2`` over ``||p|| <= radius``
@@ -218,7 +262,7 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     f : callable
         Scalar objective of a 1-d array.
     x0 : array
-        Starting point; its backend (NumPy or CuPy) and dtype are kept.
+        Starting point; its backend (NumPy, CuPy or Dask) and dtype are kept.
     tol : float
         Stop when the gradient's 2-norm is at most ``tol`` (>= 0).
     maxiter : int
@@ -229,6 +273,9 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
         Acceptance threshold on actual / predicted decrease, in [0, 1/4).
     cg_maxiter : int, optional
         Maximum number of CG iterations per step; default ``max(2 n, 20)``.
+    callback : callable, optional
+        Called after each step, taken or not, with an :class:`OptimizeResult`
+        of the solve so far (``message`` "in progress").
 
     Returns
     -------
@@ -246,7 +293,7 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     (True, array([1., 1., 1.]))
     """
     x = _check_x0(x0)
-    _check_solver(tol, maxiter, cg_maxiter)
+    _check_solver(tol, maxiter, cg_maxiter, callback)
     f = check_scalar(f, "trust_region")
     if not 0 <= eta < 0.25:
         raise ValueError(f"eta must be in [0, 0.25), got {eta}")
@@ -256,10 +303,11 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     n = x.shape[0]
     cg_maxiter = cg_maxiter or max(2 * n, 20)
     radius = initial_radius
-    fval, g = vg(x)
+    x, fval, g = vg(x)
     nfev, nhvp = 1, 0
     for it in range(maxiter + 1):
-        gnorm = _norm(g)
+        fval, gg = to_floats(fval, vdot(g, g))  # fval is read here only at x0
+        gnorm = math.sqrt(gg)
         done = _stop(x, fval, g, gnorm, tol, it, nfev, nhvp)
         if done is not None:
             return done
@@ -271,24 +319,26 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
         if not finite:
             return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
                                   "non-finite Hessian-vector product")
-        predicted = -(dot(g, p) + 0.5 * dot(p, hp))
-        f_new, g_new = vg(x + p)
+        x_new, f_new, g_new = vg(x + p)
+        gp, php, pp, f_new = to_floats(vdot(g, p), vdot(p, hp), vdot(p, p), f_new)
+        predicted = -(gp + 0.5 * php)
         nfev += 1
         actual = fval - f_new if math.isfinite(f_new) else -math.inf
         if abs(actual) <= _noise(fval, x):
             estimate = _trapezoid_decrease(g, g_new, p)
             actual = estimate if math.isfinite(estimate) else -math.inf
         rho = actual / predicted if predicted > 0 else -1.0
-        pnorm = _norm(p)
+        pnorm = math.sqrt(pp)
         if rho < 0.25:
             radius = 0.25 * pnorm
-            if radius < 1e-14 * max(1.0, _norm(x)):
+            if radius < 1e-14 * max(1.0, math.sqrt(to_floats(vdot(x, x))[0])):
                 return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
                                       "trust region collapsed (no decrease possible)")
         elif rho > 0.75 and pnorm >= 0.99 * radius:
             radius = min(2.0 * radius, max_radius)
         if rho > eta:
-            x, fval, g = x + p, f_new, g_new
+            x, fval, g = x_new, f_new, g_new
+        _progress(callback, x, fval, g, it + 1, nfev, nhvp)
     return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
                           f"maximum number of iterations ({maxiter}) reached")
 

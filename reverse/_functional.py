@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
+from dualad._backend import match_chunks
 from dualad._calling import Selection, check_argnums, paired_leaves
 from dualad._checks import (
     check_differentiable,
@@ -45,18 +46,18 @@ def _unwrap(out: Any, level: int, who: str):
 
 def _as_input_cotangent(g, primal):
     """The cotangent in the input's own form: a float for a float, a complex for a
-    complex, else an array."""
+    complex, else an array (with the input's chunks, for a Dask array)."""
     if type(primal) is complex:
         return 0j if g is None else complex(g)
-    if g is None:
-        return 0.0 if type(primal) is float else zeros(primal)
     if type(primal) is float:
-        return float(g) if type(g) is not float and not hasattr(g, "_strip") else g
-    if type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):
-        return zeros(primal) + g
-    if isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
+        return 0.0 if g is None else float(g) if type(g) is not float and not hasattr(g, "_strip") else g
+    if g is None:
+        g = zeros(primal)
+    elif type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):
+        g = zeros(primal) + g
+    elif isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
         return np.asarray(g, dtype=primal.dtype)
-    return g
+    return match_chunks(g, primal)
 
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):

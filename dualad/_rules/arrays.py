@@ -646,8 +646,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     ns = namespace_of([grid])
     n = shape_of(grid)[0]
     rx = raw(x)
-    i = ns.searchsorted(grid, rx if hasattr(rx, "shape") else ns.asarray(rx), side="right") - 1
-    i = ns.clip(i, 0, n - 2)
+    query = rx if hasattr(rx, "shape") else ns.asarray(rx)
+    # searched as 1-d: Dask's searchsorted fails on a 0-d query
+    i = ns.searchsorted(grid, ns.reshape(query, (-1,)), side="right") - 1
+    i = ns.reshape(ns.clip(i, 0, n - 2), query.shape)
     x0, x1 = _shape.take(grid, i), _shape.take(grid, i + 1)
     f0, f1 = _shape.take(fp, i), _shape.take(fp, i + 1)
     t = (x - x0) / (x1 - x0)

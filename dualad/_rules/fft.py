@@ -20,6 +20,7 @@ these and the shape entries.
 
 from __future__ import annotations
 
+from dualad._backend import whole_along
 from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import shape as _shape
@@ -39,7 +40,7 @@ def _negative(axes, ndim):
 
 
 def _fftn_impl(xp, x, *, axes, norm, inverse):
-    return (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
+    return (xp.fft.ifftn if inverse else xp.fft.fftn)(whole_along(x, axes), axes=axes, norm=norm)
 
 
 _fftn_p = linear("fftn", _fftn_impl,
@@ -54,7 +55,8 @@ def _rfft_transpose(g, x, *, axis, norm):
     return (bind(_fftn_p, _complex(full), axes=(axis,), norm=norm, inverse=False),)
 
 
-_rfft_p = linear("rfft", lambda xp, x, *, axis, norm: xp.fft.rfft(x, axis=axis, norm=norm),
+_rfft_p = linear("rfft",
+                 lambda xp, x, *, axis, norm: xp.fft.rfft(whole_along(x, (axis,)), axis=axis, norm=norm),
                  _rfft_transpose)
 
 
@@ -69,7 +71,9 @@ def _irfft_transpose(g, c, *, n, axis, norm):
     return (_ew.conj(_ew.multiply(x, w)),)
 
 
-_irfft_p = linear("irfft", lambda xp, c, *, n, axis, norm: xp.fft.irfft(c, n=n, axis=axis, norm=norm),
+_irfft_p = linear("irfft",
+                  lambda xp, c, *, n, axis, norm: xp.fft.irfft(whole_along(c, (axis,)), n=n, axis=axis,
+                                                               norm=norm),
                   _irfft_transpose)
 
 

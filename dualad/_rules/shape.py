@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of, positions
 from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import Value, bind
 from dualad._rules import elementwise as _ew
@@ -31,8 +31,17 @@ __all__ = [
 
 
 # -- reshape and friends ------------------------------------------------------
+def _reshape_impl(xp, x, *, shape):
+    if 0 in shape_of(x):  # nothing to move; Dask's reshape fails on an empty array
+        return xp.zeros(shape, dtype=x.dtype)
+    try:
+        return xp.reshape(x, shape)
+    except NotImplementedError:  # Dask, where axes neither merge nor split: (2, 3) -> (3, 2)
+        return xp.reshape(xp.reshape(x, (math.prod(x.shape),)), shape)
+
+
 _reshape_p = linear(
-    "reshape", lambda xp, x, *, shape: xp.reshape(x, shape),
+    "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
     batch=lambda params, k: {"shape": (k,) + params["shape"]})
 
@@ -256,7 +265,8 @@ def tile(x, reps):
 def _pad_impl(xp, x, *, pad_width):
     shape = tuple(s + a + b for s, (a, b) in zip(x.shape, pad_width))
     out = xp.zeros(shape, dtype=x.dtype)
-    out[tuple(slice(a, a + s) for s, (a, _) in zip(x.shape, pad_width))] = x
+    if 0 not in x.shape:  # nothing to copy; Dask's assignment fails on an empty value
+        out[tuple(slice(a, a + s) for s, (a, _) in zip(x.shape, pad_width))] = x
     return out
 
 
@@ -341,8 +351,8 @@ def _getitem_impl(xp, x, *, idx):
     if _native_indexing(xp) or not any(_is_advanced(i) for i in idx):
         return x[idx]
     pos = _flat_positions(x.shape, idx)
-    flat = xp.take(xp.reshape(x, (-1,)), xp.asarray(pos.reshape(-1)), axis=0)
-    return xp.reshape(flat, pos.shape)
+    flat = xp.take(_reshape_impl(xp, x, shape=(math.prod(x.shape),)), positions(xp, pos.reshape(-1)), axis=0)
+    return _reshape_impl(xp, flat, shape=pos.shape)
 
 
 _getitem_p = linear(

@@ -3,7 +3,10 @@
 Test data is drawn as NumPy float64 arrays (and int/bool index arrays) and
 converted here, so one hypothesis strategy serves every backend and dtype:
 ``numpy``, ``array_api_strict`` (proves that no NumPy-only call leaks into a
-rule) and ``cupy`` (only with a GPU; its tests carry the ``gpu`` marker).
+rule), ``cupy`` (only with a GPU; its tests carry the ``gpu`` marker) and
+``dask`` (lazy, chunked: every axis of length 3 or more in two chunks of
+unequal size; its tests carry the ``dask`` marker and are skipped without
+Dask).
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ class Backend:
             a = a.astype(dtype)
         if self.name == "numpy":
             return a
+        if self.name == "dask":
+            import dask.array as da
+            return da.from_array(a, chunks=uneven_chunks(a.shape))
         return self.xp.asarray(a)
 
     def convert(self, tree: Any, dtype: str) -> Any:
@@ -57,8 +63,8 @@ class Backend:
 
     @property
     def param(self):
-        """This backend as an entry of :data:`BACKENDS` (with its marks)."""
-        return next(p for p in BACKENDS if p.values[0] is self)
+        """This backend as an entry of :data:`BACKENDS` or :data:`DASK_PARAM` (with its marks)."""
+        return next(p for p in [*BACKENDS, DASK_PARAM] if p.values[0] is self)
 
     def _repr_pretty_(self, printer, cycle):
         printer.text(self.name)
@@ -80,6 +86,20 @@ def dtype_name(x: Any) -> str:
     return str(x.dtype).rsplit(".", 1)[-1]
 
 
+def uneven_chunks(shape: tuple) -> tuple:
+    """Two chunks of unequal sizes along every axis of length 3 or more (so that
+    no chunk size divides the shape), one chunk along shorter axes."""
+    return tuple((s // 2 + 1, s - s // 2 - 1) if s >= 3 else (s,) for s in shape)
+
+
+def _dask_available() -> bool:
+    try:
+        import dask.array  # noqa: F401  (dask without its [array] extra lacks NumPy glue)
+        return True
+    except ImportError:
+        return False
+
+
 def _gpu_available() -> bool:
     try:
         import cupy
@@ -91,6 +111,7 @@ def _gpu_available() -> bool:
 NUMPY = Backend("numpy", "numpy")
 STRICT = Backend("array_api_strict", "array_api_strict")
 CUPY = Backend("cupy", "cupy")
+DASK = Backend("dask", "array_api_compat.dask.array")
 
 # The parametrization every backend-generic test uses.
 BACKENDS = [
@@ -100,4 +121,11 @@ BACKENDS = [
         pytest.mark.gpu,
         pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")]),
 ]
+# Not among them: each Dask operation builds a graph and each result is a
+# computation, which made the backend-generic tests of tests/mixed 4 minutes
+# longer. Dask runs the table and the transforms in tests/dask, with budgets
+# of their own, and the tape's backend tests (tests/reverse/test_rev_backends.py).
+DASK_PARAM = pytest.param(DASK, id="dask", marks=[
+    pytest.mark.dask,
+    pytest.mark.skipif(not _dask_available(), reason='needs Dask: pip install "dualad[dask]"')])
 DTYPES = ["float64", "float32"]

@@ -5,7 +5,8 @@ For every case, in float64 and float32: the JVP against central finite
 differences (one direction and a chunk of three), the VJP against the JVP
 through the adjoint identity <u, J v> = <J^T u, v>, a second derivative
 (hyper-dual and nested Dual) against finite differences of the first, and a
-run on ``array_api_strict`` arrays. Functions whose outputs are defined only
+run on ``array_api_strict`` arrays and on unevenly chunked Dask arrays (the
+rows Dask's linear algebra cannot do are marked, with the reason). Functions whose outputs are defined only
 up to sign (eigenvectors, singular vectors) are tested through
 sign-invariant functions of them; cholesky and eigh through symmetrized
 inputs.
@@ -21,11 +22,13 @@ from contextlib import contextmanager
 import array_api_strict
 import numpy as np
 import pytest
+from _support.backends import DASK
 from array_api_strict._array_object import Array as StrictArray
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import reverse
 from dualad import Dual, HyperDual, jacfwd, jvp, ops
 from dualad._shapes import raw
 from dualad.extend import REGISTRY, bind
@@ -579,6 +582,57 @@ def test_lu_names_the_backends_that_have_it():
         la.lu(x)
     with pytest.raises(NotImplementedError, match="lu.*NumPy.*CuPy.*array_api_strict has none"):
         jvp(la.lu, (x,), (x,))
+
+
+# -- Dask ------------------------------------------------------------------------------
+# Dask's linear algebra takes one 2-d matrix in particular chunkings and lacks
+# some functions; the unevenly chunked arrays here (DASK.asarray) meet each
+# limit that exists. Name prefixes -> why.
+DASK_CANNOT = {
+    ("solve", "inv", "tensorsolve", "tensorinv", "matrix_power-neg2", "cond-1", "cond-fro"):
+        "Dask's solve and inv (by LU) take one 2-d matrix in square chunks",
+    ("cholesky",): "Dask's cholesky takes one 2-d matrix in square chunks",
+    ("qr",): "Dask's qr takes one 2-d matrix chunked along one axis only",
+    ("svd", "norm-2", "norm-neg2", "norm-nuc", "matrix_norm", "cond-2", "cond-neg2", "lstsq"):
+        "Dask's svd takes one 2-d matrix chunked along one axis only, and has no compute_uv",
+    ("det", "slogdet", "eig", "pinv"): "dask.array.linalg has no det, slogdet, eig, eigvals, eigh or pinv",
+    ("lu",): "scipy.linalg.lu has no Dask version (NotImplementedError, as on array_api_strict)",
+}
+
+
+def _on_dask(name):
+    reason = next((why for prefixes, why in DASK_CANNOT.items() if name.startswith(prefixes)), None)
+    marks = [pytest.mark.dask]
+    if reason is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=reason,
+                                       raises=(ValueError, NotImplementedError, AttributeError, TypeError)))
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", [_on_dask(c) for c in sorted(CASES)])
+def test_jvp_and_vjp_run_on_dask(name):
+    """The JVP and the tape's VJP on Dask arrays equal NumPy's, computed in one go."""
+    dask = pytest.importorskip("dask")
+    f, args = _args(name, F64)
+    vs = _directions(name, args, salt="u")
+    out, pullback = reverse.vjp(f, *args)
+    us = _directions(name, _leaves(out), salt="w")
+    _, t = jvp(f, tuple(args), tuple(vs))
+    want = (t, pullback(us[0] if len(us) == 1 and not isinstance(out, tuple) else tuple(us)))
+    xs = [DASK.asarray(a) for a in args]
+    lazy_out, lazy_pullback = reverse.vjp(f, *xs)
+    lazy_us = [DASK.asarray(u) for u in us]
+    got = (jvp(f, tuple(xs), tuple(DASK.asarray(v) for v in vs))[1],
+           lazy_pullback(lazy_us[0] if len(us) == 1 and not isinstance(out, tuple) else tuple(lazy_us)))
+    (got,) = dask.compute(got, scheduler="sync")
+    for g, w in zip(_tree_leaves(got), _tree_leaves(want), strict=True):
+        _assert_close(g, w, 1e-10, 1e-12, f"{name} on Dask")
+
+
+def _tree_leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _tree_leaves(t)]
+    return [np.asarray(tree)]
 
 
 # -- conventions at degenerate points -----------------------------------------------

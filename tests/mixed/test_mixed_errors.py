@@ -153,7 +153,9 @@ def quadratic(x):
     ({"tol": float("nan")}, ValueError, r"tol must be >= 0.0, got nan"),
     ({"tol": -1.0}, ValueError, r"tol must be >= 0.0, got -1.0"),
     ({"cg_maxiter": 0}, ValueError, r"cg_maxiter must be an int >= 1, got 0"),
-], ids=["maxiter<0", "maxiter=1.5", "tol=nan", "tol<0", "cg_maxiter=0"])
+    ({"callback": "print"}, TypeError, r"callback must be a function of the OptimizeResult so far, or "
+                                       r"None, got a str \('print'\)"),
+], ids=["maxiter<0", "maxiter=1.5", "tol=nan", "tol<0", "cg_maxiter=0", "callback=str"])
 def test_solver_settings_out_of_range(solver, kw, error, pattern):
     # maxiter=-1 returned nit=-1, tol=nan ran to maxiter, trust_region divided by zero.
     with pytest.raises(error, match=pattern):

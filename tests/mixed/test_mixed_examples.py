@@ -13,6 +13,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def load(name: str):
+    if str(EXAMPLES) not in sys.path:  # as when run from the command line: logistic_loss.py
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

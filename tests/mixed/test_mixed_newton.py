@@ -133,6 +133,20 @@ def test_result_fields():
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
+def test_callback_sees_each_step(solver):
+    seen = []
+    res = solver(rosenbrock, np.full(20, 0.5), callback=lambda r: seen.append((r.nit, r.fun, r.x.copy(), r)))
+    assert res.success, res.message
+    assert [nit for nit, *_ in seen] == list(range(1, res.nit + 1))
+    assert all(r.message == "in progress" and not r.success for *_, r in seen)
+    funs = [fun for _, fun, *_ in seen]
+    assert all(b <= a for a, b in zip(funs, funs[1:])), funs  # both solvers only take descending steps
+    assert funs[-1] == res.fun
+    np.testing.assert_array_equal(seen[-1][2], res.x)
+    assert rosenbrock(seen[0][2]) == seen[0][1]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
 def test_quadratic_converges_to_the_linear_solve(solver):
     rng = np.random.default_rng(2)
     m = rng.standard_normal((6, 6))

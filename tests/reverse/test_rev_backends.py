@@ -1,19 +1,20 @@
 """The tape, custom Functions, checkpoint and the optimizers on every array backend.
 
 ``array_api_strict`` proves on a CPU that no NumPy-only call leaks into the
-reverse-mode machinery; CuPy runs the same tests when a GPU is present.
+reverse-mode machinery; CuPy runs the same tests when a GPU is present, and
+Dask (lazy, unevenly chunked arrays) always.
 """
 
 import numpy as np
 import pytest
-from _support.backends import BACKENDS, dtype_name, to_numpy
+from _support.backends import BACKENDS, DASK_PARAM, dtype_name, to_numpy
 
 import reverse
 from dualad import ops
 from reverse import Function, Tensor, checkpoint
 from reverse.optim import LBFGS, SGD, Adagrad, Adam, AdamW, RMSprop, clip_grad_norm_, clip_grad_value_
 
-pytestmark = pytest.mark.parametrize("backend", BACKENDS)
+pytestmark = pytest.mark.parametrize("backend", [*BACKENDS, DASK_PARAM])
 DTYPES = pytest.mark.parametrize("dtype, rtol", [("float64", 1e-12), ("float32", 1e-5)])
 
 RNG = np.random.default_rng(0)
