@@ -13,13 +13,26 @@ from typing import Any, Callable
 
 import reverse
 from dualad import ops
-from dualad._calling import Selection, check_argnums, paired_leaves, split_aux
-from dualad._checks import check_differentiable, check_scalar_output, validate_tangent
-from dualad._dual import Dual
-from dualad._shapes import shape_of, zeros
-from dualad._transforms import basis_chunks, blocks, check_inputs, chunk_of, split
-from dualad._tree import flatten, leaf_paths
 from dualad.extend import transform_level
+from dualad.interpreter import (
+    Dual,
+    Selection,
+    basis_chunks,
+    blocks,
+    check_argnums,
+    check_differentiable,
+    check_inputs,
+    check_scalar_output,
+    chunk_of,
+    flatten,
+    leaf_paths,
+    paired_leaves,
+    shape_of,
+    split,
+    split_aux,
+    validate_tangent,
+    zeros,
+)
 
 __all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
 

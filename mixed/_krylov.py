@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from dualad._backend import namespace_of, persist, to_floats
+from dualad.interpreter import namespace_of, persist, to_floats
 
 
 def vdot(a: Any, b: Any) -> Any:

@@ -15,8 +15,16 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import reverse
-from dualad._backend import fresh_keys, namespace_of, persist, to_floats
-from dualad._checks import check_count, check_differentiable, check_number, describe
+from dualad.interpreter import (
+    check_count,
+    check_differentiable,
+    check_number,
+    describe,
+    fresh_keys,
+    namespace_of,
+    persist,
+    to_floats,
+)
 from mixed._hvp import check_scalar
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot

@@ -17,9 +17,7 @@ from contextlib import ContextDecorator
 from typing import Any
 
 from dualad import Dual
-from dualad._backend import SCALAR_TYPES, namespace_of
-from dualad._checks import describe
-from dualad._core import Value
+from dualad.interpreter import SCALAR_TYPES, Value, describe, namespace_of
 
 __all__ = ["ANOMALY", "checked_vjp", "detect_anomaly", "recorded_at"]
 

@@ -6,9 +6,18 @@ import warnings
 from typing import Any, Sequence
 
 from dualad import ops
-from dualad._checks import describe, is_operand
-from dualad._inplace import Accumulator, is_large, made_by_call
-from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
+from dualad.interpreter import (
+    Accumulator,
+    describe,
+    dtype_of,
+    is_complex,
+    is_large,
+    is_operand,
+    made_by_call,
+    raw,
+    shape_of,
+    zeros,
+)
 from reverse._anomaly import ANOMALY, checked_vjp
 from reverse._saved_hooks import Packed
 from reverse._tape import Node
@@ -131,7 +140,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     leaves that require grad get it added to ``.grad``; the result says whether
     one of those is a Tensor that requires grad (a reference cycle).
 
-    Each slot sums its cotangents in an :class:`~dualad._inplace.Accumulator`:
+    Each slot sums its cotangents in an :class:`~dualad.interpreter.Accumulator`:
     the cotangents given here are borrowed, and so is any a VJP passes on
     unchanged; one a built-in VJP made may be added into (``made_by_call``).
     """

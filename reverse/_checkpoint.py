@@ -37,12 +37,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._core import Value
-from dualad._shapes import raw
-from dualad._transforms import jvp as _forward_jvp
-from dualad._tree import flatten
 from dualad.extend import bind, custom
+from dualad.interpreter import (
+    SCALAR_TYPES,
+    Value,
+    flatten,
+    is_float_dtype,
+    namespace_of,
+    raw,
+)
+from dualad.interpreter import (
+    jvp as _forward_jvp,
+)
 from reverse._function import _is_operand, _tracks_derivative, merge_operands, split_operands
 from reverse._reach import reach
 from reverse._rng import RandomStreams

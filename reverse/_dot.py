@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dualad._vjp import aval
+from dualad.interpreter import aval
 from reverse._tape import Node
 from reverse._tensor import Tensor
 

@@ -22,11 +22,18 @@ import functools
 from typing import Any, Callable
 
 from dualad import ops
-from dualad._backend import SCALAR_TYPES
-from dualad._checks import describe, is_operand
-from dualad._core import Value, get_cut
-from dualad._shapes import dtype_of, raw, shape_of, zeros
 from dualad.extend import Primitive, bind, custom
+from dualad.interpreter import (
+    SCALAR_TYPES,
+    Value,
+    describe,
+    dtype_of,
+    get_cut,
+    is_operand,
+    raw,
+    shape_of,
+    zeros,
+)
 from reverse._grad_mode import no_grad
 from reverse._tensor import Tensor
 

@@ -10,18 +10,26 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
-from dualad._backend import match_chunks
-from dualad._calling import Selection, check_argnums, paired_leaves
-from dualad._checks import (
+from dualad.extend import transform_level
+from dualad.interpreter import (
+    Selection,
+    blocks,
+    check_argnums,
     check_differentiable,
+    check_inputs,
     check_output_leaves,
     check_scalar_output,
     describe,
+    dtype_of,
+    flatten,
+    is_complex,
+    leaf_paths,
+    match_chunks,
+    paired_leaves,
+    raw,
+    shape_of,
+    zeros,
 )
-from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
-from dualad._transforms import blocks, check_inputs
-from dualad._tree import flatten, leaf_paths
-from dualad.extend import transform_level
 from reverse._backward import check_cotangent, run_backward
 from reverse._tensor import Tensor
 

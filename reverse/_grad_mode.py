@@ -18,7 +18,7 @@ import threading
 from contextlib import ContextDecorator
 from typing import Any, Callable
 
-from dualad._core import get_cut, new_level, set_cut
+from dualad.interpreter import get_cut, new_level, set_cut
 
 __all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
            "set_grad_enabled"]

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._core import Value, is_closed
+from dualad.interpreter import Value, is_closed
 from reverse._rng import is_random_stream
 
 __all__ = ["Reached", "reach"]

@@ -22,11 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES
-from dualad._checks import describe, is_operand
-from dualad._core import Value
-from dualad._shapes import dtype_of, raw, shape_of
-from dualad._vjp import Dropped
+from dualad.interpreter import SCALAR_TYPES, Dropped, Value, describe, dtype_of, is_operand, raw, shape_of
 
 __all__ = ["HOOKS", "Packed", "saved_tensors_hooks"]
 

@@ -9,13 +9,25 @@ from typing import Any
 import numpy as np
 
 from dualad import ops
-from dualad._arraylike import ArrayLike
-from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._checks import is_operand
-from dualad._core import Value, bind, get_cut, level_of, new_level
-from dualad._shapes import dtype_of, raw, shape_of
-from dualad._table import Primitive
-from dualad._vjp import Dropped, aval, shared_by_key
+from dualad.extend import Primitive
+from dualad.interpreter import (
+    SCALAR_TYPES,
+    ArrayLike,
+    Dropped,
+    Value,
+    aval,
+    bind,
+    dtype_of,
+    get_cut,
+    is_float_dtype,
+    is_operand,
+    level_of,
+    namespace_of,
+    new_level,
+    raw,
+    shape_of,
+    shared_by_key,
+)
 from reverse._anomaly import ANOMALY, recorded_at
 from reverse._saved_hooks import HOOKS
 from reverse._tape import HookHandle, Node, VersionCounter

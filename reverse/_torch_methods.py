@@ -27,10 +27,7 @@ from typing import Any
 import numpy as np
 
 from dualad import ops
-from dualad._arraylike import ArrayLike
-from dualad._backend import SCALAR_TYPES, namespace_of, to_host
-from dualad._core import Value
-from dualad._shapes import raw, shape_of
+from dualad.interpreter import SCALAR_TYPES, ArrayLike, Value, namespace_of, raw, shape_of, to_host
 
 __all__ = ["IN_PLACE_SPELLINGS", "SPELLINGS", "TorchMethods"]
 

@@ -1,5 +1,6 @@
 """The package layout promised in DESIGN.md and the README."""
 
+import ast
 import pathlib
 import re
 import subprocess
@@ -24,6 +25,36 @@ def test_dependencies_point_one_way(package, forbidden):
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"importing {package} imported {out.stdout.strip()}"
+
+
+def _imports(package: str):
+    """(file, line, module) of every import in the package's files, nested ones too."""
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                yield path.relative_to(ROOT), node.lineno, node.module
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield path.relative_to(ROOT), node.lineno, alias.name
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
+
+
+@pytest.mark.parametrize("package, lower", [("reverse", ["dualad"]), ("mixed", ["dualad", "reverse"])])
+def test_upper_layers_use_only_the_public_contract_below(package, lower):
+    """reverse and mixed import dualad's public modules only (the interpreter contract,
+    dualad.extend, the transforms), and mixed imports reverse's public names only."""
+    bad = [f"{file}:{line} imports {module}" for file, line, module in _imports(package)
+           if module.split(".")[0] in lower and _private(module)]
+    assert not bad, "\n".join(bad)
+
+
+def test_dualad_never_imports_the_layers_above_it_even_lazily():
+    bad = [f"{file}:{line} imports {module}" for file, line, module in _imports("dualad")
+           if module.split(".")[0] in ("reverse", "mixed")]
+    assert not bad, "\n".join(bad)
 
 
 @pytest.mark.parametrize("module", [dualad, reverse, mixed])

@@ -6,9 +6,16 @@ from collections import defaultdict
 from typing import Any, Callable, ClassVar, Iterable, Union
 
 from dualad import ops
-from dualad._backend import SCALAR_TYPES, namespace_of
-from dualad._checks import describe, is_operand
-from dualad._shapes import dtype_of, is_complex, raw, shape_of
+from dualad.interpreter import (
+    SCALAR_TYPES,
+    describe,
+    dtype_of,
+    is_complex,
+    is_operand,
+    namespace_of,
+    raw,
+    shape_of,
+)
 from reverse._grad_mode import enable_grad, no_grad
 from reverse._tensor import Tensor
 

@@ -13,7 +13,7 @@ import math
 from typing import Iterable
 
 from dualad import ops
-from dualad._checks import check_number, describe
+from dualad.interpreter import check_number, describe
 from reverse._grad_mode import no_grad
 from reverse._tensor import Tensor, as_tensor
 from reverse.optim._base import as_float

@@ -6,8 +6,7 @@ import math
 from typing import Any, Callable
 
 from dualad import ops
-from dualad._checks import describe
-from dualad._shapes import raw, shape_of, zeros
+from dualad.interpreter import describe, raw, shape_of, zeros
 from reverse._grad_mode import enable_grad, no_grad
 from reverse._tensor import Tensor
 from reverse.optim._base import Optimizer, Params, as_float

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dualad._checks import check_count, check_number, describe
+from dualad.interpreter import check_count, check_number, describe
 
 __all__ = ["at_least_one", "betas", "flag", "non_negative", "unit_interval"]
 

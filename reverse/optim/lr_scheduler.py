@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dualad._checks import check_count, check_number, describe
+from dualad.interpreter import check_count, check_number, describe
 from reverse.optim._base import Optimizer, as_float
 from reverse.optim._options import at_least_one, non_negative
 

@@ -1,0 +1,89 @@
+"""The interpreter contract: what a differentiation mode built on ``dualad`` uses.
+
+``reverse`` (the tape) and ``mixed`` (forward-over-reverse) are written
+against this module, :mod:`dualad.extend` (the table and ``bind``) and the
+public transforms, never against ``dualad``'s private modules; a test of
+the package layout holds them to it. A new mode (batching, a tracer) uses
+the same names:
+
+Values and levels
+    ``Value`` (the base of every value type a mode defines), ``ArrayLike``
+    (operators, methods and NumPy's protocols, for a value type), ``bind``,
+    ``new_level``, ``level_of`` and ``is_closed`` (each transform call opens
+    a level, closed when it returns), ``get_cut``/``set_cut`` (the level
+    below which values are constants, for ``stop_gradient`` and ``no_grad``).
+Plain values
+    ``raw`` (a value without any derivative parts), ``shape_of``,
+    ``dtype_of``, ``is_complex``, ``zeros`` (zeros like a value, on its
+    backend), ``namespace_of`` (the array namespace of operands),
+    ``is_float_dtype``, ``SCALAR_TYPES``, ``to_host``.
+Dask arrays
+    ``match_chunks`` (an array with another's chunks), ``persist``,
+    ``to_floats`` (several scalars read in one pass), ``fresh_keys``.
+Pytrees and calling conventions
+    ``flatten``, ``leaf_paths``, ``check_argnums``, ``Selection`` (the
+    arguments ``argnums`` picks), ``split_aux``, ``paired_leaves`` (a second
+    pytree checked against the first's structure).
+Forward mode and Jacobian assembly
+    ``Dual``, ``jvp``, ``check_inputs``, ``basis_chunks``, ``chunk_of``,
+    ``split``, ``blocks``.
+Reverse rules
+    ``aval`` (shape and dtype of an output), ``Dropped`` (an output whose
+    cotangent is not needed), ``shared_by_key``.
+Cotangent buffers
+    ``Accumulator`` (sums cotangents, in place once it owns a buffer),
+    ``made_by_call``, ``is_large``.
+Errors that read the same in every mode
+    ``describe``, ``is_operand``, ``check_count``, ``check_number``,
+    ``check_differentiable``, ``check_scalar_output``, ``check_output_leaves``,
+    ``validate_tangent``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dualad.interpreter import raw, shape_of
+>>> from dualad import Dual
+>>> shape_of(Dual(np.ones(3), np.zeros(3))), raw(Dual(2.0, 1.0))
+((3,), 2.0)
+"""
+
+from dualad._arraylike import ArrayLike
+from dualad._backend import (
+    SCALAR_TYPES,
+    fresh_keys,
+    is_float_dtype,
+    match_chunks,
+    namespace_of,
+    persist,
+    to_floats,
+    to_host,
+)
+from dualad._calling import Selection, check_argnums, paired_leaves, split_aux
+from dualad._checks import (
+    check_count,
+    check_differentiable,
+    check_number,
+    check_output_leaves,
+    check_scalar_output,
+    describe,
+    is_operand,
+    validate_tangent,
+)
+from dualad._core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
+from dualad._dual import Dual
+from dualad._inplace import Accumulator, is_large, made_by_call
+from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
+from dualad._transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, split
+from dualad._tree import flatten, leaf_paths
+from dualad._vjp import Dropped, aval, shared_by_key
+
+__all__ = [
+    "Accumulator", "ArrayLike", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
+    "basis_chunks", "bind", "blocks", "check_argnums", "check_count", "check_differentiable",
+    "check_inputs", "check_number", "check_output_leaves", "check_scalar_output", "chunk_of",
+    "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed", "is_complex",
+    "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
+    "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "raw", "set_cut",
+    "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "validate_tangent",
+    "zeros",
+]
