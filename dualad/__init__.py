@@ -12,6 +12,8 @@ Examples
 0.0
 """
 
+import importlib
+
 from dualad import extend, ops
 from dualad._arraylike import register_numpy
 from dualad._core import EscapedValueError, bind
@@ -24,3 +26,10 @@ from dualad._tree import register_pytree_node
 __all__ = ["Dual", "EscapedValueError", "HyperDual", "Primitive", "bind", "derivative", "extend", "hessian",
            "jacfwd", "jvp", "ops", "register_numpy", "register_pytree_node"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``dualad.reverse`` and ``dualad.mixed`` on first use (see ``dualad._alias``)."""
+    if name in ("reverse", "mixed"):
+        return importlib.import_module(f"dualad.{name}")
+    raise AttributeError(f"module 'dualad' has no attribute {name!r}")

@@ -70,3 +70,14 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1].strip() in ci, "the CI script must run the README's test command"
     assert "ruff check ." in commands[1], "the test command lints too (ruff is in the test extras)"
+
+
+def test_dualad_reverse_and_dualad_mixed_are_the_packages_themselves():
+    code = ("import sys, dualad; assert 'reverse' not in sys.modules and 'mixed' not in sys.modules; "
+            "import dualad.reverse.optim, dualad.mixed; import reverse, reverse.optim, mixed; "
+            "from dualad.reverse.optim import Adam; "
+            "assert dualad.reverse is reverse and dualad.mixed is mixed; "
+            "assert dualad.reverse.optim is reverse.optim and Adam is reverse.optim.Adam; "
+            "print(dualad.reverse.grad(lambda x: x * x)(3.0))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "6.0"
