@@ -67,14 +67,20 @@ def pytorch_convention(g: Any) -> Any:
     return ops.conj(g) if g is not None and is_complex(g) else g
 
 
-def _run_hooks(hooks, g):
+def _run_hooks(hooks, g, level):
+    """``g`` after the hooks: each is given a Tensor, as PyTorch's hooks are (one
+    of the tape's level, without a graph unless ``create_graph`` made one), and
+    may return a replacement."""
     if not hooks:
         return g
+    plain = not isinstance(g, Tensor)
     g = pytorch_convention(g)
     for hook in list(hooks):
-        out = hook(g)
+        out = hook(Tensor._make(g, level) if plain else g)
         if out is not None:
             g = _checked_hook_result(hook, out, g)
+            if plain and isinstance(out, Tensor):
+                g = out.value
     return pytorch_convention(g)
 
 
@@ -159,7 +165,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             continue
         gs = [accs[0].value] if len(accs) == 1 else [None if acc is None else acc.value for acc in accs]
         if node.hooks:
-            gs = [_run_hooks(node.hooks.get(j), g) if g is not None else g for j, g in enumerate(gs)]
+            gs = [_run_hooks(node.hooks.get(j), g, level) if g is not None else g for j, g in enumerate(gs)]
         if id(node) in captured:
             for j, g in enumerate(gs):
                 if (id(node), j) in capture:
@@ -213,7 +219,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             node.freed = True
     cycle = False
     for leaf, acc in leaf_grads.values():
-        g = _run_hooks(leaf._hooks, acc.value)
+        g = _run_hooks(leaf._hooks, acc.value, leaf._level)
         if capture is not None and (id(leaf), 0) in capture:
             capture[(id(leaf), 0)] = g
         if accumulate and leaf.requires_grad:

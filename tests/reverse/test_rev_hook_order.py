@@ -89,3 +89,28 @@ def test_retain_grad_errors_and_flags_match_torch():
     x = torch.ones(2, requires_grad=True)
     x.retain_grad()
     assert not x.retains_grad
+
+
+@pytest.mark.parametrize("on", ["leaf", "computed"])
+def test_a_hook_is_given_a_tensor_without_a_graph_as_in_pytorch(on):
+    """PyTorch code calls Tensor methods on the gradient a hook gets (clone, mul_);
+    it used to get the bare array. A Tensor it returns replaces the gradient."""
+    x = Tensor(np.array([1.0, -2.0]), requires_grad=True)
+    h = x * 3.0
+    given = []
+
+    def hook(g):
+        given.append((type(g), g.requires_grad))
+        return g.clone().clip(-1.0, 1.0)
+
+    (x if on == "leaf" else h).register_hook(hook)
+    (h * h).sum().backward()  # dL/dh = 6x * ... = (18, -36) at the leaf, (6, -12) at h
+    assert given == [(Tensor, False)]
+    expected = [1.0, -1.0] if on == "leaf" else [3.0, -3.0]  # clamped at x, or clamped at h then times 3
+    np.testing.assert_array_equal(x.grad.value, expected)
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    th = tx * 3.0
+    (tx if on == "leaf" else th).register_hook(lambda g: g.clone().clamp(-1.0, 1.0))
+    (th * th).sum().backward()
+    np.testing.assert_array_equal(tx.grad.numpy(), expected)
