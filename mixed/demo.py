@@ -67,11 +67,15 @@ def _timed(fn, repeats, sync=lambda: None):
     return out, float(np.median(times))
 
 
+def _figure(x):
+    """``x`` to about three significant figures, without an exponent."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}" if x >= 0.01 else f"{x:.2g}"
+
+
 def _ratio(name, t, t_base, meaning):
     """One line: the time ratio, what it means, and the two medians it divides."""
-    r = t / t_base
-    return (f"   {name} = {r:.3g}: {meaning.format(r=f'{r:.3g}')} "
-            f"({t * 1e3:.3g} ms / {t_base * 1e3:.3g} ms)")
+    r = _figure(t / t_base)
+    return f"   {name} = {r}: {meaning.format(r=r)} ({_figure(t * 1e3)} ms / {_figure(t_base * 1e3)} ms)"
 
 
 def main(n_samples: int = 20000, n_features: int = 200, steps: int = 500, repeats: int = 5) -> None:
