@@ -89,7 +89,20 @@ class transform_level:
 
 class EscapedValueError(RuntimeError):
     """A value that carries a derivative was used after its transform returned
-    (as JAX's ``UnexpectedTracerError``)."""
+    (as JAX's ``UnexpectedTracerError``).
+
+    Examples
+    --------
+    >>> from dualad import EscapedValueError, derivative
+    >>> kept = []
+    >>> derivative(lambda x: kept.append(x) or x * x)(1.0)
+    2.0
+    >>> try:
+    ...     kept[0] + 1.0
+    ... except EscapedValueError:
+    ...     print("the Dual kept in the list escaped its derivative call")
+    the Dual kept in the list escaped its derivative call
+    """
 
 
 def _escaped(value: Any) -> EscapedValueError:
@@ -130,7 +143,21 @@ def strip(x: Any, cut: int) -> Any:
 
 
 def bind(prim: Any, *args: Any, **params: Any) -> Any:
-    """Apply ``prim`` to ``args``, dispatching to the outermost value type."""
+    """Apply ``prim`` to ``args``, dispatching to the outermost value type.
+
+    Plain numbers and arrays go straight to the primitive's implementation; a
+    ``Dual``, ``HyperDual`` or ``Tensor`` among ``args`` applies its derivative
+    rule too. ``params`` are the primitive's keyword parameters (``axis=``).
+
+    Examples
+    --------
+    >>> from dualad import bind, derivative
+    >>> from dualad.extend import REGISTRY
+    >>> bind(REGISTRY["sin"], 0.0)
+    0.0
+    >>> derivative(lambda x: bind(REGISTRY["sin"], x))(0.0)
+    1.0
+    """
     any_array = False
     for a in args:  # NumPy arrays and Python numbers only (the most common calls): straight to impl
         kind = type(a)

@@ -58,6 +58,14 @@ class Primitive:
     ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
     whose rules return new arrays or their own arguments, so that the code
     calling them may write into what they make (``dualad._inplace``).
+
+    Examples
+    --------
+    >>> from dualad import Primitive
+    >>> from dualad.extend import REGISTRY
+    >>> sin = REGISTRY["sin"]
+    >>> sin, isinstance(sin, Primitive), sin.name
+    (Elementwise('sin'), True, 'sin')
     """
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",

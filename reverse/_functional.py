@@ -71,6 +71,46 @@ def _as_input_cotangent(g, primal):
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """``f(*primals)`` and a function mapping an output cotangent to input cotangents.
 
+    ``f`` runs once, recording a tape; each call of the returned function walks it
+    back (so one recording serves many cotangents, e.g. the rows of a Jacobian).
+
+    Parameters
+    ----------
+    f : callable
+        The function, called as ``f(*primals)``. It returns a float, an array, or
+        a pytree (tuple, list, dict) of them.
+    *primals : float, array, or pytree of them
+        The point. Every leaf must be floating point (or complex); an ``int`` is
+        taken as a float.
+    has_aux : bool, optional
+        ``f`` returns a pair ``(output, aux)``: only ``output`` is differentiated,
+        and ``aux`` is returned as it is (its Tensors of this call as their values).
+
+    Returns
+    -------
+    out
+        ``f(*primals)`` (without its derivative).
+    f_vjp : callable
+        ``f_vjp(cotangent)``, where ``cotangent`` has the structure, shapes and
+        dtypes of ``out``, returns a tuple with one cotangent per primal, each of
+        the primal's structure: the vector-Jacobian product ``cotangent^T J``
+        (for complex values, JAX's convention: see the complex-number guide).
+        An input that ``out`` does not depend on gets zeros.
+    aux
+        Only with ``has_aux=True``: the second item ``f`` returned.
+
+    Raises
+    ------
+    TypeError
+        A primal that is not floating point, an output that is not a float, an
+        array or a pytree of them, or (``has_aux=True``) an output that is not a
+        pair. ``f_vjp`` raises ``TypeError`` or ``ValueError`` for a cotangent
+        whose structure, dtype or shape differs from the output's.
+
+    See Also
+    --------
+    grad, jacrev, dualad.jvp
+
     Examples
     --------
     >>> import numpy as np
@@ -78,6 +118,15 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> out, f_vjp = vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
+
+    Two primals give two cotangents; ``has_aux`` passes a second result through:
+
+    >>> out, f_vjp, aux = vjp(lambda x, y: (x * y, "aux"), np.array([1.0, 2.0]),
+    ...                       np.array([3.0, 4.0]), has_aux=True)
+    >>> out, aux
+    (array([3., 8.]), 'aux')
+    >>> f_vjp(np.ones(2))
+    (array([3., 4.]), array([1., 2.]))
     """
     return _vjp(f, primals, has_aux, "vjp")
 
@@ -145,15 +194,60 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
                    holomorphic: bool = False) -> Callable:
     """A function returning ``(f(*args), grad)``; ``f`` must return a real scalar.
 
-    With complex inputs the gradient is JAX's, ``df/dx - i df/dy`` (the conjugate of
-    PyTorch's ``.grad``). ``holomorphic=True``, for a holomorphic ``f`` of complex
-    inputs with a complex output, gives the complex derivative ``f'(z)``, as JAX does.
+    One call runs ``f`` once, recording a tape, and walks it back once: the value
+    comes with the gradient at no extra cost.
+
+    Parameters
+    ----------
+    f : callable
+        The function to differentiate. It returns a real scalar (a float or a
+        0-d floating array), or with ``has_aux=True`` a pair ``(scalar, aux)``.
+    argnums : int or tuple of int, optional
+        Which positional arguments to differentiate (default 0). With a tuple the
+        gradient is a tuple, one entry per argument named. Each argument may be a
+        float, an array, or a pytree (tuple, list, dict) of them; its gradient has
+        the same structure, shapes and dtypes.
+    has_aux : bool, optional
+        ``f`` returns ``(output, aux)``; the result is then
+        ``((output, aux), gradient)``, and ``aux`` is not differentiated.
+    holomorphic : bool, optional
+        For a holomorphic ``f`` of complex inputs with a complex output: the
+        gradient is the complex derivative ``f'(z)``, as in JAX. Without it, with
+        complex inputs the gradient is JAX's ``df/dx - i df/dy`` (the conjugate
+        of PyTorch's ``.grad``).
+
+    Returns
+    -------
+    callable
+        ``value_and_grad(f)(*args)`` returns ``(f(*args), gradient)``, or
+        ``((output, aux), gradient)`` with ``has_aux=True``.
+
+    Raises
+    ------
+    TypeError
+        When called: ``f`` returns something other than a real floating scalar
+        (use :func:`vjp` or :func:`jacrev` for other outputs), a differentiated
+        argument is not floating point, or ``holomorphic=True`` meets a real
+        input or a real output. ``argnums`` that is not an int or a tuple of
+        ints raises at once.
+    ValueError
+        ``argnums`` is an empty tuple (at once), or, when called, out of range or
+        repeats an argument.
+
+    See Also
+    --------
+    grad, vjp, mixed.hvp
 
     Examples
     --------
+    >>> import numpy as np
     >>> from reverse import value_and_grad
     >>> value_and_grad(lambda x, y: x * y + x ** 2, argnums=(0, 1))(2.0, 3.0)
     (10.0, (7.0, 2.0))
+    >>> (loss, n), g = value_and_grad(lambda w: ((w ** 2).sum(), w.size),
+    ...                               has_aux=True)(np.array([1.0, 2.0]))
+    >>> float(loss), n, g
+    (5.0, 2, array([2., 4.]))
     """
     single, requested = check_argnums(argnums)
 
@@ -188,8 +282,45 @@ def _check_grad_output(out: Any) -> None:
 
 def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
          holomorphic: bool = False) -> Callable:
-    """The gradient of a real scalar function, by one reverse pass (complex
-    inputs and ``holomorphic`` as in :func:`value_and_grad`).
+    """The gradient of a real scalar function, by one reverse pass.
+
+    Parameters
+    ----------
+    f : callable
+        The function to differentiate. It returns a real scalar (a float or a
+        0-d floating array), or with ``has_aux=True`` a pair ``(scalar, aux)``.
+        It may be any Python: loops and branches are recorded as they run.
+    argnums : int or tuple of int, optional
+        Which positional arguments to differentiate (default 0). With a tuple the
+        result is a tuple of gradients, one per argument named. Each argument may
+        be a float, an array, or a pytree (tuple, list, dict) of them; its
+        gradient has the same structure, shapes and dtypes.
+    has_aux : bool, optional
+        ``f`` returns ``(output, aux)``; the result is then ``(gradient, aux)``.
+    holomorphic : bool, optional
+        For a holomorphic ``f`` of complex inputs with a complex output: the
+        complex derivative ``f'(z)``. Complex inputs without it: see
+        :func:`value_and_grad`.
+
+    Returns
+    -------
+    callable
+        ``grad(f)(*args)`` returns the gradient of ``f`` at ``args`` with respect
+        to the arguments ``argnums`` (with ``has_aux=True``, ``(gradient, aux)``).
+
+    Raises
+    ------
+    TypeError
+        When called: ``f`` returns something other than a real floating scalar
+        (use :func:`vjp` or :func:`jacrev` for other outputs), or a differentiated
+        argument is not floating point; see :func:`value_and_grad` for the rest.
+    ValueError
+        ``argnums`` is an empty tuple (at once), or, when called, out of range or
+        repeats an argument.
+
+    See Also
+    --------
+    value_and_grad, vjp, jacrev, dualad.derivative
 
     Examples
     --------
@@ -197,6 +328,12 @@ def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     >>> from reverse import grad
     >>> grad(lambda x: (x ** 2).sum())(np.array([2.0, 3.0]))
     array([4., 6.])
+    >>> grad(lambda x, y: x * y, argnums=1)(2.0, 3.0)
+    2.0
+    >>> grad(lambda p: p["a"] * p["b"])({"a": 2.0, "b": 5.0})
+    {'a': 5.0, 'b': 2.0}
+    >>> grad(lambda x: ((x ** 2).sum(), "aux"), has_aux=True)(np.array([1.0, 2.0]))
+    (array([2., 4.]), 'aux')
     """
     vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
@@ -217,10 +354,32 @@ def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Call
     Parameters
     ----------
     f : callable
-    argnums : int or tuple of int
-        Which positional arguments to differentiate.
-    has_aux : bool
+        The function, returning a float, an array, or a pytree (tuple, list,
+        dict) of them.
+    argnums : int or tuple of int, optional
+        Which positional arguments to differentiate (default 0). With a tuple
+        each output leaf holds a tuple of blocks, one per argument named.
+    has_aux : bool, optional
         ``f`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``.
+
+    Returns
+    -------
+    callable
+        ``jacrev(f)(*args)`` returns the Jacobian at ``args`` (with
+        ``has_aux=True``, ``(jacobian, aux)``).
+
+    Raises
+    ------
+    TypeError
+        When called: a differentiated argument is not floating point, or ``f``
+        returns something other than floats, arrays or pytrees of them.
+    ValueError
+        ``argnums`` is an empty tuple (at once), or, when called, out of range or
+        repeats an argument.
+
+    See Also
+    --------
+    dualad.jacfwd : the same Jacobian by forward mode, cheaper for few inputs.
 
     Examples
     --------
@@ -231,6 +390,8 @@ def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Call
            [0., 4.]])
     >>> jacrev(lambda w, b: {"y": w * b}, argnums=(0, 1))(np.array([1.0, 2.0]), 3.0)["y"][1]
     array([1., 2.])
+    >>> jacrev(lambda x: (x ** 2, "aux"), has_aux=True)(np.array([3.0]))
+    (array([[6.]]), 'aux')
     """
     single, nums = check_argnums(argnums)
 

@@ -222,7 +222,17 @@ class inference_mode(_GradMode):
 
 
 def is_grad_enabled() -> bool:
-    """Whether derivatives of existing values are being recorded."""
+    """Whether derivatives of existing values are being recorded.
+
+    Examples
+    --------
+    >>> from reverse import is_grad_enabled, no_grad
+    >>> is_grad_enabled()
+    True
+    >>> with no_grad():
+    ...     is_grad_enabled()
+    False
+    """
     return get_cut() == 0
 
 
