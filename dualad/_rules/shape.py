@@ -414,7 +414,8 @@ def scatter(values, shape, idx):
     return bind(_scatter_p, values, shape=shape, idx=_normalize_index(idx, len(shape)))
 
 
-_copy_p = linear("copy", lambda xp, x: xp.asarray(x, copy=True), lambda g, x: (g,), scalar_ok=True)
+_copy_p = linear("copy", lambda xp, x: x if type(x) in SCALAR_TYPES else xp.asarray(x, copy=True),
+                 lambda g, x: (g,), scalar_ok=True)  # a Python number is immutable: itself
 
 
 def copy(x):

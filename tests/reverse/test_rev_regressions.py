@@ -101,3 +101,13 @@ def test_a_python_complex_is_differentiated_as_a_complex_array_is(z):
     t = Tensor(z, requires_grad=True)  # PyTorch lets a complex tensor require grad
     (t * t).real.backward()
     assert complex(t.grad.item()) == pytest.approx((2 * z).conjugate())  # PyTorch's conjugate convention
+
+
+def test_a_tensor_of_a_dual_of_python_floats():
+    """ops.copy (and so Tensor(Dual(1.0, 2.0))) asked the float namespace for asarray,
+    which it has not: a Python number is immutable and is its own copy."""
+    d = dualad.Dual(1.0, 2.0)
+    c = ops.copy(d)
+    assert (c.primal, c.tangent) == (1.0, 2.0)
+    t = Tensor(d)
+    assert (t.value.primal, t.value.tangent) == (1.0, 2.0)
