@@ -293,4 +293,3 @@ def test_derivative_of_an_array_input_points_to_jvp(x):
     with pytest.raises(TypeError, match=rf"derivative: x must be a scalar.*shape \({x.size},\).*dualad.jvp"):
         dualad.derivative(lambda a: ops.sum(a ** 2))(x)
     assert dualad.derivative(lambda a: a ** 2)(np.array(2.0)) == 4.0  # a 0-d array is a scalar
-
