@@ -282,7 +282,7 @@ class Dualad(Library):
         return {"vgh": lambda: hyperdual_value_grad_hessian(g, x, y), "hyperdual": hyperdual}
 
     def newton(self):
-        return self.mixed.jac(rosenbrock), self.mixed.hessp(rosenbrock)
+        return self.mixed.scipy.jac(rosenbrock), self.mixed.scipy.hessp(rosenbrock)
 
     def newton_own(self, x0):
         return self.mixed.newton_cg(rosenbrock, x0, tol=NEWTON_TOL)

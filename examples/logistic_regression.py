@@ -5,9 +5,9 @@ The objective, for features ``X`` (with an intercept column), labels
 
     loss(w) = mean(log(1 + exp(-y * (X @ w)))) + lam / 2 * |w|^2
 
-is written once with :mod:`dualad.ops`; ``mixed`` supplies its gradient
+is written once with :mod:`dualad.ops`; ``mixed.scipy`` supplies its gradient
 (``jac``) and exact H v products (``hessp``: forward-over-reverse, no finite
-differences). Solvers compared, all to a gradient 2-norm of about ``1e-8``:
+differences) in SciPy's form. Solvers compared, all to a gradient 2-norm of about ``1e-8``:
 
 - ``mixed.newton_cg`` (matrix-free truncated Newton, our HVPs);
 - ``mixed.trust_region`` (Steihaug-CG trust region, our HVPs);
@@ -64,7 +64,8 @@ import numpy as np
 from logistic_loss import make_loss
 from scipy.optimize import minimize
 
-from mixed import hessp, jac, newton_cg, trust_region
+from mixed import newton_cg, trust_region
+from mixed.scipy import hessp, jac
 
 TOL = 1e-8
 

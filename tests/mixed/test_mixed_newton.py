@@ -16,7 +16,8 @@ from scipy.optimize import minimize
 
 import reverse
 from dualad import ops
-from mixed import OptimizeResult, hessp, jac, newton_cg, trust_region
+from mixed import OptimizeResult, newton_cg, trust_region
+from mixed.scipy import hessp, jac
 
 SOLVERS = [newton_cg, trust_region]
 
