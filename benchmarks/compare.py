@@ -813,7 +813,7 @@ class Runner:
         if own is not None:
             def own_solve():
                 r = own.newton_own(x0)
-                info["own"] = {"nit": int(r.nit), "nhvp": int(r.nhvp),
+                info["own"] = {"nit": int(r.nit), "nhev": int(r.nhev),
                                "grad_norm": float(np.linalg.norm(rosen_der(r.x)))}
                 return r.x
             built = {"numpy": solves.get("numpy", {}), "dualad": {"own": own_solve}}

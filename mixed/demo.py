@@ -90,7 +90,7 @@ def main(n_samples: int = 20000, n_features: int = 200, steps: int = 2000) -> No
     _, t_h = _timed(lambda: mixed.hvp(loss, w0, w0 + 1.0))
     print("3. Newton-CG with Hessian-vector products (forward-over-reverse):")
     print(f"   {res.message}; success={res.success}")
-    print(f"   {res.nit} Newton steps, {res.nhvp} HVPs, {res.nfev} gradient evaluations, "
+    print(f"   {res.nit} Newton steps, {res.nhev} HVPs, {res.nfev} gradient evaluations, "
           f"final loss {res.fun:.6f}, |grad| {float(xp.linalg.norm(res.jac)):.2e}")
     print(f"   solve: {t_n * 1e3:.1f} ms; one HVP: {t_h * 1e3:.2f} ms ({t_h / t_g:.1f}x one gradient)")
 
