@@ -3,10 +3,10 @@ product of a scalar function, as the callables ``minimize`` takes.
 
 ``jac(f)`` is SciPy's ``jac=`` (called ``jac(x, *args)``) and ``hessp(f)`` its
 ``hessp=`` (called ``hessp(x, p, *args)``), for the methods that use them:
-Newton-CG, trust-ncg, trust-krylov and trust-constr. This module does not
-import SciPy (it is not a dependency of dualad); SciPy imports nothing from it
-either: the name only says whose convention the callables follow. Imports
-here are absolute, so ``scipy`` always means SciPy, never this module.
+Newton-CG, trust-ncg, trust-krylov and trust-constr. The module is named for
+the convention it follows; it does not import SciPy (not a dependency of
+dualad), and imports in this package are absolute, so ``import scipy`` still
+means SciPy there, never this module.
 
 Examples
 --------
