@@ -269,6 +269,6 @@ class NewtonSolvers:
     track_iterations.unit = "iterations"
 
     def track_hvps(self, solver):
-        return self.solve(rosenbrock, self.x0, tol=1e-8).nhvp
+        return self.solve(rosenbrock, self.x0, tol=1e-8).nhev
 
     track_hvps.unit = "H-products"

@@ -282,7 +282,7 @@ class Dualad(Library):
         return {"vgh": lambda: hyperdual_value_grad_hessian(g, x, y), "hyperdual": hyperdual}
 
     def newton(self):
-        return self.mixed.jac(rosenbrock), self.mixed.hessp(rosenbrock)
+        return self.mixed.scipy.jac(rosenbrock), self.mixed.scipy.hessp(rosenbrock)
 
     def newton_own(self, x0):
         return self.mixed.newton_cg(rosenbrock, x0, tol=NEWTON_TOL)
@@ -813,7 +813,7 @@ class Runner:
         if own is not None:
             def own_solve():
                 r = own.newton_own(x0)
-                info["own"] = {"nit": int(r.nit), "nhvp": int(r.nhvp),
+                info["own"] = {"nit": int(r.nit), "nhev": int(r.nhev),
                                "grad_norm": float(np.linalg.norm(rosen_der(r.x)))}
                 return r.x
             built = {"numpy": solves.get("numpy", {}), "dualad": {"own": own_solve}}

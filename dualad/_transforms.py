@@ -96,10 +96,10 @@ def _jvp(f: Callable, primals: tuple, tangents: tuple, who: str, has_aux: bool =
         result = split(out, level, k, who=who)
         if not has_aux:
             return result
-        return (*result, _primals(aux, level))
+        return (*result, primals_at(aux, level))
 
 
-def _primals(tree: Any, level: int) -> Any:
+def primals_at(tree: Any, level: int) -> Any:
     """``tree`` with this level's Duals replaced by their primals; anything else kept."""
     leaves, build = flatten(tree)
     return build([leaf.primal if isinstance(leaf, Dual) and leaf._level == level else leaf

@@ -21,12 +21,14 @@ Dask arrays
     ``match_chunks`` (an array with another's chunks), ``persist``,
     ``to_floats`` (several scalars read in one pass), ``fresh_keys``.
 Pytrees and calling conventions
-    ``flatten``, ``leaf_paths``, ``check_argnums``, ``Selection`` (the
-    arguments ``argnums`` picks), ``split_aux``, ``paired_leaves`` (a second
-    pytree checked against the first's structure).
+    ``flatten``, ``leaf_paths``, ``check_argnums``, ``positions`` (argnums
+    as distinct non-negative positions), ``Selection`` (the arguments
+    ``argnums`` picks), ``split_aux``, ``paired_leaves`` (a second pytree
+    checked against the first's structure).
 Forward mode and Jacobian assembly
-    ``Dual``, ``jvp``, ``check_inputs``, ``basis_chunks``, ``chunk_of``,
-    ``split``, ``blocks``.
+    ``Dual``, ``jvp``, ``primals_at`` (a pytree with one level's Duals
+    replaced by their primals), ``check_inputs``, ``basis_chunks``,
+    ``chunk_of``, ``split``, ``blocks``.
 Reverse rules
     ``aval`` (shape and dtype of an output), ``Dropped`` (an output whose
     cotangent is not needed), ``shared_by_key``.
@@ -58,7 +60,7 @@ from dualad._backend import (
     to_floats,
     to_host,
 )
-from dualad._calling import Selection, check_argnums, paired_leaves, split_aux
+from dualad._calling import Selection, check_argnums, paired_leaves, positions, split_aux
 from dualad._checks import (
     check_count,
     check_differentiable,
@@ -73,7 +75,7 @@ from dualad._core import Value, bind, get_cut, is_closed, level_of, new_level, s
 from dualad._dual import Dual
 from dualad._inplace import Accumulator, is_large, made_by_call
 from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
-from dualad._transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, split
+from dualad._transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, primals_at, split
 from dualad._tree import flatten, leaf_paths
 from dualad._vjp import Dropped, aval, shared_by_key
 
@@ -83,7 +85,8 @@ __all__ = [
     "check_inputs", "check_number", "check_output_leaves", "check_scalar_output", "chunk_of",
     "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed", "is_complex",
     "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
-    "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "raw", "set_cut",
+    "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "positions", "primals_at",
+    "raw", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "validate_tangent",
     "zeros",
 ]

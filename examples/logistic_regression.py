@@ -5,9 +5,9 @@ The objective, for features ``X`` (with an intercept column), labels
 
     loss(w) = mean(log(1 + exp(-y * (X @ w)))) + lam / 2 * |w|^2
 
-is written once with :mod:`dualad.ops`; ``mixed`` supplies its gradient
+is written once with :mod:`dualad.ops`; ``mixed.scipy`` supplies its gradient
 (``jac``) and exact H v products (``hessp``: forward-over-reverse, no finite
-differences). Solvers compared, all to a gradient 2-norm of about ``1e-8``:
+differences) in SciPy's form. Solvers compared, all to a gradient 2-norm of about ``1e-8``:
 
 - ``mixed.newton_cg`` (matrix-free truncated Newton, our HVPs);
 - ``mixed.trust_region`` (Steihaug-CG trust region, our HVPs);
@@ -64,7 +64,8 @@ import numpy as np
 from logistic_loss import make_loss
 from scipy.optimize import minimize
 
-from mixed import hessp, jac, newton_cg, trust_region
+from mixed import newton_cg, trust_region
+from mixed.scipy import hessp, jac
 
 TOL = 1e-8
 
@@ -113,16 +114,16 @@ def solve_all(loss: Callable, w0: np.ndarray, tol: float = TOL) -> list[dict]:
 
     def record(method, run):
         start = time.perf_counter()
-        w, nit, nfev, nhvp, success, message = run()
+        w, nit, nfev, nhev, success, message = run()
         seconds = time.perf_counter() - start
-        rows.append({"method": method, "nit": nit, "nfev": nfev, "nhvp": nhvp, "seconds": seconds,
+        rows.append({"method": method, "nit": nit, "nfev": nfev, "nhev": nhev, "seconds": seconds,
                      "loss": float(loss(w)), "grad_norm": float(np.linalg.norm(grad(w))),
                      "success": bool(success), "message": message, "w": w})
 
     def ours(solver):
         def run():
             r = solver(loss, w0, tol=tol, maxiter=1000)
-            return r.x, r.nit, r.nfev, r.nhvp, r.success, r.message
+            return r.x, r.nit, r.nfev, r.nhev, r.success, r.message
         return run
 
     def scipy_trust_krylov():
@@ -154,7 +155,7 @@ def print_table(title: str, rows: list[dict]) -> None:
     print(f"{'method':28s} {'iters':>6s} {'f+g evals':>9s} {'H v':>6s} {'time [s]':>9s} "
           f"{'final loss':>19s} {'|grad|':>9s}  success: message")
     for r in rows:
-        print(f"{r['method']:28s} {r['nit']:6d} {r['nfev']:9d} {r['nhvp']:6d} {r['seconds']:9.3f} "
+        print(f"{r['method']:28s} {r['nit']:6d} {r['nfev']:9d} {r['nhev']:6d} {r['seconds']:9.3f} "
               f"{r['loss']:19.15f} {r['grad_norm']:9.2e}  {r['success']}: {r['message'][:60]}")
     ref = rows[0]["w"]
     spread = max(float(np.max(np.abs(r["w"] - ref))) for r in rows if r["success"])
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print_table(f"{description}, lam = {args.lam:g}, from w = 0, to |grad| <= {TOL:g}", rows)
         lbfgs = next(r for r in rows if r["method"] == "L-BFGS-B")
         newton = rows[0]
-        print(f"Newton-CG took {newton['nit']} steps with {newton['nhvp']} H v products; L-BFGS-B "
+        print(f"Newton-CG took {newton['nit']} steps with {newton['nhev']} H v products; L-BFGS-B "
               f"{lbfgs['nit']} steps of one gradient each.")
     return rows
 

@@ -105,7 +105,7 @@ def make_data(n_samples: int, n_features: int, chunk_rows: int, seed: int = 0):
 def progress(started: float, say: Callable[[str], None]) -> Callable[[OptimizeResult], None]:
     """A ``newton_cg`` callback printing one line per step."""
     def report(r: OptimizeResult) -> None:
-        say(f"  step {r.nit:3d}: loss {r.fun:.12f}   f+g {r.nfev:3d}   H v {r.nhvp:3d}   "
+        say(f"  step {r.nit:3d}: loss {r.fun:.12f}   f+g {r.nfev:3d}   H v {r.nhev:3d}   "
             f"{time.perf_counter() - started:7.2f} s")
     return report
 
@@ -167,13 +167,13 @@ def main(argv: list[str] | None = None) -> dict:
         seconds = time.perf_counter() - started
         w = res.x.compute()
         out = {"success": bool(res.success), "message": res.message, "nit": res.nit, "nfev": res.nfev,
-               "nhvp": res.nhvp, "loss": res.fun, "w": w, "seconds": seconds}
+               "nhev": res.nhev, "loss": res.fun, "w": w, "seconds": seconds}
         if args.check:
             xs, ys = client.compute([x, y], sync=True)
             ref = newton_cg(make_loss(xs, ys, args.lam), np.zeros(args.features + 1), tol=args.tol,
                             maxiter=200)
             out["max_difference_from_numpy"] = float(np.max(np.abs(w - ref.x)))
-    say(f"{res.message} after {res.nit} steps, {res.nhvp} H v products, {seconds:.2f} s")
+    say(f"{res.message} after {res.nit} steps, {res.nhev} H v products, {seconds:.2f} s")
     say(f"loss {res.fun:.12f}; first weights {np.array2string(w[:5], precision=4)}; true weights "
         f"{np.array2string(true_weights(args.features, args.seed)[:5], precision=4)}")
     if args.check:

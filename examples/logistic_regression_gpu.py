@@ -64,7 +64,7 @@ def solve(xp: Any, x: Any, y: Any, lam: float, tol: float, sync: Callable[[], No
         r = solver(loss, w0, tol=tol, maxiter=200)
         sync()
         seconds = time.perf_counter() - start
-        rows.append({"method": solver.__name__, "nit": r.nit, "nfev": r.nfev, "nhvp": r.nhvp,
+        rows.append({"method": solver.__name__, "nit": r.nit, "nfev": r.nfev, "nhev": r.nhev,
                      "seconds": seconds, "loss": r.fun, "grad_norm": math.sqrt(float(xp.sum(r.jac ** 2))),
                      "success": r.success, "message": r.message, "x": r.x})
     return rows
@@ -75,7 +75,7 @@ def print_rows(title: str, rows: list[dict]) -> None:
     print(f"{'method':14s} {'iters':>6s} {'f+g evals':>9s} {'H v':>6s} {'time [s]':>9s} "
           f"{'final loss':>12s} {'|grad|':>9s}  success: message")
     for r in rows:
-        print(f"{r['method']:14s} {r['nit']:6d} {r['nfev']:9d} {r['nhvp']:6d} {r['seconds']:9.2f} "
+        print(f"{r['method']:14s} {r['nit']:6d} {r['nfev']:9d} {r['nhev']:6d} {r['seconds']:9.2f} "
               f"{r['loss']:12.8f} {r['grad_norm']:9.2e}  {r['success']}: {r['message']}")
     print()
 

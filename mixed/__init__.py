@@ -1,6 +1,9 @@
 """mixed: forward-over-reverse Hessian-vector products and the Newton
 optimizers that use them, on NumPy or CuPy arrays.
 
+The adapters for ``scipy.optimize.minimize`` (``jac=``, ``hessp=``) are in
+:mod:`mixed.scipy`, which needs no SciPy to import.
+
 Examples
 --------
 >>> import numpy as np
@@ -9,8 +12,8 @@ Examples
 array([12., 48.])
 """
 
-from mixed._hvp import grad_and_hvp, hessian, hessp, hvp, jac
+from mixed import scipy as scipy  # mixed.scipy after `import mixed`; it imports no SciPy
+from mixed._hvp import grad_and_hvp, hessian, hvp
 from mixed._newton import OptimizeResult, newton_cg, trust_region
 
-__all__ = ["OptimizeResult", "grad_and_hvp", "hessian", "hessp", "hvp", "jac",
-           "newton_cg", "trust_region"]
+__all__ = ["OptimizeResult", "grad_and_hvp", "hessian", "hvp", "newton_cg", "trust_region"]

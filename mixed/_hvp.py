@@ -24,9 +24,12 @@ from dualad.interpreter import (
     check_inputs,
     check_scalar_output,
     chunk_of,
+    describe,
     flatten,
     leaf_paths,
     paired_leaves,
+    positions,
+    primals_at,
     shape_of,
     split,
     split_aux,
@@ -34,35 +37,81 @@ from dualad.interpreter import (
     zeros,
 )
 
-__all__ = ["hvp", "grad_and_hvp", "hessian", "hessp", "jac"]
+__all__ = ["hvp", "grad_and_hvp", "hessian"]
 
 MODES = ("forward-over-reverse", "reverse-over-reverse")
 
 
-def check_scalar(f: Callable, who: str) -> Callable:
-    """``f``, checked to return a scalar; errors name the transform ``who``."""
+def check_scalar(f: Callable, who: str, has_aux: bool = False) -> Callable:
+    """``f``, checked to return a scalar (with ``has_aux``, a pair whose first
+    entry is one); errors name the transform ``who``."""
     def checked(*args):
         out = f(*args)
-        check_scalar_output(out, who)
+        check_scalar_output(split_aux(out, has_aux, who)[0], who)
         return out
     return checked
 
 
-def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> tuple[Any, Any]:
-    """The gradient of scalar ``f`` at ``x`` and the Hessian-vector product H v, in one pass.
+def select(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple,
+           who: str) -> tuple[Selection, Any, Any]:
+    """``f`` called with the primals ``x`` at the positions ``argnums`` and ``args``
+    at the others, in order; ``x`` and ``v`` checked against ``argnums`` (a tuple
+    ``argnums`` takes a tuple of as many primals, and as many directions)."""
+    single, nums = check_argnums(argnums)
+    if not isinstance(args, tuple):
+        raise TypeError(f"{who}: args must be a tuple of f's other arguments, got {describe(args)}; "
+                        "write args=(a,) for one")
+    if not single:
+        for name, value, what in (("x", x, "primals"), ("v", v, "directions")):
+            if not isinstance(value, (tuple, list)) or len(value) != len(nums):
+                raise TypeError(f"{who}: argnums={argnums!r} selects {len(nums)} arguments, so {name} "
+                                f"must be a tuple of {len(nums)} {what}, one each, got {describe(value)}")
+        x, v = tuple(x), tuple(v)
+    picked = (x,) if single else x
+    where = positions(argnums, nums, len(picked) + len(args))
+    rest = iter(args)
+    full = tuple(picked[where.index(i)] if i in where else next(rest)
+                 for i in range(len(picked) + len(args)))
+    return Selection(f, full, argnums, single, nums), x, v
+
+
+def grad_and_hvp(f: Callable, x: Any, v: Any, *, args: tuple = (), argnums: int | tuple = 0,
+                 has_aux: bool = False, mode: str = "forward-over-reverse") -> tuple:
+    """The gradient of scalar ``f`` and the Hessian-vector product H v, in one pass.
+
+    With the defaults, ``f(x)`` is differentiated at ``x`` along ``v``. In
+    general ``f`` is called with ``x`` at the positions ``argnums`` and the
+    ``args`` at the other positions, in order, and differentiated in the
+    selected arguments only (as :func:`reverse.grad` with the same
+    ``argnums``): for a tuple ``argnums``, ``x`` and ``v`` are tuples with one
+    primal and one direction per selected argument, and the gradient and
+    H v are tuples of the same form.
 
     Parameters
     ----------
     f : callable
-        Scalar function of an array, a float or a tuple/list/dict of arrays.
-    x : array, float or pytree
-        Where the derivatives are taken.
+        Function returning a real scalar (with ``has_aux``, a pair
+        ``(scalar, aux)``); its arguments are arrays, floats or pytrees of them.
+    x : array, float or pytree; a tuple of them for a tuple ``argnums``
+        The point: the values of the selected arguments.
     v : same structure, shapes and dtypes as ``x``
-        The direction (a leading axis of ``k`` directions gives ``k`` products).
+        The direction (a leading axis of ``k`` on a leaf gives ``k`` products).
+    args : tuple
+        ``f``'s other positional arguments, held constant (SciPy's ``args``).
+    argnums : int or tuple of int
+        The positions in ``f``'s signature that ``x`` fills (default 0).
+    has_aux : bool
+        ``f`` returns ``(output, aux)``; ``aux`` is returned as computed, not
+        differentiated.
     mode : {"forward-over-reverse", "reverse-over-reverse"}
         Forward-over-reverse (default) pushes a Dual through the tape;
         reverse-over-reverse differentiates ``<grad f(x), v>`` with the tape
         (slower, see benchmarks/README.md).
+
+    Returns
+    -------
+    (grad, hv), or (grad, hv, aux) with ``has_aux`` (as :func:`dualad.jvp`
+    returns the output, its tangent and aux): each shaped as ``x``.
 
     Examples
     --------
@@ -71,41 +120,87 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-rever
     >>> g, hv = grad_and_hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     >>> g, hv
     (array([ 3., 12.]), array([6., 0.]))
+
+    With respect to the second argument, the first held at 2, and an aux output:
+
+    >>> def f(a, x):
+    ...     return (a * x ** 2).sum(), x.size
+    >>> grad_and_hvp(f, np.array([1.0, 3.0]), np.ones(2), args=(2.0,), argnums=1, has_aux=True)
+    (array([ 4., 12.]), array([4., 4.]), 2)
     """
+    return _grad_and_hvp(f, x, v, args, argnums, has_aux, mode, "grad_and_hvp")
+
+
+def _grad_and_hvp(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple, has_aux: bool,
+                  mode: str, who: str) -> tuple:
+    """:func:`grad_and_hvp`, with errors in the name of ``who``."""
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise ValueError(f"{who}: mode must be one of {MODES}, got {mode!r}")
+    sel, x, v = select(f, x, v, args, argnums, who)
     x_leaves, build = flatten(x)
     if not x_leaves:
         check_differentiable(x, "x")  # raises: None, or containers of nothing
-    x_leaves, v_leaves = paired_leaves(x, v, "x", "v", "hvp")
+    x_leaves, v_leaves = paired_leaves(x, v, "x", "v", who)
     names, x_names = leaf_paths(x, "v"), leaf_paths(x, "x")
-    f = check_scalar(f, "hvp")
+    f_of_x = check_scalar(sel.f_of_x, who, has_aux)
     if mode == "reverse-over-reverse":
         for xl, vl, name, x_name in zip(x_leaves, v_leaves, names, x_names):
             _, nb = validate_tangent(xl, vl, name, x_name)
             if nb:
                 raise ValueError(f"{name}: reverse-over-reverse takes one direction at a time")
-        g_fn = reverse.grad(f)
+        g_fn = reverse.grad(f_of_x, has_aux=has_aux)
 
-        def directional(y):
-            return sum(ops.vdot(gl, vl) for gl, vl in zip(flatten(g_fn(y))[0], v_leaves))
-        g, gd = reverse.grad(lambda y: _with_grad(g_fn, directional, y), has_aux=True)(x)
-        return gd, g
+        def directional(y):  # <grad f(y), v>, with grad f(y) and aux kept as aux
+            g, aux = g_fn(y) if has_aux else (g_fn(y), None)
+            return sum(ops.vdot(gl, vl) for gl, vl in zip(flatten(g)[0], v_leaves)), (g, aux)
+        hv, (g, aux) = reverse.grad(directional, has_aux=True)(x)
+        return (g, hv, aux) if has_aux else (g, hv)
     with transform_level() as level:
         seeded = []
         for xl, vl, name, x_name in zip(x_leaves, v_leaves, names, x_names):
             vl, nb = validate_tangent(xl, vl, name, x_name)
             seeded.append(Dual._make(xl, vl, level, nb))
         k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
-        return split(reverse.grad(f)(build(seeded)), level, k, like=x)
+        out = reverse.grad(f_of_x, has_aux=has_aux)(build(seeded))
+        g, hv = split(out[0] if has_aux else out, level, k, like=x)
+        g, hv = floats_like(g, x_leaves), hv if k is not None else floats_like(hv, x_leaves)
+        return (g, hv, primals_at(out[1], level)) if has_aux else (g, hv)
 
 
-def _with_grad(g_fn, directional, y):
-    return directional(y), g_fn(y)
+def floats_like(tree: Any, x_leaves: list) -> Any:
+    """``tree`` with a Python float where ``x`` has one (as ``reverse.grad`` gives,
+    not the NumPy scalar a reduction leaves in the tangent)."""
+    leaves, build = flatten(tree)
+    return build([float(leaf) if type(xl) is float else leaf for leaf, xl in zip(leaves, x_leaves)])
 
 
-def hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> Any:
-    """The Hessian-vector product H v of scalar ``f`` at ``x``.
+def hvp(f: Callable, x: Any, v: Any, *, args: tuple = (), argnums: int | tuple = 0,
+        has_aux: bool = False, mode: str = "forward-over-reverse") -> Any:
+    """The Hessian-vector product H v of scalar ``f`` at ``x``: ``grad_and_hvp``'s
+    second part, for the same arguments.
+
+    Parameters
+    ----------
+    f : callable
+        Function returning a real scalar (with ``has_aux``, a pair ``(scalar, aux)``).
+    x : array, float or pytree; a tuple of them for a tuple ``argnums``
+        The point: the values of the arguments ``argnums`` of ``f``.
+    v : same structure, shapes and dtypes as ``x``
+        The direction (a leading axis of ``k`` on a leaf gives ``k`` products).
+    args : tuple
+        ``f``'s other positional arguments, in order, held constant.
+    argnums : int or tuple of int
+        The positions in ``f``'s signature that ``x`` fills (default 0); for
+        a tuple, ``x`` and ``v`` are tuples of one entry per position, and so
+        is H v (the blocks ``sum_j H[i][j] v[j]``).
+    has_aux : bool
+        ``f`` returns ``(output, aux)``; the result is ``(hv, aux)``.
+    mode : {"forward-over-reverse", "reverse-over-reverse"}
+        How H v is computed (see :func:`grad_and_hvp`).
+
+    Returns
+    -------
+    H v, shaped as ``x`` (or ``(hv, aux)`` with ``has_aux``).
 
     Examples
     --------
@@ -113,8 +208,17 @@ def hvp(f: Callable, x: Any, v: Any, *, mode: str = "forward-over-reverse") -> A
     >>> from mixed import hvp
     >>> hvp(lambda x: (x[0] * x[1]) ** 2, np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([8., 8.])
+
+    Two arguments at once (``argnums=(0, 1)``), a third held constant with ``args``:
+
+    >>> def f(w, b, data):
+    ...     return ((data @ w + b) ** 2).sum()
+    >>> data = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> hvp(f, (np.ones(2), 0.5), (np.array([1.0, 0.0]), 0.0), args=(data,), argnums=(0, 1))
+    (array([2., 0.]), 2.0)
     """
-    return grad_and_hvp(f, x, v, mode=mode)[1]
+    out = _grad_and_hvp(f, x, v, args, argnums, has_aux, mode, "hvp")
+    return (out[1], out[2]) if has_aux else out[1]
 
 
 def hessian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
@@ -168,27 +272,3 @@ def hessian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
             return h, split_aux(sel.f_of_x(sel.x), True, "hessian")[1]
         return h
     return hess
-
-
-def hessp(f: Callable) -> Callable:
-    """``(x, p) -> H(x) p`` for ``scipy.optimize.minimize(..., hessp=hessp(f))``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from scipy.optimize import minimize
-    >>> from mixed import hessp, jac
-    >>> f = lambda x: ((x - 1.0) ** 2).sum() + (x[0] * x[1]) ** 2
-    >>> r = minimize(f, np.zeros(2), jac=jac(f), hessp=hessp(f), method="trust-krylov")
-    >>> bool(r.success)
-    True
-    """
-    def hp(x, p):
-        return hvp(check_scalar(f, "hessp"), x, p)
-    return hp
-
-
-def jac(f: Callable) -> Callable:
-    """The gradient of scalar ``f`` as a callable (``scipy.optimize.minimize(jac=...)``)."""
-    return reverse.grad(check_scalar(f, "jac"))
-

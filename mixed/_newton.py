@@ -32,21 +32,82 @@ from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
 __all__ = ["OptimizeResult", "newton_cg", "trust_region"]
 
 
-@dataclass
+#: ``status`` codes, as SciPy's Newton-CG and trust-ncg number them.
+SUCCESS, MAXITER, NO_PROGRESS, NOT_FINITE, IN_PROGRESS, STOPPED = 0, 1, 2, 3, -1, 99
+
+
+@dataclass(repr=False)
 class OptimizeResult:
-    """The outcome of a solve, with the fields SciPy users know."""
+    """The outcome of a solve, with SciPy's fields, read as attributes or as ``r["x"]``.
+
+    Attributes
+    ----------
+    x : array
+        The final point (the best one found).
+    fun : float
+        f at ``x``.
+    jac : array
+        The gradient of f at ``x``.
+    nit : int
+        Steps taken (for ``trust_region``, steps tried, taken or not).
+    nfev, njev : int
+        Evaluations of f and of its gradient (the same: one reverse pass gives both).
+    nhev : int
+        Hessian-vector products (SciPy's count of Hessian evaluations).
+    status : int
+        0 converged; 1 iteration limit; 2 no further progress possible (the
+        line search failed, or the trust region collapsed); 3 f, its
+        gradient or an H-product not finite; 99 the callback raised
+        ``StopIteration``; -1 in the results handed to the callback.
+    success : bool
+        ``status == 0``.
+    message : str
+        What ended the solve, in words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mixed import newton_cg
+    >>> r = newton_cg(lambda x: ((x - 2.0) ** 2).sum(), np.zeros(3))
+    >>> r.x, r["status"], r.success
+    (array([2., 2., 2.]), 0, True)
+    """
 
     x: Any
     fun: float
     jac: Any
     nit: int
     nfev: int
-    nhvp: int
+    njev: int
+    nhev: int
+    status: int
     success: bool
     message: str
 
     def __getitem__(self, key: str) -> Any:
+        if not isinstance(key, str) or key not in self.__dataclass_fields__:
+            raise KeyError(f"OptimizeResult has no field {key!r}; its fields are "
+                           f"{', '.join(self.__dataclass_fields__)}")
         return getattr(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self.__dataclass_fields__)
+
+    def __repr__(self) -> str:
+        order = ("message", "success", "status", "fun", "x", "nit", "jac", "nfev", "njev", "nhev")
+        width = max(map(len, order))
+        indent = "\n" + " " * (width + 2)  # a multi-line value (an array) stays in its column
+        return "\n".join(f"{name:>{width}}: " + _shown(getattr(self, name)).replace("\n", indent)
+                         for name in order)
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+def _result(x, fval, g, nit: int, nfev: int, nhev: int, status: int, message: str) -> OptimizeResult:
+    """A result; ``njev`` is ``nfev``, as each evaluation gives f and its gradient."""
+    return OptimizeResult(x, fval, g, nit, nfev, nfev, nhev, status, status == SUCCESS, message)
 
 
 def _check_x0(x0: Any) -> Any:
@@ -58,9 +119,17 @@ def _check_x0(x0: Any) -> Any:
     return fresh_keys(x0)
 
 
-def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None, callback: Callable | None) -> None:
-    """The settings both solvers share: a NaN or negative ``tol`` would never stop
-    (or never start) the iteration, a negative ``maxiter`` returns garbage."""
+def _check_solver(f: Any, args: Any, tol: float, maxiter: int, cg_maxiter: int | None,
+                  callback: Callable | None, who: str) -> Callable:
+    """The settings both solvers share, checked (a NaN or negative ``tol`` would
+    never stop, or never start, the iteration; a negative ``maxiter`` returns
+    garbage); returns ``x -> f(x, *args)``, checked to be a scalar."""
+    if not callable(f):
+        raise TypeError(f"{who}: f must be the objective, a function f(x, *args) returning a scalar, "
+                        f"got {describe(f)}")
+    if not isinstance(args, tuple):
+        raise TypeError(f"{who}: args must be a tuple of f's other arguments, got {describe(args)}; "
+                        "write args=(a,) for one")
     check_number("tol", tol)
     check_count(maxiter, "maxiter")
     if cg_maxiter is not None:
@@ -68,12 +137,41 @@ def _check_solver(tol: float, maxiter: int, cg_maxiter: int | None, callback: Ca
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function of the OptimizeResult so far, or None, "
                         f"got {describe(callback)}")
+    return check_scalar(lambda x: f(x, *args) if args else f(x), who)
 
 
-def _progress(callback: Callable | None, x, fval, g, nit, nfev, nhvp) -> None:
-    """Hand the solve so far to ``callback`` (after each step)."""
-    if callback is not None:
-        callback(OptimizeResult(x, fval, g, nit, nfev, nhvp, False, "in progress"))
+def _progress(callback: Callable | None, x, fval, g, nit, nfev, nhev) -> OptimizeResult | None:
+    """Hand the solve so far to ``callback`` (after each step); the final result
+    if it asked to stop by raising ``StopIteration``, as SciPy's callbacks may."""
+    if callback is None:
+        return None
+    try:
+        callback(_result(x, fval, g, nit, nfev, nhev, IN_PROGRESS, "in progress"))
+    except StopIteration:
+        return _result(x, fval, g, nit, nfev, nhev, STOPPED, "stopped by the callback (StopIteration)")
+    return None
+
+
+class _Report:
+    """What ``disp=True`` prints: a line per iteration, then a summary."""
+
+    def __init__(self, disp: bool, columns: str):
+        self.disp = bool(disp)
+        if self.disp:
+            print(f"{'nit':>5} {'f':>15} {'|grad f|':>10} {'nfev':>6} {'nhev':>7}{columns}")
+
+    def step(self, it: int, fval: float, gnorm: float, nfev: int, nhev: int, extra: str = "") -> None:
+        if self.disp:
+            print(f"{it:5d} {fval:15.8e} {gnorm:10.3e} {nfev:6d} {nhev:7d}{extra}")
+
+    def end(self, res: OptimizeResult) -> OptimizeResult:
+        if self.disp:
+            print(res.message if res.success else f"Warning: {res.message}")
+            print(f"         Current function value: {res.fun:f}")
+            for label, count in (("Iterations", res.nit), ("Function evaluations", res.nfev),
+                                 ("Gradient evaluations", res.njev), ("Hessian evaluations", res.nhev)):
+                print(f"         {label}: {count:d}")
+        return res
 
 
 def _eps(x: Any) -> float:
@@ -99,12 +197,13 @@ def _trapezoid_decrease(g: Any, g_new: Any, p: Any) -> float:
     return -0.5 * (slope + slope_new)
 
 
-def _stop(x, fval, g, gnorm, tol, it, nfev, nhvp) -> OptimizeResult | None:
+def _stop(x, fval, g, gnorm, tol, it, nfev, nhev) -> OptimizeResult | None:
     """The result, if the solve ends here: converged, or met a non-finite value."""
     if not (math.isfinite(fval) and math.isfinite(gnorm)):
-        return OptimizeResult(x, fval, g, it, nfev, nhvp, False, "non-finite objective or gradient")
+        return _result(x, fval, g, it, nfev, nhev, NOT_FINITE, "non-finite objective or gradient")
     if gnorm <= tol:
-        return OptimizeResult(x, fval, g, it, nfev, nhvp, True, f"gradient norm {gnorm:.3g} <= tol")
+        return _result(x, fval, g, it, nfev, nhev, SUCCESS,
+                       f"Optimization terminated successfully: gradient norm {gnorm:.3g} <= tol")
     return None
 
 
@@ -139,9 +238,10 @@ def _lost_values_are_an_error(solver: Callable) -> Callable:
 
 
 @_lost_values_are_an_error
-def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
+def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxiter: int = 200,
               cg_maxiter: int | None = None, c1: float = 1e-4,
-              callback: Callable[[OptimizeResult], None] | None = None) -> OptimizeResult:
+              callback: Callable[[OptimizeResult], None] | None = None,
+              disp: bool = False) -> OptimizeResult:
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
 
     Each outer step solves H p = -g by CG until the residual's 1-norm is
@@ -152,12 +252,18 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
     from; once f's change is below its rounding level, the Armijo test is
     applied to the slopes at both ends instead.
 
+    The problem is unconstrained: there are no bounds, as SciPy's
+    Newton-CG takes none (SciPy's L-BFGS-B, TNC or trust-constr, with
+    :mod:`mixed.scipy`'s ``jac`` and ``hessp``, solve bounded problems).
+
     Parameters
     ----------
     f : callable
-        Scalar objective of a 1-d array.
+        Scalar objective ``f(x, *args)`` of a 1-d array ``x``.
     x0 : array
         Starting point; its backend (NumPy, CuPy or Dask) and dtype are kept.
+    args : tuple
+        Further arguments of ``f``, held constant (SciPy's ``args``).
     tol : float
         Stop when the gradient's 2-norm is at most ``tol`` (>= 0; choose
         about 1e-4 or looser in float32).
@@ -170,37 +276,56 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
         The Armijo sufficient-decrease constant, in (0, 1).
     callback : callable, optional
         Called after each step with an :class:`OptimizeResult` of the solve so
-        far (``x``, ``fun``, ``jac`` and the counts; ``message`` "in progress"),
-        for progress reports.
+        far (``x``, ``fun``, ``jac`` and the counts; ``status`` -1, ``message``
+        "in progress"). Raising ``StopIteration`` in it ends the solve, with
+        status 99, as in SciPy.
+    disp : bool
+        Print a line per iteration (f, the gradient's norm, the counts so
+        far) and a summary at the end, as SciPy's ``disp`` option does.
 
     Returns
     -------
     OptimizeResult
-        ``success`` is False, with the reason in ``message``, when the
-        iteration limit is reached, the line search finds no decrease, or f,
-        its gradient or an H-product is not finite.
+        ``success`` is False, with the reason in ``message`` and ``status``
+        (see :class:`OptimizeResult`), when the iteration limit is reached
+        (1), the line search finds no decrease (2), or f, its gradient or an
+        H-product is not finite (3).
 
     Examples
     --------
     >>> import numpy as np
     >>> from mixed import newton_cg
-    >>> r = newton_cg(lambda x: ((x - 3.0) ** 2).sum() + (x ** 4).sum(), np.zeros(3))
-    >>> bool(r.success), np.round(r.x, 6)
-    (True, array([1., 1., 1.]))
+    >>> r = newton_cg(lambda x, a: ((x - a) ** 2).sum() + (x ** 4).sum(), np.zeros(3), args=(3.0,))
+    >>> bool(r.success), r.status, np.round(r.x, 6)
+    (True, 0, array([1., 1., 1.]))
+    >>> r = newton_cg(lambda x: ((x - 1.0) ** 2).sum(), np.zeros(2), disp=True)
+      nit               f   |grad f|   nfev    nhev
+        0  2.00000000e+00  2.828e+00      1       0
+        1  0.00000000e+00  0.000e+00      2       1
+    Optimization terminated successfully: gradient norm 0 <= tol
+             Current function value: 0.000000
+             Iterations: 1
+             Function evaluations: 2
+             Gradient evaluations: 2
+             Hessian evaluations: 1
     """
     x = _check_x0(x0)
-    _check_solver(tol, maxiter, cg_maxiter, callback)
+    f = _check_solver(f, args, tol, maxiter, cg_maxiter, callback, "newton_cg")
     check_number("c1", c1, 0.0, 1.0, high_open=True, low_open=True)
-    f = check_scalar(f, "newton_cg")
+    report = _Report(disp, "")
+    return report.end(_newton_cg_steps(f, x, tol, maxiter, cg_maxiter or max(2 * x.shape[0], 20), c1,
+                                       callback, report))
+
+
+def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report) -> OptimizeResult:
     vg = _value_and_grad(f)
-    n = x.shape[0]
-    cg_maxiter = cg_maxiter or max(2 * n, 20)
     x, fval, g = vg(x)
-    nfev, nhvp = 1, 0
+    nfev, nhev = 1, 0
     for it in range(maxiter + 1):
         fval, gg, g1 = to_floats(fval, vdot(g, g), abs_sum(g))  # fval is read here only at x0
         gnorm = math.sqrt(gg)
-        done = _stop(x, fval, g, gnorm, tol, it, nfev, nhvp)
+        report.step(it, fval, gnorm, nfev, nhev)
+        done = _stop(x, fval, g, gnorm, tol, it, nfev, nhev)
         if done is not None:
             return done
         if it == maxiter:
@@ -212,10 +337,9 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
         # of H-products (16.9k vs 16.2k); from 0.5 * ones 47 vs 40 steps.
         p, used, finite = truncated_cg(lambda d, x=x: _hvp(f, x, d), g,
                                        min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=abs_sum)
-        nhvp += used
+        nhev += used
         if not finite:
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                  "non-finite Hessian-vector product")
+            return _result(x, fval, g, it, nfev, nhev, NOT_FINITE, "non-finite Hessian-vector product")
         slope, x_max, p_max = to_floats(vdot(g, p), _max_abs(x), _max_abs(p))
         if slope >= 0:  # not a descent direction (inexact CG); fall back to -g
             (p,), slope, p_max = persist(-g), -gnorm * gnorm, to_floats(_max_abs(g))[0]
@@ -243,19 +367,22 @@ def newton_cg(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 200,
             why = ("the step is below the rounding of x" if trials == 0
                    else "f was not finite at any" if finite_trials == 0
                    else "f did not decrease enough at any")
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                  f"line search failed after {trials} trial points: {why}")
+            return _result(x, fval, g, it, nfev, nhev, NO_PROGRESS,
+                           f"line search failed after {trials} trial points: {why}")
         x, fval, g = x_new, f_new, g_new
-        _progress(callback, x, fval, g, it + 1, nfev, nhvp)
-    return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
-                          f"maximum number of iterations ({maxiter}) reached")
+        stopped = _progress(callback, x, fval, g, it + 1, nfev, nhev)
+        if stopped is not None:
+            return stopped
+    return _result(x, fval, g, maxiter, nfev, nhev, MAXITER,
+                   f"maximum number of iterations ({maxiter}) reached")
 
 
 @_lost_values_are_an_error
-def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
+def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxiter: int = 500,
                  initial_radius: float = 1.0, max_radius: float = 1e4, eta: float = 0.15,
                  cg_maxiter: int | None = None,
-                 callback: Callable[[OptimizeResult], None] | None = None) -> OptimizeResult:
+                 callback: Callable[[OptimizeResult], None] | None = None,
+                 disp: bool = False) -> OptimizeResult:
     """Minimize ``f`` by a trust-region Newton method with Steihaug-CG steps.
 
     Each step minimizes the quadratic model ``g.p + p.Hp / 2`` over ``||p|| <= radius``
@@ -265,12 +392,18 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
     the boundary). Once f's change is below its rounding level, the actual
     decrease is estimated from the slopes at both ends.
 
+    The problem is unconstrained: there are no bounds, as SciPy's
+    trust-ncg takes none (SciPy's trust-constr, with :mod:`mixed.scipy`'s
+    ``jac`` and ``hessp``, solves bounded and constrained problems).
+
     Parameters
     ----------
     f : callable
-        Scalar objective of a 1-d array.
+        Scalar objective ``f(x, *args)`` of a 1-d array ``x``.
     x0 : array
         Starting point; its backend (NumPy, CuPy or Dask) and dtype are kept.
+    args : tuple
+        Further arguments of ``f``, held constant (SciPy's ``args``).
     tol : float
         Stop when the gradient's 2-norm is at most ``tol`` (>= 0).
     maxiter : int
@@ -283,50 +416,60 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
         Maximum number of CG iterations per step; default ``max(2 n, 20)``.
     callback : callable, optional
         Called after each step, taken or not, with an :class:`OptimizeResult`
-        of the solve so far (``message`` "in progress").
+        of the solve so far (``status`` -1, ``message`` "in progress").
+        Raising ``StopIteration`` in it ends the solve, with status 99.
+    disp : bool
+        Print a line per iteration (f, the gradient's norm, the counts so
+        far, the trust radius) and a summary at the end.
 
     Returns
     -------
     OptimizeResult
-        ``success`` is False, with the reason in ``message``, when the
-        iteration limit is reached, the radius collapses, or f, its gradient
-        or an H-product is not finite.
+        ``success`` is False, with the reason in ``message`` and ``status``
+        (see :class:`OptimizeResult`), when the iteration limit is reached
+        (1), the radius collapses (2), or f, its gradient or an H-product is
+        not finite (3).
 
     Examples
     --------
     >>> import numpy as np
     >>> from mixed import trust_region
-    >>> r = trust_region(lambda x: ((x - 3.0) ** 2).sum() + (x ** 4).sum(), np.zeros(3))
+    >>> r = trust_region(lambda x, a: ((x - a) ** 2).sum() + (x ** 4).sum(), np.zeros(3), args=(3.0,))
     >>> bool(r.success), np.round(r.x, 6)
     (True, array([1., 1., 1.]))
+    >>> r["nit"] == r.nit, r.nfev == r.njev
+    (True, True)
     """
     x = _check_x0(x0)
-    _check_solver(tol, maxiter, cg_maxiter, callback)
-    f = check_scalar(f, "trust_region")
+    f = _check_solver(f, args, tol, maxiter, cg_maxiter, callback, "trust_region")
     if not 0 <= eta < 0.25:
         raise ValueError(f"eta must be in [0, 0.25), got {eta}")
     if not 0 < initial_radius <= max_radius:
         raise ValueError(f"need 0 < initial_radius <= max_radius, got {initial_radius} and {max_radius}")
+    report = _Report(disp, f" {'radius':>10}")
+    return report.end(_trust_region_steps(f, x, tol, maxiter, initial_radius, max_radius, eta,
+                                          cg_maxiter or max(2 * x.shape[0], 20), callback, report))
+
+
+def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter, callback,
+                        report) -> OptimizeResult:
     vg = _value_and_grad(f)
-    n = x.shape[0]
-    cg_maxiter = cg_maxiter or max(2 * n, 20)
-    radius = initial_radius
     x, fval, g = vg(x)
-    nfev, nhvp = 1, 0
+    nfev, nhev = 1, 0
     for it in range(maxiter + 1):
         fval, gg = to_floats(fval, vdot(g, g))  # fval is read here only at x0
         gnorm = math.sqrt(gg)
-        done = _stop(x, fval, g, gnorm, tol, it, nfev, nhvp)
+        report.step(it, fval, gnorm, nfev, nhev, f" {radius:10.3e}")
+        done = _stop(x, fval, g, gnorm, tol, it, nfev, nhev)
         if done is not None:
             return done
         if it == maxiter:
             break
         p, hp, used, finite = steihaug_cg(lambda d, x=x: _hvp(f, x, d), g, radius,
                                           min(0.5, math.sqrt(gnorm)) * gnorm, cg_maxiter)
-        nhvp += used
+        nhev += used
         if not finite:
-            return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                  "non-finite Hessian-vector product")
+            return _result(x, fval, g, it, nfev, nhev, NOT_FINITE, "non-finite Hessian-vector product")
         x_new, f_new, g_new = vg(x + p)
         gp, php, pp, f_new = to_floats(vdot(g, p), vdot(p, hp), vdot(p, p), f_new)
         predicted = -(gp + 0.5 * php)
@@ -340,14 +483,14 @@ def trust_region(f: Callable, x0: Any, *, tol: float = 1e-8, maxiter: int = 500,
         if rho < 0.25:
             radius = 0.25 * pnorm
             if radius < 1e-14 * max(1.0, math.sqrt(to_floats(vdot(x, x))[0])):
-                return OptimizeResult(x, fval, g, it, nfev, nhvp, False,
-                                      "trust region collapsed (no decrease possible)")
+                return _result(x, fval, g, it, nfev, nhev, NO_PROGRESS,
+                               "trust region collapsed (no decrease possible)")
         elif rho > 0.75 and pnorm >= 0.99 * radius:
             radius = min(2.0 * radius, max_radius)
         if rho > eta:
             x, fval, g = x_new, f_new, g_new
-        _progress(callback, x, fval, g, it + 1, nfev, nhvp)
-    return OptimizeResult(x, fval, g, maxiter, nfev, nhvp, False,
-                          f"maximum number of iterations ({maxiter}) reached")
-
-
+        stopped = _progress(callback, x, fval, g, it + 1, nfev, nhev)
+        if stopped is not None:
+            return stopped
+    return _result(x, fval, g, maxiter, nfev, nhev, MAXITER,
+                   f"maximum number of iterations ({maxiter}) reached")

@@ -114,7 +114,7 @@ def main(n_samples: int = 20000, n_features: int = 200, steps: int = 500, repeat
     _, t_h = _timed(lambda: mixed.hvp(loss, w0, w0 + 1.0), repeats, sync)
     print("3. Newton-CG with Hessian-vector products (forward-over-reverse):")
     print(f"   {res.message}; success={res.success}")
-    print(f"   {res.nit} Newton steps, {res.nhvp} HVPs, {res.nfev} gradient evaluations, "
+    print(f"   {res.nit} Newton steps, {res.nhev} HVPs, {res.nfev} gradient evaluations, "
           f"final loss {res.fun:.6f}, |grad| {float(xp.linalg.norm(res.jac)):.2e}")
     print(_ratio("hvp / value_and_grad", t_h, t_g, "one Hessian-vector product costs {r} gradients"))
     print(_ratio("newton_cg / value_and_grad", t_n, t_g, "the whole solve costs {r} gradients"))

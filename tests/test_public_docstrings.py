@@ -16,7 +16,8 @@ import re
 
 import pytest
 
-PACKAGES = ["dualad", "reverse", "reverse.optim", "reverse.optim.lr_scheduler"]
+PACKAGES = ["dualad", "dualad.testing", "reverse", "reverse.optim", "reverse.optim.lr_scheduler", "mixed",
+            "mixed.scipy"]
 
 # "package.name": why it has no Examples section (none today).
 EXEMPT: dict[str, str] = {}

@@ -60,7 +60,7 @@ def reference(solver):
 
 
 def assert_same_solve(res, ref):
-    assert (res.nit, res.nfev, res.nhvp, res.message) == (ref.nit, ref.nfev, ref.nhvp, ref.message)
+    assert (res.nit, res.nfev, res.nhev, res.message) == (ref.nit, ref.nfev, ref.nhev, ref.message)
     np.testing.assert_allclose(res.x.compute(), ref.x, rtol=1e-9, atol=1e-12)
 
 

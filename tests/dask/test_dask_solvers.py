@@ -83,7 +83,7 @@ def test_the_dask_solve_is_the_numpy_solve_in_bounded_graphs(solver):
     assert res.x.chunks == w0.chunks and res.x.dtype == w0.dtype
     np.testing.assert_allclose(x, ref.x, rtol=1e-9, atol=1e-12)
     assert res.fun == pytest.approx(ref.fun, rel=1e-12)
-    assert (res.nit, res.nfev, res.nhvp) == (ref.nit, ref.nfev, ref.nhvp)
+    assert (res.nit, res.nfev, res.nhev) == (ref.nit, ref.nfev, ref.nhev)
     # Every graph run is at most about one gradient plus one H v deep, however
     # late in the solve: nothing is recomputed from x0.
     assert max(run.graphs) <= 2 * hvp_tasks, (max(run.graphs), hvp_tasks)
@@ -92,5 +92,5 @@ def test_the_dask_solve_is_the_numpy_solve_in_bounded_graphs(solver):
     # per trial point, two per step (norms; slope and lengths: trust_region reads
     # them with its trial point) and one more at the end. One read per scalar
     # would be 4 per H-product and 5 per step.
-    assert run.reads <= res.nhvp + res.nfev + 2 * res.nit + 1, (run.reads, res)
+    assert run.reads <= res.nhev + res.nfev + 2 * res.nit + 1, (run.reads, res)
     assert w0.name == name and np.all(w0.compute() == 0.0), "x0 changed"

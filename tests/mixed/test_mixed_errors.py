@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from dualad import ops
-from mixed import grad_and_hvp, hessian, hessp, hvp, jac, newton_cg, trust_region
+from mixed import grad_and_hvp, hessian, hvp, newton_cg, trust_region
+from mixed.scipy import hessp, jac
 
 MODES = ["forward-over-reverse", "reverse-over-reverse"]
 X = np.array([0.5, -1.0, 2.0])

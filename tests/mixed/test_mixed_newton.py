@@ -16,7 +16,8 @@ from scipy.optimize import minimize
 
 import reverse
 from dualad import ops
-from mixed import OptimizeResult, hessp, jac, newton_cg, trust_region
+from mixed import OptimizeResult, newton_cg, trust_region
+from mixed.scipy import hessp, jac
 
 SOLVERS = [newton_cg, trust_region]
 
@@ -68,7 +69,7 @@ def test_rosenbrock_1000_to_1e_8_in_fewer_iterations_than_lbfgsb(solver, rosenbr
     assert res.fun == pytest.approx(0.0, abs=1e-16)
     # Measured: newton_cg 40 and 24, trust_region 62 and 29, L-BFGS-B 98 and 70.
     assert res.nit < lbfgsb_nit
-    assert res.nhvp >= res.nit and res.nfev >= res.nit
+    assert res.nhev >= res.nit and res.nfev >= res.nit
 
 
 def test_newton_cg_from_zeros_needs_no_more_steps_than_scipy():
@@ -125,10 +126,13 @@ def test_solvers_stay_on_the_backend_and_dtype_of_x0(backend, dtype, solver):
 def test_result_fields():
     res = newton_cg(lambda x: ops.sum((x - 2.0) ** 2), np.zeros(3))
     assert isinstance(res, OptimizeResult)
-    for key in ("x", "fun", "jac", "nit", "nfev", "nhvp", "success", "message"):
+    fields = ["x", "fun", "jac", "nit", "nfev", "njev", "nhev", "status", "success", "message"]
+    assert res.keys() == fields  # SciPy's names for these methods
+    for key in fields:
         assert res[key] is getattr(res, key)
-    assert isinstance(res.nit, int) and isinstance(res.nfev, int) and isinstance(res.nhvp, int)
-    assert res.success is True and "tol" in res.message
+    assert all(isinstance(getattr(res, k), int) for k in ("nit", "nfev", "njev", "nhev", "status"))
+    assert res.success is True and res.status == 0 and "tol" in res.message
+    assert res.njev == res.nfev  # one reverse pass gives f and its gradient
     np.testing.assert_allclose(res.x, 2.0)
 
 
@@ -138,7 +142,7 @@ def test_callback_sees_each_step(solver):
     res = solver(rosenbrock, np.full(20, 0.5), callback=lambda r: seen.append((r.nit, r.fun, r.x.copy(), r)))
     assert res.success, res.message
     assert [nit for nit, *_ in seen] == list(range(1, res.nit + 1))
-    assert all(r.message == "in progress" and not r.success for *_, r in seen)
+    assert all(r.message == "in progress" and not r.success and r.status == -1 for *_, r in seen)
     funs = [fun for _, fun, *_ in seen]
     assert all(b <= a for a, b in zip(funs, funs[1:])), funs  # both solvers only take descending steps
     assert funs[-1] == res.fun
@@ -175,14 +179,14 @@ def test_tight_tolerance_with_a_large_minimum_value(solver, dtype, tol):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_start_at_the_minimum_takes_no_step(solver):
     res = solver(lambda x: ops.sum((x - 1.0) ** 2), np.ones(4))
-    assert res.success and res.nit == 0 and res.nhvp == 0 and res.nfev == 1
+    assert res.success and res.nit == 0 and res.nhev == 0 and res.nfev == 1
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_maxiter_zero_reports_not_converged(solver):
     res = solver(rosenbrock, np.zeros(5), maxiter=0)
     assert not res.success and "maximum number of iterations (0)" in res.message
-    assert res.nit == 0
+    assert res.nit == 0 and res.status == 1
 
 
 # -- objectives that misbehave ----------------------------------------------------
@@ -236,6 +240,7 @@ def test_objective_finite_only_at_x0(solver):
     res = solver(f, np.ones(3), maxiter=100)
     assert not res.success and res.nfev <= 101
     np.testing.assert_array_equal(res.x, np.ones(3))
+    assert res.status == 2
     if solver is newton_cg:
         assert res.message.startswith("line search failed after")
         assert res.message.endswith("trial points: f was not finite at any")
@@ -246,7 +251,7 @@ def test_objective_finite_only_at_x0(solver):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_non_finite_at_x0(solver):
     res = solver(lambda x: ops.sum(ops.log(x)), -np.ones(3))
-    assert not res.success and res.nit == 0
+    assert not res.success and res.nit == 0 and res.status == 3
     assert res.message == "non-finite objective or gradient"
 
 
@@ -262,14 +267,14 @@ def test_non_finite_hessian_vector_product(solver):
     res = solver(lambda x: ops.sum(ops.abs(x - 1.0) ** 1.5) + ops.sum(x ** 2), np.ones(3))
     assert not res.success and res.nit == 0
     assert res.message == "non-finite Hessian-vector product"
-    assert res.nhvp == 1
+    assert res.nhev == 1 and res.status == 3
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_unbounded_linear_objective_stops_at_maxiter(solver):
     res = solver(lambda x: ops.sum(x), np.zeros(3), maxiter=30)
     assert not res.success and "maximum number of iterations (30)" in res.message
-    assert res.nit == 30
+    assert res.nit == 30 and res.status == 1
 
 
 # -- bad arguments ------------------------------------------------------------------
@@ -300,3 +305,105 @@ def test_f_must_return_a_scalar(solver):
 def test_trust_region_parameters(kw, pattern):
     with pytest.raises(ValueError, match=pattern):
         trust_region(rosenbrock, np.zeros(3), **kw)
+
+
+# -- SciPy's dialect: args, disp, status, StopIteration, the result ------------------
+def shifted(x, c, s):
+    """s * Rosenbrock(x - c + 1), minimum at c: the constants come in through args."""
+    return s * rosenbrock(x - c + 1.0)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_args_are_passed_to_f(solver):
+    c = np.linspace(0.5, 1.5, 20)
+    res = solver(shifted, c - 0.5, args=(c, 2.0))
+    ref = solver(lambda x: shifted(x, c, 2.0), c - 0.5)
+    assert res.success, res.message
+    np.testing.assert_allclose(res.x, c, atol=1e-8)
+    np.testing.assert_array_equal(res.x, ref.x)
+    assert (res.nit, res.nfev, res.nhev) == (ref.nit, ref.nfev, ref.nhev)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_disp_prints_each_iteration_and_scipys_summary(solver, capsys):
+    res = solver(rosenbrock, np.full(6, 0.5), disp=True)
+    lines = capsys.readouterr().out.splitlines()
+    header, rows, summary = lines[0], lines[1:res.nit + 2], lines[res.nit + 2:]
+    assert header.split()[:5] == ["nit", "f", "|grad", "f|", "nfev"]
+    assert [int(row.split()[0]) for row in rows] == list(range(res.nit + 1))
+    assert float(rows[-1].split()[1]) == pytest.approx(res.fun, rel=1e-8, abs=1e-30)
+    # SciPy's summary, as its Newton-CG prints it (the same solve, SciPy's counts).
+    minimize(rosenbrock, np.full(6, 0.5), jac=jac(rosenbrock), hessp=hessp(rosenbrock),
+             method="Newton-CG", options={"disp": True})
+    scipy_summary = capsys.readouterr().out.splitlines()
+    assert summary[0] == res.message and scipy_summary[0].startswith(res.message.split(":")[0])
+    assert [line.split(":")[0] for line in summary[1:]] == [line.split(":")[0] for line in scipy_summary[1:]]
+    counts = [int(line.split(":")[1]) for line in summary[2:]]
+    assert counts == [res.nit, res.nfev, res.njev, res.nhev]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_disp_of_a_failed_solve_says_warning(solver, capsys):
+    res = solver(rosenbrock, np.zeros(5), maxiter=2, disp=True)
+    out = capsys.readouterr().out
+    assert res.status == 1 and f"Warning: {res.message}\n" in out
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_no_disp_prints_nothing(solver, capsys):
+    solver(rosenbrock, np.full(4, 0.5))
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("solver, method", [(newton_cg, "Newton-CG"), (trust_region, "trust-ncg")])
+def test_status_of_the_iteration_limit_is_scipys(solver, method):
+    ref = minimize(rosenbrock, np.zeros(5), jac=jac(rosenbrock), hessp=hessp(rosenbrock), method=method,
+                   options={"maxiter": 2})
+    res = solver(rosenbrock, np.zeros(5), maxiter=2)
+    assert (res.status, res.success) == (ref.status, ref.success) == (1, False)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_callback_raising_stop_iteration_ends_the_solve(solver):
+    def stop_after_three(r):
+        if r.nit == 3:
+            raise StopIteration
+    res = solver(rosenbrock, np.zeros(10), callback=stop_after_three)
+    assert (res.nit, res.status, res.success) == (3, 99, False)
+    assert "StopIteration" in res.message
+    assert res.fun == float(rosenbrock(res.x))
+
+
+def test_result_reads_like_scipys():
+    res = newton_cg(lambda x: ops.sum((x - 2.0) ** 2), np.zeros(3))
+    lines = repr(res).splitlines()
+    assert [line.split(":")[0].strip() for line in lines] == [
+        "message", "success", "status", "fun", "x", "nit", "jac", "nfev", "njev", "nhev"]
+    assert len({line.index(":") for line in lines}) == 1  # the names are right-aligned
+    assert lines[0].endswith(res.message) and lines[4].endswith("array([2., 2., 2.])")
+    big = newton_cg(lambda x: ops.sum((x - 2.0) ** 2), np.zeros((2000)))
+    assert len(repr(big).splitlines()) < 20  # NumPy summarizes a long x
+
+
+def test_unknown_result_field_is_a_key_error_listing_the_fields():
+    res = newton_cg(lambda x: ops.sum((x - 2.0) ** 2), np.zeros(3))
+    with pytest.raises(KeyError, match="OptimizeResult has no field 'nhvp'; its fields are x, fun, jac"):
+        res["nhvp"]
+    with pytest.raises(KeyError, match="no field 0"):
+        res[0]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("kw, error, pattern", [
+    ({"args": [1.0]}, TypeError, r"args must be a tuple of f's other arguments, got a list"),
+    ({"args": 1.0}, TypeError, r"args must be a tuple .*got float 1.0; write args=\(a,\) for one"),
+])
+def test_args_must_be_a_tuple(solver, kw, error, pattern):
+    with pytest.raises(error, match=rf"^{solver.__name__}: {pattern}"):
+        solver(rosenbrock, np.zeros(3), **kw)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_f_must_be_a_function(solver):
+    with pytest.raises(TypeError, match=rf"^{solver.__name__}: f must be the objective"):
+        solver(np.ones(3), np.zeros(3))

@@ -1,19 +1,26 @@
-"""``jac`` and ``hessp`` with ``scipy.optimize.minimize``.
+"""``mixed.scipy``'s ``jac`` and ``hessp`` with ``scipy.optimize.minimize``.
 
 SciPy's own Rosenbrock derivatives (``rosen_der``, ``rosen_hess_prod``) are the
-reference for ours, and every Hessian-free SciPy method must converge with them.
+reference for ours, and every SciPy method that takes ``hessp`` must converge
+with them, along the same path as with SciPy's, also with ``args``.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize, rosen, rosen_der, rosen_hess_prod
 
+import mixed
 from dualad import ops
-from mixed import hessp, jac
+from mixed.scipy import hessp, jac
 
 METHODS = ["trust-krylov", "trust-ncg", "Newton-CG"]
+# Every method of minimize that takes hessp (trust-exact and dogleg take only hess).
+HESSP_METHODS = [*METHODS, "trust-constr"]
 
 
 def rosenbrock(x):
@@ -71,3 +78,106 @@ def test_jac_returns_an_array_scipy_accepts_in_float32():
     g = jac(rosenbrock)(x)
     hp = hessp(rosenbrock)(x, np.ones(5, np.float32))
     assert g.dtype == np.float32 and hp.dtype == np.float32 and g.shape == hp.shape == (5,)
+
+
+# -- args, and the probe vectors SciPy sends ----------------------------------------
+def shifted(x, c, s):
+    """s * Rosenbrock(x - c + 1): SciPy passes c and s with args=; the minimum is at c."""
+    y = x - c + 1.0
+    return s * ops.sum(100.0 * (y[1:] - y[:-1] ** 2) ** 2 + (1.0 - y[:-1]) ** 2)
+
+
+def shifted_by_hand(x, c, s):
+    return s * rosen(x - c + 1.0)
+
+
+def shifted_der(x, c, s):
+    return s * rosen_der(x - c + 1.0)
+
+
+def shifted_hess_prod(x, p, c, s):
+    return s * rosen_hess_prod(x - c + 1.0, p)
+
+
+@pytest.mark.parametrize("method", HESSP_METHODS)
+def test_minimize_with_args_follows_scipys_own_derivatives(method):
+    c = np.linspace(0.5, 1.5, 10)
+    x0, args = c - 0.3, (c, 0.5)
+    options = ({"xtol": 1e-12} if method == "Newton-CG" else {"gtol": 1e-9, "xtol": 1e-14}
+               if method == "trust-constr" else {"gtol": 1e-9})
+    res = minimize(shifted, x0, args=args, jac=jac(shifted), hessp=hessp(shifted), method=method,
+                   options=options)
+    ref = minimize(shifted_by_hand, x0, args=args, jac=shifted_der, hessp=shifted_hess_prod,
+                   method=method, options=options)
+    assert res.success and ref.success, (res.message, ref.message)
+    assert (res.nit, res.nhev) == (ref.nit, ref.nhev)  # the same derivatives, so the same path
+    np.testing.assert_allclose(res.x, ref.x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.x, c, atol=1e-8)
+
+
+def test_jac_and_hessp_pass_args_through():
+    rng = np.random.default_rng(4)
+    x, p, c = rng.uniform(-2, 2, 12), rng.standard_normal(12), rng.uniform(0, 1, 12)
+    np.testing.assert_allclose(jac(shifted)(x, c, 3.0), shifted_der(x, c, 3.0), rtol=1e-13, atol=1e-11)
+    np.testing.assert_allclose(hessp(shifted)(x, p, c, 3.0), shifted_hess_prod(x, p, c, 3.0),
+                               rtol=1e-12, atol=1e-10)
+
+
+def test_trust_constr_probes_with_int8_vectors():
+    """trust-constr asks for H p with p = int8 unit vectors: this raised a dtype error."""
+    seen = []
+    hp = hessp(rosenbrock)
+
+    def recording(x, p):
+        seen.append(p.dtype)
+        return hp(x, p)
+    res = minimize(rosenbrock, np.zeros(4), jac=jac(rosenbrock), hessp=recording, method="trust-constr")
+    assert np.dtype(np.int8) in seen  # the case this test is about still happens
+    assert res.success, res.message
+    np.testing.assert_allclose(res.x, np.ones(4), atol=1e-5)
+
+
+@pytest.mark.parametrize("x_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("p_dtype", [np.int8, np.int64, np.uint8, np.float32, np.float64])
+def test_probe_vectors_are_cast_to_the_dtype_of_x(x_dtype, p_dtype):
+    x = np.linspace(-1.0, 1.0, 6).astype(x_dtype)
+    p = np.array([1, 0, 2, 0, 0, 1]).astype(p_dtype)
+    hp = hessp(rosenbrock)(x, p)
+    assert hp.dtype == x_dtype and hp.shape == x.shape
+    np.testing.assert_allclose(hp, rosen_hess_prod(x.astype(np.float64), p.astype(np.float64)),
+                               rtol=1e-12 if x_dtype == np.float64 else 1e-5)
+    assert p.dtype == p_dtype  # the caller's array is not converted in place
+
+
+@pytest.mark.parametrize("p, error, pattern", [
+    (np.ones(4), ValueError, r"^hessp: p must have x's shape \(5,\), got shape \(4,\)"),
+    (np.ones((5, 1)), ValueError, r"^hessp: p must have x's shape \(5,\), got shape \(5, 1\)"),
+    (np.ones((2, 5)), ValueError, r"^hessp: p must have x's shape \(5,\), got shape \(2, 5\)"),
+    ([1.0] * 5, TypeError, r"^hessp: p must be an array of x's shape \(5,\), got a list"),
+    (None, TypeError, r"^hessp: p must be an array of x's shape \(5,\), got None"),
+    (np.ones(5, complex), TypeError,
+     r"^hessp: p must be a real array \(integer or floating\), got dtype complex128"),
+    (np.ones(5, bool), TypeError, r"^hessp: p must be a real array .*got dtype bool"),
+])
+def test_a_bad_probe_vector_is_named(p, error, pattern):
+    with pytest.raises(error, match=pattern):
+        hessp(rosenbrock)(np.zeros(5), p)
+
+
+def test_a_bad_point_or_objective_is_named():
+    with pytest.raises(TypeError, match="floating point"):
+        hessp(rosenbrock)(np.zeros(5, int), np.ones(5))
+    with pytest.raises(TypeError, match=r"^hessp: f must be the objective, a function f\(x, \*args\)"):
+        hessp(None)
+    with pytest.raises(TypeError, match=r"^jac: f must be the objective"):
+        jac(np.ones(3))
+
+
+def test_the_module_imports_no_scipy_and_shadows_none():
+    code = ("import sys, mixed, mixed.scipy\n"
+            "assert 'scipy' not in sys.modules, 'importing mixed imported SciPy'\n"
+            "import scipy.optimize\n"
+            "assert scipy.__name__ == 'scipy' and hasattr(scipy.optimize, 'minimize')\n"
+            "assert mixed.scipy.__name__ == 'mixed.scipy' and mixed.scipy.jac.__module__ == 'mixed.scipy'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert not hasattr(mixed, "jac") and not hasattr(mixed, "hessp")  # one name per role

@@ -1,0 +1,120 @@
+"""Adapters for ``scipy.optimize``: the exact gradient and Hessian-vector
+product of a scalar function, as the callables ``minimize`` takes.
+
+``jac(f)`` is SciPy's ``jac=`` (called ``jac(x, *args)``) and ``hessp(f)`` its
+``hessp=`` (called ``hessp(x, p, *args)``), for the methods that use them:
+Newton-CG, trust-ncg, trust-krylov and trust-constr. The module is named for
+the convention it follows; it does not import SciPy (not a dependency of
+dualad), and imports in this package are absolute, so ``import scipy`` still
+means SciPy there, never this module.
+
+Examples
+--------
+>>> import numpy as np
+>>> from scipy.optimize import minimize
+>>> from mixed.scipy import hessp, jac
+>>> def f(x, a):
+...     return ((x - a) ** 2).sum() + (x[0] * x[1]) ** 2
+>>> r = minimize(f, np.zeros(2), args=(1.0,), jac=jac(f), hessp=hessp(f), method="trust-krylov")
+>>> bool(r.success), np.round(r.x, 6)
+(True, array([0.682328, 0.682328]))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import reverse
+from dualad.interpreter import describe, dtype_of, namespace_of, raw, shape_of
+from mixed._hvp import MODES, _grad_and_hvp, check_scalar
+
+__all__ = ["hessp", "jac"]
+
+
+def _check_function(f: Any, who: str) -> None:
+    if not callable(f):
+        raise TypeError(f"{who}: f must be the objective, a function f(x, *args) returning a scalar, "
+                        f"got {describe(f)}")
+
+
+def jac(f: Callable) -> Callable:
+    """The gradient of scalar ``f`` in its first argument, as SciPy's ``jac=``.
+
+    Parameters
+    ----------
+    f : callable
+        The objective ``f(x, *args)``, returning a real scalar; ``x`` a
+        floating array.
+
+    Returns
+    -------
+    callable
+        ``(x, *args) -> grad f(x, *args)`` with respect to ``x`` (shape and
+        dtype of ``x``), by one reverse pass; ``args`` are held constant, as
+        ``scipy.optimize.minimize(f, x0, args=args, jac=jac(f))`` passes them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mixed.scipy import jac
+    >>> jac(lambda x, a: (a * x ** 2).sum())(np.array([1.0, 2.0]), 3.0)
+    array([ 6., 12.])
+    """
+    _check_function(f, "jac")
+    return reverse.grad(check_scalar(f, "jac"))
+
+
+def hessp(f: Callable) -> Callable:
+    """The Hessian-vector product of scalar ``f`` in its first argument, as SciPy's ``hessp=``.
+
+    Computed by forward over reverse (:func:`mixed.hvp`), without forming H.
+    SciPy's methods probe with vectors of their own dtype (trust-constr
+    sends int8 ones); ``p`` of any real dtype is cast to ``x``'s floating
+    dtype, so that the product has the dtype of ``x``.
+
+    Parameters
+    ----------
+    f : callable
+        The objective ``f(x, *args)``, returning a real scalar.
+
+    Returns
+    -------
+    callable
+        ``(x, p, *args) -> H p``, H the Hessian of ``f(., *args)`` at ``x``;
+        ``p`` an array of ``x``'s shape (integer or floating), the result of
+        ``x``'s shape and dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mixed.scipy import hessp
+    >>> hp = hessp(lambda x, a: (a * x[0] ** 2 * x[1]))
+    >>> hp(np.array([1.0, 2.0]), np.array([1, 0], dtype=np.int8), 3.0)
+    array([12.,  6.])
+    """
+    _check_function(f, "hessp")
+
+    def hp(x: Any, p: Any, *args: Any) -> Any:
+        return _grad_and_hvp(f, x, _probe(x, p), args, 0, False, MODES[0], "hessp")[1]
+    return hp
+
+
+def _probe(x: Any, p: Any) -> Any:
+    """``p`` as a direction for ``x``: of ``x``'s shape, cast to its floating
+    dtype. An ``x`` that is not a real floating array is left to ``hvp`` to
+    reject, and so is a ``p`` that is not an array (a value type, say)."""
+    x, r = raw(x), raw(p)
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")):
+        return p
+    xp = namespace_of([x])
+    if not xp.isdtype(x.dtype, "real floating"):
+        return p
+    if not (hasattr(r, "shape") and hasattr(r, "dtype")):
+        raise TypeError(f"hessp: p must be an array of x's shape {shape_of(x)}, got {describe(p)}")
+    if shape_of(r) != shape_of(x):
+        raise ValueError(f"hessp: p must have x's shape {shape_of(x)}, got shape {shape_of(r)}")
+    if not xp.isdtype(r.dtype, ("integral", "real floating")):
+        raise TypeError(f"hessp: p must be a real array (integer or floating), got dtype {dtype_of(r)}")
+    if r is not p or r.dtype == x.dtype:
+        return p
+    return namespace_of([x, r]).astype(r, x.dtype)
