@@ -73,7 +73,8 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     def batched(*args: Any, **kwargs: Any) -> Any:
         specs = _arg_specs(in_axes, args)
         leaves, build = flatten((args, kwargs))
-        axes = [a for spec, arg in zip(specs, args) for a in _prefix_axes(spec, arg, "in_axes")]
+        axes = [a for i, (spec, arg) in enumerate(zip(specs, args))
+                for a in _prefix_axes(spec, arg, "in_axes", f"[{i}]")]
         axes += [0] * (len(leaves) - len(axes))  # the keyword arguments' leaves
         names = leaf_paths(args, "args") + leaf_paths(kwargs, "kwargs")
         size = _batch_size(leaves, axes, names)
