@@ -117,7 +117,7 @@ def _linear(prim: Linear, vals: list, batched: list, params: dict, k: int) -> An
 
 def one_element_at_a_time(prim: Primitive, vals: list, batched: list, params: dict, k: int) -> Any:
     """``prim`` applied to each element of the batch, the results stacked along a leading axis."""
-    outs = [bind(prim, *[v[i] if b else v for v, b in zip(vals, batched)], **params) for i in range(k)]
+    outs = [bind(prim, *[v[i, ...] if b else v for v, b in zip(vals, batched)], **params) for i in range(k)]
     if not outs:
         raise ValueError(f"vmap: {prim.name} has no batch rule and the batch is empty; its output "
                          "shape is only known from an element")

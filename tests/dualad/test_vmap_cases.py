@@ -42,11 +42,14 @@ def _stack(backend, dtype, parts, axis):
     return backend.asarray(np.stack([to_numpy(p) for p in parts], axis=axis), dtype)
 
 
-def check_vmap(prep, backend, dtype, data):
+def check_vmap(prep, backend, dtype, data, unbatched=True):
+    """``unbatched=False`` batches every argument: array_api_strict's operators raise on
+    an operand of another type (``strict_array * value``) instead of deferring to it."""
     elements = _elements(prep, backend, dtype)
     in_axes, args = [], []
-    batched = data.draw(st.lists(st.booleans(), min_size=len(prep.xs), max_size=len(prep.xs))
-                        .filter(any), label="batched")
+    n = len(prep.xs)
+    batched = (data.draw(st.lists(st.booleans(), min_size=n, max_size=n).filter(any), label="batched")
+               if unbatched else [True] * n)
     for i, (x, b) in enumerate(zip(prep.xs, batched)):
         if not b:
             in_axes.append(None)
@@ -63,7 +66,8 @@ def check_vmap(prep, backend, dtype, data):
     for j, leaf in enumerate(got):
         assert not isinstance(leaf, Value), f"output {j} is still a {type(leaf).__name__}"
         want = np.stack([to_numpy(s[j]) for s in singles], axis=0)
-        assert to_numpy(leaf).shape == want.shape, f"output {j}: shape {to_numpy(leaf).shape}, loop {want.shape}"
+        shape = to_numpy(leaf).shape
+        assert shape == want.shape, f"output {j}: shape {shape}, the loop's {want.shape}"
         if hasattr(singles[0][j], "dtype"):
             assert dtype_name(leaf) == dtype_name(singles[0][j]), f"output {j}: dtype {dtype_name(leaf)}"
         tol = EXACT_RTOL.get(dtype_name(leaf), 0.0)
@@ -90,4 +94,4 @@ def test_vmap_of_every_case_array_api_strict_float32(case, backend, dtype, data)
     prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
     if not prep.xs:
         pytest.skip(f"{case.name} has no floating argument to batch")
-    check_vmap(prep, backend, dtype, data)
+    check_vmap(prep, backend, dtype, data, unbatched=False)
