@@ -77,21 +77,22 @@ def check_vmap(prep, backend, dtype, data, unbatched=True):
                                            "differs from the loop over the batch")
 
 
+def check_drawn_case(case, backend, dtype, data, unbatched=True):
+    prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
+    if not prep.xs:
+        pytest.skip(f"{case.name} has no floating argument to batch")
+    check_vmap(prep, backend, dtype, data, unbatched)
+
+
 @pytest.mark.parametrize("case, backend, dtype", params("vmap", CASES, [NUMPY.param], ["float64"]))
 @SOME
 @given(data=st.data())
 def test_vmap_of_every_case(case, backend, dtype, data):
-    prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
-    if not prep.xs:
-        pytest.skip(f"{case.name} has no floating argument to batch")
-    check_vmap(prep, backend, dtype, data)
+    check_drawn_case(case, backend, dtype, data)
 
 
 @pytest.mark.parametrize("case, backend, dtype", params("vmap", CASES, [STRICT.param], ["float32"]))
 @TWO
 @given(data=st.data())
 def test_vmap_of_every_case_array_api_strict_float32(case, backend, dtype, data):
-    prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
-    if not prep.xs:
-        pytest.skip(f"{case.name} has no floating argument to batch")
-    check_vmap(prep, backend, dtype, data, unbatched=False)
+    check_drawn_case(case, backend, dtype, data, unbatched=False)
