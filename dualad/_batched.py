@@ -6,7 +6,7 @@ like one element: its ``shape`` is ``val.shape[1:]``. Each primitive is
 applied to the whole batch at once where the entry's kind allows it, and one
 element at a time otherwise:
 
-- elementwise entries broadcast, once an operand of lower rank than the
+- elementwise entries (those that ``broadcast``) broadcast, once an operand of lower rank than the
   others has unit axes put after its batch axis;
 - linear entries take the batch as they take a chunk of directions, through
   their ``batch(params, k)`` rule (all linear operands carry it; an operand
@@ -27,7 +27,7 @@ from dualad import ops
 from dualad._arraylike import ArrayLike
 from dualad._core import Value, bind
 from dualad._shapes import dtype_of, ndim_of, shape_of
-from dualad._table import Elementwise, Linear, Primitive
+from dualad._table import Linear, Primitive
 
 __all__ = ["Batched"]
 
@@ -51,6 +51,12 @@ class Batched(ArrayLike, Value):
     def _constant(self, out: Any) -> Any:
         return _wrap(out, self._level)
 
+    def _refuse(self, what: str):
+        raise TypeError(
+            f"vmap: {what} of a batched value: it stands for a different value in each element "
+            "of the batch, so no one Python number (or branch) holds for all of them. Use "
+            "where() for a choice made entry by entry, or loop over the batch")
+
     @property
     def shape(self) -> tuple:
         return shape_of(self.val)[1:]
@@ -70,7 +76,7 @@ class Batched(ArrayLike, Value):
             mine = type(a) is Batched and a._level == level
             vals.append(a.val if mine else a)
             batched.append(mine)
-        if isinstance(prim, Elementwise):
+        if prim.broadcasts:
             out = _elementwise(prim, vals, batched, params)
         elif isinstance(prim, Linear):
             out = _linear(prim, vals, batched, params, self.batch_size)

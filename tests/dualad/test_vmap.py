@@ -247,9 +247,35 @@ def test_linear_transpose_is_the_adjoint():
     np.testing.assert_allclose(ty, np.full(2, 6.0))
 
 
-@pytest.mark.xfail(strict=True, reason="raw(x) strips the batch axis (see tests/_support/known_bugs.py)")
 def test_composites_that_compute_on_raw_values():
+    """Masks, sort orders and indices computed from the values stay batched (each
+    element's own), also under a derivative taken inside or outside vmap."""
     np.testing.assert_allclose(vmap(lambda x: ops.clip(x, -0.5, 0.5))(X), np.clip(X, -0.5, 0.5))
+    np.testing.assert_allclose(vmap(ops.sort)(X), np.sort(X, axis=-1))
+    np.testing.assert_array_equal(vmap(ops.argmax)(X), np.argmax(X, axis=-1))
+    per_example = vmap(reverse.grad(lambda x: ops.sum(ops.sort(x) * np.arange(X.shape[1]))))(X)
+    want = np.stack([reverse.grad(lambda x: ops.sum(ops.sort(x) * np.arange(X.shape[1])))(x) for x in X])
+    np.testing.assert_allclose(per_example, want)
+    _, tangent = dualad.jvp(vmap(lambda x: ops.median(x)), (X,), (Y,))
+    np.testing.assert_allclose(tangent, [dualad.jvp(ops.median, (x,), (y,))[1] for x, y in zip(X, Y)])
+
+
+@pytest.mark.parametrize("f, name", [
+    (lambda x: ops.extract(x > 0.0, x), "extract"),
+    (lambda x: ops.trim_zeros(x), "trim_zeros"),
+    (lambda x: ops.nonzero(x > 0.0), "nonzero"),
+    (lambda x: x[x > 0.0], "indexing"),
+])
+def test_value_dependent_shapes_are_refused(f, name):
+    """A result whose shape depends on the values has no one shape for a batch: a
+    TypeError that names vmap and the operation, never a wrong answer."""
+    with pytest.raises(TypeError, match=f"^vmap: {name}"):
+        vmap(f)(X)
+
+
+def test_a_python_branch_on_a_batched_value_is_refused():
+    with pytest.raises(TypeError, match="^vmap: bool"):
+        vmap(lambda x: x if x.sum() > 0 else -x)(X)
 
 
 # -- against JAX, where it is installed -------------------------------------------------------
