@@ -6,7 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, namespace_of
+from dualad._backend import SCALAR_TYPES, namespace_of, to_host
+from dualad._core import Value
+from dualad._tree import _UNWRAP
 
 
 def shape_of(x: Any) -> tuple:
@@ -26,6 +28,102 @@ def raw(x: Any) -> Any:
     while hasattr(x, "_strip"):
         x = x._strip()
     return x
+
+
+def primal(x: Any) -> Any:
+    """``x`` without the derivatives its value types carry, for masks, indices and
+    sort orders computed from its values.
+
+    Outside :func:`dualad.vmap` this is :func:`raw`. A value batched by vmap
+    stands for several values at once, so it is kept (its elements stripped):
+    a comparison on it then gives a batched mask, where :func:`raw` would
+    spread the batch axis into the numbers as if it were one more axis.
+    """
+    while True:
+        unwrap = _UNWRAP.get(type(x))  # a dualad.numpy buffer is its content
+        if unwrap is not None:
+            x = unwrap(x)
+        elif not isinstance(x, Value):
+            return x
+        elif x.carries_derivative:
+            x = x._strip()
+        else:
+            return x._constant(primal(x._strip()))
+
+
+def concrete(x: Any, what: str) -> Any:
+    """The numbers of ``x`` as a NumPy array, for a decision taken on the host (which
+    entries to keep, how long a result is).
+
+    Under :func:`dualad.vmap` a batched ``x`` has different numbers for each
+    element, so no one decision holds for the batch: a ``TypeError`` names
+    vmap and ``what`` (the operation and argument), as JAX refuses a traced
+    value where a concrete one is needed, rather than return a wrong result.
+    """
+    y = x
+    while True:
+        unwrap = _UNWRAP.get(type(y))
+        if unwrap is not None:
+            y = unwrap(y)
+        elif not isinstance(y, Value):
+            return to_host(y)
+        elif y.carries_derivative:
+            y = y._strip()
+        else:
+            raise TypeError(
+                f"vmap: {what} depends on the values of a batched argument, which differ from "
+                "element to element, so the result's shape (or a choice made on the host) is not "
+                "the same for the whole batch; vmap cannot batch it. Loop over the batch instead, "
+                "or keep that argument out of the batch (in_axes=None)")
+
+
+def same_for_every_element(x: Any, decide: Any, what: str) -> Any:
+    """``decide(numbers)`` for ``x``'s numbers (a NumPy array); under vmap, for each
+    element's, and that answer if every element gives the same one (a result's
+    length, say), else the ``TypeError`` of :func:`concrete` naming ``what``."""
+    host = to_host(raw(x))
+    lead = host.ndim - ndim_of(x)  # batch axes, one per vmap that batches x
+    answers = {decide(e) for e in host.reshape((-1,) + host.shape[lead:])} if lead else {decide(host)}
+    if len(answers) != 1:
+        concrete(x, what)
+    return answers.pop()
+
+
+def on_values(fn: Any, *args: Any, what: str | None = None) -> Any:
+    """``fn(*args)`` on the numbers of ``args`` (their derivatives stripped), for
+    results that carry no derivative: indices, sort orders, masks, counts.
+
+    Under :func:`dualad.vmap`, ``fn`` is applied to each element of the batch
+    and the results are stacked into a batched value, so an index or order
+    computed on the host is each element's own. ``what`` names an operation
+    whose result's shape depends on the values: it is refused under vmap
+    instead (see :func:`concrete`).
+    """
+    stripped = [primal(a) for a in args]
+    batched = [a for a in stripped if isinstance(a, Value)]
+    if not batched:
+        return fn(*stripped)
+    if what is not None:
+        concrete(batched[0], what)
+    top = max(batched, key=lambda a: a._level)
+    level, k = top._level, shape_of(top._strip())[0]
+    outs = [on_values(fn, *[a._strip()[i, ...] if isinstance(a, Value) and a._level == level else a
+                            for a in stripped]) for i in range(k)]
+    if not outs:
+        raise ValueError("vmap: the batch is empty, so the shape of a result computed from the "
+                         "values of its elements is unknown")
+    return top._constant(_stack_results(outs, raw(top)))
+
+
+def _stack_results(outs: list, like: Any) -> Any:
+    from dualad import ops  # ops is built from the rules, which import this module
+
+    first = outs[0]
+    if isinstance(first, tuple):
+        return tuple(_stack_results([o[j] for o in outs], like) for j in range(len(first)))
+    if type(first) in SCALAR_TYPES or type(first) is bool or isinstance(first, np.generic):
+        return namespace_of([like]).asarray(outs)
+    return ops.stack(outs, axis=0)
 
 
 def zeros(like: Any, shape: tuple | None = None, dtype: Any = None) -> Any:

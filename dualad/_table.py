@@ -55,6 +55,10 @@ class Primitive:
     **params)``, when given, replaces them with something smaller computed
     at record time (a mask, a weight).
 
+    ``broadcasts`` says that the entry applies entry by entry to operands that
+    broadcast (every elementwise entry, and comparisons, ``floor``, ...), so
+    :func:`dualad.vmap` applies it to a whole batch at once.
+
     ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
     whose rules return new arrays or their own arguments, so that the code
     calling them may write into what they make (``dualad._inplace``).
@@ -69,7 +73,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
-                 "builtin", "__weakref__")
+                 "builtin", "broadcasts", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     partials = None         # local partials, for entries that have them (elementwise)
@@ -87,6 +91,7 @@ class Primitive:
         self.saves = saves
         self.residual = residual
         self.builtin = False
+        self.broadcasts = False
         if register:
             REGISTRY[name] = self
 
@@ -320,6 +325,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
         raise ValueError(f"elementwise {name!r}: domain must give, for each of the {len(partials)} "
                          f"arguments, a tuple of intervals (lo, hi) with lo < hi; got {domain!r}")
     prim = Elementwise(name, impl, scalar_ok=True, saves=saves)
+    prim.broadcasts = True
     prim.partials, prim.domain = partials, tuple(domain)
     if save_partials:
         prim.residual = lambda ans, *args, **params: tuple(p(ans, *args, **params) for p in partials)
@@ -373,14 +379,21 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
     return prim
 
 
-def zero_derivative(name: str, impl: Callable) -> ZeroDerivative:
-    """An entry with a float result whose derivative is zero (floor, sign)."""
-    return ZeroDerivative(name, impl, scalar_ok=True, saves="avals")
+def zero_derivative(name: str, impl: Callable, *, broadcasts: bool = False) -> ZeroDerivative:
+    """An entry with a float result whose derivative is zero (floor, sign);
+    ``broadcasts`` for one that applies entry by entry (see ``Primitive``)."""
+    prim = ZeroDerivative(name, impl, scalar_ok=True, saves="avals")
+    prim.broadcasts = broadcasts
+    return prim
 
 
-def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True) -> NonDifferentiable:
-    """An entry with a boolean or integer result, returned as a plain array in every mode."""
-    return NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals")
+def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True,
+                       broadcasts: bool = False) -> NonDifferentiable:
+    """An entry with a boolean or integer result, returned as a plain array in every mode;
+    ``broadcasts`` for one that applies entry by entry (see ``Primitive``)."""
+    prim = NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals")
+    prim.broadcasts = broadcasts
+    return prim
 
 
 def seal_builtins() -> None:

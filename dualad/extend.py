@@ -2,7 +2,9 @@
 
 Everything a new primitive needs is here: the constructors for each kind of
 entry (their JVP, VJP and batching are derived when the entry is made),
-``bind`` to apply one, and ``register_numpy`` to route a NumPy function to
+``bind`` to apply one, ``register_numpy`` to route a NumPy function to
+it, and ``register_vjp``, through which a reverse mode built on ``dualad``
+serves ``check_grads`` and ``linear_transpose`` without ``dualad`` importing
 it. ``reverse`` builds ``Function`` and ``checkpoint`` on this contract.
 A transform runs its function inside ``with transform_level() as level``
 (closed when the block ends, so escaped values raise :class:`EscapedValueError`).
@@ -23,6 +25,7 @@ Examples
 
 from dualad._arraylike import register_numpy
 from dualad._core import EscapedValueError, bind, transform_level
+from dualad._reverse_mode import register_vjp
 from dualad._table import (
     NONZERO,
     POSITIVE,
@@ -40,4 +43,4 @@ from dualad._table import (
 
 __all__ = ["EscapedValueError", "NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT",
            "Primitive", "bind", "custom", "elementwise", "linear", "non_differentiable",
-           "register_numpy", "transform_level", "unregister", "zero_derivative"]
+           "register_numpy", "register_vjp", "transform_level", "unregister", "zero_derivative"]

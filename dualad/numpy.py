@@ -36,7 +36,7 @@ import numpy as _np
 
 from dualad import ops as _ops
 from dualad._buffer import Buffer, _carries_derivative
-from dualad._shapes import raw
+from dualad._shapes import on_values
 
 __all__ = ["Buffer", "array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
            "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "r_", "c_"]
@@ -75,7 +75,8 @@ def _buffer(numpy_function):
 
 def _buffer_like(numpy_function):
     def create(prototype: Any, *args: Any, **kwargs: Any) -> Buffer:
-        return Buffer(numpy_function(raw(prototype), *args, **kwargs))  # the value's numbers
+        # the value's numbers (each element's under vmap: a batch of buffers)
+        return Buffer(on_values(lambda r: numpy_function(r, *args, **kwargs), prototype))
     create.__name__ = create.__qualname__ = numpy_function.__name__
     create.__doc__ = (f"``numpy.{numpy_function.__name__}`` of any value, as a :class:`Buffer`.")
     return create

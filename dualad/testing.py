@@ -6,7 +6,7 @@ independent references, along one random direction per check:
 - ``"fwd"``: the JVP (:func:`dualad.jvp`) against central finite differences.
 - ``"rev"``: the VJP against the JVP through the adjoint identity
   ``<u, J v> = <J^T u, v>``. The VJP comes from the reverse mode registered
-  with :func:`register_vjp` (importing ``reverse`` registers ``reverse.vjp``),
+  with :func:`dualad.extend.register_vjp` (importing ``reverse`` registers ``reverse.vjp``),
   so this module never imports a package built on top of ``dualad``.
 - ``order=2`` (or more) repeats the checks on the JVP function
   ``(x, v) -> J(x) v`` and the VJP function ``(x, u) -> J(x)^T u``, as HIPS
@@ -29,11 +29,12 @@ import numpy as np
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._checks import check_output_leaves, describe
+from dualad._reverse_mode import registered_vjp
 from dualad._shapes import raw, shape_of, zeros
 from dualad._transforms import jvp
 from dualad._tree import flatten
 
-__all__ = ["check_grads", "register_vjp"]
+__all__ = ["check_grads"]
 
 # Keyed by the number of mantissa-relevant bits of the dtype: finfo(dtype).bits.
 _STEP = {16: 2.0 ** -5, 32: 2.0 ** -10, 64: 1e-6}
@@ -62,7 +63,7 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
         functions themselves, and so on.
     modes : sequence of {"fwd", "rev"}
         ``"rev"`` needs a registered reverse mode (``import reverse`` registers
-        one, see :func:`register_vjp`); without it a ``NotImplementedError`` is
+        one, see :func:`dualad.extend.register_vjp`); without it a ``NotImplementedError`` is
         raised (the check is never skipped silently).
     eps : float, optional
         Finite-difference step; by default chosen from the least precise
@@ -96,7 +97,8 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
         raise ValueError(f"check_grads: modes must be a non-empty subset of {_MODES}, got {modes!r}")
     if not isinstance(order, int) or order < 1:
         raise ValueError(f"check_grads: order must be a positive int, got {order!r}")
-    reverse_vjp = _reverse_vjp() if "rev" in modes else None
+    reverse_vjp = (registered_vjp("check_grads: mode 'rev'", "or pass modes=('fwd',) to check forward "
+                                  "mode only") if "rev" in modes else None)
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(0 if rng is None else rng)
 
@@ -127,38 +129,6 @@ class _Options:
     def __init__(self, eps, rtol, atol, rng, reverse_vjp):
         self.eps, self.rtol, self.atol, self.rng = eps, rtol, atol, rng
         self.reverse_vjp = reverse_vjp
-
-
-_REGISTERED_VJP: list[Callable] = []  # the reverse mode check_grads' "rev" uses, once registered
-
-
-def register_vjp(vjp: Callable) -> None:
-    """Give ``check_grads``' mode ``"rev"`` the VJP of a reverse mode.
-
-    ``vjp(f, *primals)`` must return ``(f(*primals), pullback)`` with
-    ``pullback(cotangent)`` a tuple of input cotangents, as ``reverse.vjp``
-    (which ``import reverse`` registers). The last registration wins.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import reverse  # registers reverse.vjp
-    >>> from dualad.testing import check_grads
-    >>> check_grads(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), modes=("rev",))
-    """
-    if not callable(vjp):
-        raise TypeError(f"register_vjp: vjp must be callable as vjp(f, *primals) -> (out, pullback), "
-                        f"got {describe(vjp)}")
-    _REGISTERED_VJP[:] = [vjp]
-
-
-def _reverse_vjp():
-    if not _REGISTERED_VJP:
-        raise NotImplementedError(
-            "check_grads: mode 'rev' needs a reverse mode, and none is registered: `import reverse` "
-            "registers reverse.vjp (see dualad.testing.register_vjp); or pass modes=('fwd',) to "
-            "check forward mode only")
-    return _REGISTERED_VJP[0]
 
 
 def _check(g, xs, order, modes, opts, name, depth):

@@ -14,8 +14,8 @@ Examples
 array([1., 1.])
 """
 
+from dualad.extend import register_vjp
 from dualad.ops import stop_gradient
-from dualad.testing import register_vjp
 from reverse import optim
 from reverse._anomaly import detect_anomaly
 from reverse._backward import backward, gradients
@@ -34,7 +34,7 @@ from reverse._grad_mode import (
 from reverse._saved_hooks import saved_tensors_hooks
 from reverse._tensor import Tensor, as_tensor
 
-register_vjp(vjp)  # check_grads' mode "rev" checks this reverse mode
+register_vjp(vjp)  # the reverse mode of check_grads' "rev" and of dualad.linear_transpose
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",

@@ -265,7 +265,7 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
             raise TypeError("grad requires a real-valued output (take its real part or abs), or, for a "
                             "holomorphic f of complex inputs, holomorphic=True" if not holomorphic else
                             "grad(holomorphic=True) needs a complex output")
-        one = 1.0 if type(raw(out)) is float else zeros(raw(out)) + 1
+        one = 1.0 if type(raw(out)) is float else zeros(out) + 1  # raw(out) may be batched (vmap)
         (g,) = f_vjp(one)
         return ((out, res[2]), g) if has_aux else (out, g)
     return wrapper

@@ -18,7 +18,7 @@ from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._rules import statistics as _statistics
-from dualad._shapes import dtype_of, ndim_of, normalize_axis, raw, shape_of
+from dualad._shapes import concrete, dtype_of, ndim_of, normalize_axis, on_values, primal, raw, shape_of
 
 __all__ = [
     "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
@@ -380,10 +380,10 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     """
     if isinstance(p, (list, tuple)):
         p = _shape.asarray(p)
-    r = raw(p)
-    if ndim_of(r) == 0:
+    if ndim_of(p) == 0:
         raise ValueError("unwrap needs an array of at least one dimension")
-    return _ew.add(p, _unwrap_corrections(r, discont, normalize_axis(axis, ndim_of(r)), period))
+    axis = normalize_axis(axis, ndim_of(p))
+    return _ew.add(p, on_values(lambda r: _unwrap_corrections(r, discont, axis, period), p))
 
 
 def _unwrap_corrections(r, discont, axis, period):
@@ -423,7 +423,11 @@ def _along_axis(arr, indices, axis):
     along the other axes (``take_along_axis``'s and ``put_along_axis``'s)."""
     nd = ndim_of(arr)
     axis = axis % nd
-    idx = np.asarray(raw(indices)) if not hasattr(raw(indices), "shape") else raw(indices)
+    idx = primal(indices)
+    if not hasattr(idx, "shape"):
+        idx = np.asarray(idx)
+    elif hasattr(idx, "_strip"):  # batched (vmap): a write needs one index for the batch
+        concrete(idx, "writing at an index array")
     grids = []
     for d in range(nd):
         if d == axis:
@@ -439,7 +443,21 @@ def take_along_axis(arr, indices, axis):
     """``numpy.take_along_axis``: gather with an index array broadcast along the other axes."""
     if axis is None:
         return take_along_axis(_shape.ravel(arr), indices, 0)
+    if hasattr(primal(indices), "_strip"):  # a batched index (vmap): each element its own
+        return _take_batched(arr, primal(indices), axis)
     return _shape.getitem(arr, _along_axis(arr, indices, axis))
+
+
+def _take_batched(arr, indices, axis):
+    """``take_along_axis`` with a batched index (under vmap), as a one-hot selection
+    summed: elementwise operations and a sum, which every value type batches.
+    O(n) work per entry taken (n the length of ``axis``); only vmap comes here."""
+    a = _shape.moveaxis(arr, axis, -1)
+    idx = _shape.moveaxis(indices, axis, -1)
+    n = shape_of(a)[-1]
+    hot = _ew.equal(_shape.expand_dims(idx, -1), _index(arr, np.arange(n)))
+    picked = _red.sum(_ew.where(hot, _shape.expand_dims(a, -2), 0.0), axis=-1)
+    return _shape.moveaxis(picked, -1, axis)
 
 
 def insert(arr, obj, values, axis=None):
@@ -475,7 +493,7 @@ def put(a, ind, v, mode="raise"):
     """``numpy.put``: ``a.flat[ind] = v``, in place on a value that takes item assignment."""
     if mode != "raise":
         raise NotImplementedError(f"put: mode={mode!r} is not supported; use 'raise'")
-    ind = np.ravel(to_host(raw(ind)) if hasattr(raw(ind), "shape") else np.asarray(ind))
+    ind = np.ravel(concrete(ind, "put's ind"))
     v = _shape.ravel(_shape.asarray(v, like=a))
     count = shape_of(v)[0]
     if count != len(ind):  # NumPy repeats v to the length of ind
@@ -485,7 +503,7 @@ def put(a, ind, v, mode="raise"):
 
 def place(arr, mask, vals):
     """``numpy.place``: ``arr[mask] = vals`` with ``vals`` repeated as needed, in place."""
-    where = np.nonzero(np.asarray(to_host(raw(mask)), dtype=bool))
+    where = np.nonzero(np.asarray(concrete(mask, "place's mask"), dtype=bool))
     count = len(where[0])
     vals = _shape.ravel(_shape.asarray(vals, like=arr))
     if count:
@@ -511,7 +529,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True):
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
     if axis is None:  # NumPy reads arr (and indices) as flattened
-        where = np.unravel_index(np.ravel(to_host(raw(indices))), shape_of(arr))
+        where = np.unravel_index(np.ravel(concrete(indices, "put_along_axis's indices")), shape_of(arr))
     else:
         where = _along_axis(arr, indices, axis)
     if not inplace:
@@ -527,10 +545,12 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
         raise TypeError("sort: order= applies to structured arrays, which have no derivative")
     if axis is None:
         return sort(_shape.ravel(a), 0)
-    r = raw(a)
+    return take_along_axis(a, on_values(lambda r: _argsort(r, axis), a), axis)
+
+
+def _argsort(r, axis):
     xp = namespace_of([r])
-    order_idx = xp.argsort(r, axis=axis, stable=True) if hasattr(xp, "argsort") else np.argsort(r, axis)
-    return take_along_axis(a, order_idx, axis)
+    return xp.argsort(r, axis=axis, stable=True) if hasattr(xp, "argsort") else np.argsort(r, axis)
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
@@ -540,9 +560,8 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
         raise TypeError("partition: order= applies to structured arrays, which have no derivative")
     if axis is None:
         return partition(_shape.ravel(a), kth, 0)
-    r = raw(a)
-    idx = np.argpartition(r, kth, axis=axis) if isinstance(r, np.ndarray) else \
-        namespace_of([r]).argsort(r, axis=axis, stable=True)  # a sort is a valid partition
+    idx = on_values(lambda r: np.argpartition(r, kth, axis=axis) if isinstance(r, np.ndarray) else
+                    namespace_of([r]).argsort(r, axis=axis, stable=True), a)  # a sort is a partition
     return take_along_axis(a, idx, axis)
 
 
@@ -550,7 +569,7 @@ def compress(condition, a, axis=None):
     """``numpy.compress``: the slices of ``a`` along ``axis`` where ``condition`` holds."""
     if axis is None:
         return compress(condition, _shape.ravel(a), 0)
-    keep = np.flatnonzero(to_host(raw(condition)).astype(bool))
+    keep = np.flatnonzero(concrete(condition, "compress's condition").astype(bool))
     if keep.size and keep[-1] >= shape_of(a)[axis]:
         raise IndexError(f"compress: condition has {keep[-1] + 1} entries or more, "
                          f"axis {axis} of a has {shape_of(a)[axis]}")
@@ -622,7 +641,7 @@ def select(condlist, choicelist, default=0.0):
         raise ValueError("select: condlist and choicelist must have the same length")
     out = default
     for c, x in zip(reversed(condlist), reversed(choicelist)):
-        out = _ew.where(raw(c), x, out)
+        out = _ew.where(primal(c), x, out)
     return out
 
 
@@ -640,24 +659,38 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     sets the grid and is taken as constant). Outside the grid the end values hold."""
     if period is not None:
         raise NotImplementedError("interp: period= is not supported yet")
+    if hasattr(primal(xp), "_strip"):
+        concrete(xp, "interp's grid xp")  # one grid for the batch (refused if batched)
     grid = raw(xp)
     if isinstance(grid, (list, tuple)):
         grid = namespace_of([raw(x)]).asarray(grid)
     ns = namespace_of([grid])
     n = shape_of(grid)[0]
-    rx = raw(x)
-    query = rx if hasattr(rx, "shape") else ns.asarray(rx)
-    # searched as 1-d: Dask's searchsorted fails on a 0-d query
-    i = ns.searchsorted(grid, ns.reshape(query, (-1,)), side="right") - 1
-    i = ns.reshape(ns.clip(i, 0, n - 2), query.shape)
-    x0, x1 = _shape.take(grid, i), _shape.take(grid, i + 1)
-    f0, f1 = _shape.take(fp, i), _shape.take(fp, i + 1)
+
+    def cell(rx):  # the grid interval of each entry of x
+        query = rx if hasattr(rx, "shape") else ns.asarray(rx)
+        # searched as 1-d: Dask's searchsorted fails on a 0-d query
+        i = ns.searchsorted(grid, ns.reshape(query, (-1,)), side="right") - 1
+        return ns.reshape(ns.clip(i, 0, n - 2), query.shape)
+    i = on_values(cell, x)
+    x0, x1 = _take_flat(grid, i), _take_flat(grid, i + 1)
+    f0, f1 = _take_flat(fp, i), _take_flat(fp, i + 1)
+    rx = primal(x)
     t = (x - x0) / (x1 - x0)
     out = f0 + (f1 - f0) * t
     lo = fp[0] if left is None else left
     hi = fp[-1] if right is None else right
     out = _ew.where(rx < grid[0], lo, out)
     return _ew.where(rx > grid[-1], hi, out)
+
+
+def _take_flat(v, i):
+    """``v[i]`` for a 1-d ``v`` and an index array ``i`` of any shape (batched under vmap)."""
+    if not hasattr(i, "_strip"):
+        return _shape.take(v, i)
+    flat = _shape.reshape(i, (-1,))
+    return _shape.reshape(take_along_axis(_shape.broadcast_to(v, (shape_of(flat)[0], shape_of(v)[0])),
+                                          _shape.reshape(flat, (-1, 1)), 1), shape_of(i))
 
 
 def convolve(a, v, mode="full"):
@@ -756,20 +789,20 @@ def choose(a, choices, mode="raise"):
     """``numpy.choose``: entry by entry, the choice that the integer array ``a`` names."""
     if mode != "raise":
         raise NotImplementedError(f"choose: mode={mode!r} is not supported; use 'raise'")
-    which = to_host(raw(a))
+    every = to_host(raw(a))  # all elements' entries, under vmap too: a check, not a choice
     choices = list(choices)
-    if which.size and (which.min() < 0 or which.max() >= len(choices)):
+    if every.size and (every.min() < 0 or every.max() >= len(choices)):
         raise ValueError(f"choose: a has entries outside [0, {len(choices)})")
+    which = primal(a)
     out = choices[-1]
     for k in range(len(choices) - 2, -1, -1):
-        out = _ew.where(_index(choices[k], which == k) if hasattr(raw(choices[k]), "shape")
-                        else which == k, choices[k], out)
+        out = _ew.where(_ew.equal(which, k), choices[k], out)
     return out
 
 
 def extract(condition, arr):
     """``numpy.extract``: the entries of ``arr`` where ``condition`` holds, flattened."""
-    return compress(np.ravel(to_host(raw(condition))), _shape.ravel(arr), 0)
+    return compress(np.ravel(concrete(condition, "extract's condition")), _shape.ravel(arr), 0)
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
@@ -784,7 +817,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         out = rest(x, *args, **kw) if callable(rest) else _ew.add(out, rest)
     for cond, f in zip(condlist, funclist):
         value = f(x, *args, **kw) if callable(f) else f
-        out = _ew.where(raw(cond), value, out)
+        out = _ew.where(primal(cond), value, out)
     return out
 
 
@@ -832,7 +865,7 @@ def apply_over_axes(func, a, axes):
 
 def trim_zeros(filt, trim="fb"):
     """``numpy.trim_zeros`` of a 1-d array: the leading and/or trailing zeros cut."""
-    nonzero = np.flatnonzero(to_host(raw(filt)) != 0)
+    nonzero = np.flatnonzero(concrete(filt, "trim_zeros") != 0)
     n = shape_of(filt)[0]
     first = int(nonzero[0]) if nonzero.size and "f" in trim.lower() else 0 if nonzero.size else n
     last = int(nonzero[-1]) + 1 if nonzero.size and "b" in trim.lower() else n
@@ -841,9 +874,12 @@ def trim_zeros(filt, trim="fb"):
 
 def sort_complex(a):
     """``numpy.sort_complex``: by real part, then imaginary part."""
-    r = to_host(raw(a))
-    order = np.lexsort((r.imag, r.real)) if np.iscomplexobj(r) else np.argsort(r, kind="stable")
-    return _shape.take(_shape.ravel(a) if ndim_of(a) != 1 else a, _index(a, order), 0)
+    def order(r):
+        r = to_host(r)
+        return _index(a, np.lexsort((r.imag, r.real)) if np.iscomplexobj(r) else
+                      np.argsort(r, kind="stable"))
+    flat = _shape.ravel(a) if ndim_of(a) != 1 else a
+    return take_along_axis(flat, on_values(order, flat), 0)
 
 
 def vander(x, N=None, increasing=False):

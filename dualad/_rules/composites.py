@@ -12,7 +12,7 @@ from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import ndim_of, raw, shape_of
+from dualad._shapes import ndim_of, on_values, primal, raw, shape_of
 
 __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
@@ -31,11 +31,11 @@ def clip(x, a_min=None, a_max=None):
     >>> [derivative(lambda x: ops.clip(x, 0.0, 1.0))(x) for x in (-1.0, 0.0, 1.0, 2.0)]
     [0.0, 1.0, 1.0, 0.0]
     """
-    r = raw(x)
+    r = primal(x)
     if a_min is not None:
-        x = _ew.where(_ew.less(r, raw(a_min)), a_min, x)
+        x = _ew.where(_ew.less(r, primal(a_min)), a_min, x)
     if a_max is not None:
-        x = _ew.where(_ew.greater(r, raw(a_max)), a_max, x)
+        x = _ew.where(_ew.greater(r, primal(a_max)), a_max, x)
     return x
 
 
@@ -149,12 +149,12 @@ def positive(x):
 
 def fmax(x, y):
     """``numpy.fmax``: the maximum, ignoring a NaN in either argument."""
-    return _ew.where(_ew.isnan(raw(y)), x, _ew.where(_ew.isnan(raw(x)), y, _ew.maximum(x, y)))
+    return _ew.where(_ew.isnan(primal(y)), x, _ew.where(_ew.isnan(primal(x)), y, _ew.maximum(x, y)))
 
 
 def fmin(x, y):
     """``numpy.fmin``: the minimum, ignoring a NaN in either argument."""
-    return _ew.where(_ew.isnan(raw(y)), x, _ew.where(_ew.isnan(raw(x)), y, _ew.minimum(x, y)))
+    return _ew.where(_ew.isnan(primal(y)), x, _ew.where(_ew.isnan(primal(x)), y, _ew.minimum(x, y)))
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -163,6 +163,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = np.finfo(float) if _is_scalar(r) else namespace_of([r]).finfo(r.dtype)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
+    r = primal(x)  # masks from the values (batched under vmap)
     out = _ew.where(_ew.isnan(r), nan, x)
     out = _ew.where(_ew.logical_and(_ew.isinf(r), _ew.greater(r, 0)), hi, out)
     return _ew.where(_ew.logical_and(_ew.isinf(r), _ew.less(r, 0)), lo, out)
@@ -178,7 +179,7 @@ def sinc(x):
     px = x * math.pi
     r = raw(x)
     single = not _is_scalar(r) and namespace_of([r]).finfo(r.dtype).eps > 1e-10
-    small = _ew.less(_ew.abs(r), 0.1 if single else 1e-3)
+    small = _ew.less(_ew.abs(primal(x)), 0.1 if single else 1e-3)
     safe = _ew.where(small, 1.0, px)
     p2 = px * px
     series = 1.0 - p2 / 6.0 + p2 * p2 / 120.0 - p2 * p2 * p2 / 5040.0
@@ -228,14 +229,15 @@ def divmod(x, y):
 def copysign(x, y):
     """``|x|`` with the sign of ``y`` (derivative 0 at ``x = 0``, as ``abs``)."""
     r = raw(y)
-    negative = math.copysign(1.0, r) < 0 if _is_scalar(r) else namespace_of([r]).signbit(r)
+    negative = (math.copysign(1.0, r) < 0 if _is_scalar(r) else
+                on_values(lambda v: namespace_of([v]).signbit(v), y))
     return _ew.where(negative, -_ew.abs(x), _ew.abs(x))
 
 
 def heaviside(x, h0):
     """The step function: 0 below 0, ``h0`` at 0, 1 above. The derivative in ``x``
     is 0; ``h0``'s derivative reaches the entries where ``x == 0``."""
-    r = raw(x)
+    r = primal(x)
     return _ew.where(_ew.less(r, 0), 0.0, _ew.where(_ew.equal(r, 0), h0, 1.0))
 
 
@@ -268,7 +270,7 @@ def modf(x):
 
 def ldexp(x1, x2):
     """``numpy.ldexp``: ``x1 * 2 ** x2`` for integer ``x2``."""
-    return _ew.multiply(x1, _ew.power(2.0, raw(x2)))
+    return _ew.multiply(x1, _ew.power(2.0, primal(x2)))
 
 
 def frexp(x):
@@ -276,5 +278,5 @@ def frexp(x):
     the exponent an integer array with no derivative."""
     r = raw(x)
     exponent = (math.frexp(r)[1] if _is_scalar(r) else
-                _shape._numbers_like(r, np.frexp(to_host(r))[1]))
+                on_values(lambda v: _shape._numbers_like(v, np.frexp(to_host(v))[1]), x))
     return _ew.divide(x, _ew.power(2.0, exponent)), exponent

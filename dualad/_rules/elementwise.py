@@ -64,12 +64,12 @@ def _minus_one(ans, *args):
 
 
 def _zero(name, impl):
-    return _function(zero_derivative(name, impl),
+    return _function(zero_derivative(name, impl, broadcasts=True),
                      f"``{name}``: a float result with zero derivative.")
 
 
 def _nondiff(name, impl):
-    return _function(non_differentiable(name, impl),
+    return _function(non_differentiable(name, impl, broadcasts=True),
                      f"``{name}``: a boolean result, not differentiable.")
 
 

@@ -44,12 +44,12 @@ from types import MappingProxyType
 import numpy as np
 
 from dualad import ops
-from dualad._backend import namespace_of, scipy_module
+from dualad._backend import namespace_of, scipy_module, to_host
 from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import dtype_of, is_complex, ndim_of, normalize_axes, raw, shape_of
+from dualad._shapes import dtype_of, is_complex, ndim_of, normalize_axes, on_values, raw, shape_of
 from dualad._table import custom
 
 __all__ = ["matmul", "einsum", "matvec", "vecmat", "vecdot"]
@@ -1516,11 +1516,12 @@ def cond(x, p=None):
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """``numpy.linalg.matrix_rank`` of the values: an integer, no derivative."""
-    r = raw(A)
-    if isinstance(r, np.ndarray):
-        return np.linalg.matrix_rank(r, tol, hermitian, rtol=rtol)
-    xp = namespace_of([r])
-    return xp.linalg.matrix_rank(r) if rtol is None else xp.linalg.matrix_rank(r, rtol=rtol)
+    def rank(r):  # each element's under vmap
+        if isinstance(r, np.ndarray):
+            return np.linalg.matrix_rank(r, tol, hermitian, rtol=rtol)
+        xp = namespace_of([r])
+        return xp.linalg.matrix_rank(r) if rtol is None else xp.linalg.matrix_rank(r, rtol=rtol)
+    return on_values(rank, A)
 
 
 def lstsq(a, b, rcond=None):
@@ -1534,7 +1535,7 @@ def lstsq(a, b, rcond=None):
     m, n = shape_of(a)
     rank = matrix_rank(a, rtol=rcond)
     x = matmul(pinv(a, rcond=rcond), b)
-    if rank == n and m > n:
+    if _all_full_rank(rank, n, "lstsq") and m > n:
         resid = _sub(b, matmul(a, x))
         residuals = _red.sum(_mul(resid, resid), axis=0)
         if ndim_of(b) == 1:
@@ -1542,6 +1543,16 @@ def lstsq(a, b, rcond=None):
     else:
         residuals = _constant(a, "zeros", (0,))
     return x, residuals, rank, svdvals(a)
+
+
+def _all_full_rank(rank, n, who):
+    """Whether ``rank == n``; under vmap, for every element (NumPy's residuals are
+    empty below full rank, so a batch mixing both has no one shape: refused)."""
+    full = to_host(raw(rank)) == n  # every element's: a check, not a choice per element
+    if full.all() or not full.any():
+        return bool(full.all())
+    raise TypeError(f"vmap: {who}: the residuals are empty for the elements of the batch whose "
+                    "matrix is rank deficient and not for the others, so they have no one shape")
 
 
 def tensorinv(a, ind=2):

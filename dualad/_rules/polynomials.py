@@ -21,7 +21,16 @@ from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._rules.composites import outer
-from dualad._shapes import complex_dtype, dtype_of, is_complex, ndim_of, raw, shape_of
+from dualad._shapes import (
+    complex_dtype,
+    concrete,
+    dtype_of,
+    is_complex,
+    ndim_of,
+    raw,
+    same_for_every_element,
+    shape_of,
+)
 
 __all__ = ["polyfit", "poly", "roots", "polydiv"]
 
@@ -101,7 +110,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     lhs = _ew.divide(lhs, scale)
     c, resids, rank, s = _la.lstsq(lhs, rhs, rcond)
     c = _ew.divide(c, _shape.reshape(scale, (-1, 1)) if ndim_of(c) == 2 else scale)
-    if rank != order and not full:
+    if not full and np.any(to_host(raw(rank)) != order):  # under vmap: any element's
         warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
     if full:
         return c, resids, rank, s, rcond
@@ -183,7 +192,7 @@ def roots(p):
     p = _arrays.atleast_1d(_host_to_array(p))
     if ndim_of(p) != 1:
         raise ValueError(f"roots: input must be a rank-1 array, got shape {shape_of(p)}")
-    nonzero = np.flatnonzero(to_host(raw(p)))
+    nonzero = np.flatnonzero(concrete(p, "roots (its length is set by the leading and trailing zeros of p)"))
     if nonzero.size == 0:
         return _numbers(_floating(p), np.zeros(0), complex_dtype(_floating(p)))
     trailing = shape_of(p)[0] - int(nonzero[-1]) - 1
@@ -238,8 +247,13 @@ def polydiv(u, v):
     q = _shape.stack(q) if q else _numbers(u, [0.0])
     if shape_of(r)[0] == 0:  # v a constant: every entry cancelled
         return q, _numbers(u, [0.0])
-    host = to_host(raw(r))
+    k = same_for_every_element(r, _leading_zeros, "polydiv (its remainder's length is set by its values)")
+    return q, _shape.getitem(r, (slice(k, None),)) if k else r
+
+
+def _leading_zeros(host):
+    """How many leading entries of a remainder are zero to NumPy (keeping one)."""
     k = 0
     while k < host.shape[0] - 1 and np.allclose(host[k], 0, rtol=1e-14):
         k += 1
-    return q, _shape.getitem(r, (slice(k, None),)) if k else r
+    return k

@@ -18,7 +18,18 @@ from dualad._backend import _np_xp as _NUMPY_XP
 from dualad._core import Value, bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _reductions
-from dualad._shapes import dtype_of, is_mask, ndim_of, normalize_axes, normalize_axis, raw, shape_of
+from dualad._shapes import (
+    concrete,
+    dtype_of,
+    is_mask,
+    ndim_of,
+    normalize_axes,
+    normalize_axis,
+    on_values,
+    primal,
+    raw,
+    shape_of,
+)
 from dualad._table import linear
 
 __all__ = [
@@ -288,9 +299,9 @@ def pad(x, pad_width, constant_values=0.0):
 
 
 def _ones_like_raw(x):
+    """Raw ones of ``x``'s shape (one element's, under vmap), backend and dtype."""
     r = raw(x)
-    xp = namespace_of([r])
-    return xp.ones(r.shape, dtype=r.dtype)
+    return namespace_of([r]).ones(shape_of(x), dtype=r.dtype)
 
 
 # -- indexing -----------------------------------------------------------------
@@ -301,7 +312,7 @@ def _is_advanced(i):
 def _normalize_index(idx, ndim):
     """``idx`` as a tuple without Ellipsis (so a batch axis can be prefixed)."""
     idx = idx if isinstance(idx, tuple) else (idx,)
-    idx = tuple(raw(i) for i in idx)
+    idx = tuple(_plain_index(i) for i in idx)
     idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
     used = sum(0 if i is None or i is Ellipsis else i.ndim if _is_advanced(i) and is_mask(i) else 1
                for i in idx)
@@ -311,6 +322,15 @@ def _normalize_index(idx, ndim):
     elif used < ndim:
         idx = idx + (slice(None),) * (ndim - used)
     return idx
+
+
+def _plain_index(i):
+    """An index entry as raw numbers; a batched index array (vmap) is refused: the
+    index is a parameter of the entries, the same for every element."""
+    p = primal(i)
+    if hasattr(p, "_strip"):
+        concrete(p, "indexing with an index array or mask computed from batched values")
+    return p
 
 
 def _index_like(x, index):
@@ -518,7 +538,7 @@ def astype(x, dtype):
     if dtype_of(r) == dtype:
         return x
     if not is_float_dtype(namespace_of([r]), dtype):
-        return namespace_of([r]).astype(r, dtype)
+        return on_values(lambda v: namespace_of([v]).astype(v, dtype), x)
     return bind(_astype_p, x, dtype=dtype)
 
 

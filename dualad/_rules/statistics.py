@@ -18,7 +18,7 @@ from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import dtype_of, ndim_of, normalize_axes, raw, shape_of
+from dualad._shapes import concrete, dtype_of, ndim_of, normalize_axes, primal, raw, shape_of
 
 __all__ = ["median", "quantile", "percentile", "nanquantile", "nanmedian", "nansum", "nanmean",
            "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "ptp", "average", "cov", "corrcoef",
@@ -60,7 +60,7 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     """
     if method != "linear":
         raise NotImplementedError(f"quantile: method={method!r} is not supported yet; use 'linear'")
-    qs = np.asarray(raw(q), dtype=np.float64)
+    qs = np.asarray(concrete(q, "quantile's q"), dtype=np.float64)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"quantile: q must be in [0, 1], got {qs}")
     flat, front = _moved_last(a, axis)
@@ -84,7 +84,8 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
 
 def percentile(a, q, axis=None, keepdims=False, method="linear"):
     """``numpy.percentile``: :func:`quantile` with ``q`` in percent."""
-    return quantile(a, np.asarray(raw(q), dtype=np.float64) / 100.0, axis, keepdims, method)
+    return quantile(a, np.asarray(concrete(q, "percentile's q"), dtype=np.float64) / 100.0, axis,
+                    keepdims, method)
 
 
 def median(a, axis=None, keepdims=False):
@@ -93,7 +94,7 @@ def median(a, axis=None, keepdims=False):
 
 
 def _nan_filled(a, fill):
-    return _ew.where(_ew.isnan(raw(a)), fill, a)
+    return _ew.where(_ew.isnan(primal(a)), fill, a)
 
 
 def nansum(a, axis=None, keepdims=False):
@@ -106,8 +107,8 @@ def nanprod(a, axis=None, keepdims=False):
 
 def _count(a, axis, keepdims):
     """How many entries are not NaN (a constant)."""
-    r = raw(a)
-    return _red.sum(_shape.astype(_ew.logical_not(_ew.isnan(r)), dtype_of(r)), axis, keepdims)
+    nan = _ew.isnan(primal(a))
+    return _red.sum(_shape.astype(_ew.logical_not(nan), dtype_of(raw(a))), axis, keepdims)
 
 
 def nanmean(a, axis=None, keepdims=False):
@@ -144,14 +145,43 @@ def nancumprod(a, axis=None):
 
 def nanpercentile(a, q, axis=None, keepdims=False, method="linear"):
     """``numpy.nanpercentile``: :func:`nanquantile` with ``q`` in percent."""
-    return nanquantile(a, np.asarray(raw(q), dtype=np.float64) / 100.0, axis, keepdims, method)
+    return nanquantile(a, np.asarray(concrete(q, "nanpercentile's q"), dtype=np.float64) / 100.0, axis,
+                       keepdims, method)
 
 
 def nanquantile(a, q, axis=None, keepdims=False, method="linear"):
     if axis is not None or ndim_of(a) != 1:
         raise NotImplementedError("nanquantile: only 1-d input with axis=None is supported yet")
+    if hasattr(primal(a), "_strip"):  # batched (vmap): how many entries are NaN differs
+        return _nanquantile_batched(a, q, keepdims, method)
     keep = np.flatnonzero(~np.isnan(to_host(raw(a))))
     return quantile(_shape.take(a, _shape._index_like(a, keep)), q, None, keepdims, method)
+
+
+def _nanquantile_batched(a, q, keepdims, method):
+    """``nanquantile`` of a 1-d batched ``a``, with shapes that do not depend on how
+    many entries are NaN: sorted, NaNs last, and the two ranks around
+    ``q (count - 1)`` taken by a batched index (the count has no derivative)."""
+    if method != "linear":
+        raise NotImplementedError(f"nanquantile: method={method!r} is not supported yet; use 'linear'")
+    qs = np.asarray(concrete(q, "nanquantile's q"), dtype=np.float64)
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError(f"nanquantile: q must be in [0, 1], got {qs}")
+    s = _arrays.sort(a)  # NaNs sort last
+    count = _red.sum(_shape.astype(_ew.logical_not(_ew.isnan(primal(a))), dtype_of(raw(a))))
+    pos = _ew.multiply(_shape.reshape(_shape._numbers_like(s, qs), (-1,)), count - 1.0)
+    lo = _ew.maximum(_ew.floor(pos), 0.0)
+    hi = _ew.minimum(lo + 1.0, _ew.maximum(count - 1.0, 0.0))
+    n = shape_of(a)[0]
+    ranks = _shape._numbers_like(s, np.arange(n))
+
+    def at(rank):  # s at each rank (with every entry NaN, s[0]: NaN, as NumPy)
+        hot = _ew.equal(_shape.expand_dims(rank, -1), ranks)
+        return _red.sum(_ew.where(hot, s, 0.0), axis=-1)
+    lo_v, hi_v = at(lo), at(hi)
+    out = lo_v + (hi_v - lo_v) * (pos - lo)
+    out = _shape.reshape(out, qs.shape)
+    return _shape.reshape(out, qs.shape + (1,)) if keepdims else out
 
 
 def nanmedian(a, axis=None, keepdims=False):

@@ -1,6 +1,12 @@
 """Functions of values whose results carry no derivative (indices, booleans,
 counts): computed on the raw values in their own backend and returned as
-plain arrays, in every mode, instead of raising."""
+plain arrays, in every mode, instead of raising.
+
+Under :func:`dualad.vmap` each is computed for each element of the batch
+(a batched result), except those whose result's shape depends on the
+values (``nonzero``, ``unique``, ...), which vmap refuses, and those that
+read only dtypes, which need no element.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dualad._backend import namespace_of
-from dualad._shapes import raw
+from dualad._shapes import on_values, raw
 
 _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize", "isclose",
           "allclose", "array_equal", "array_equiv", "signbit", "nonzero", "flatnonzero",
@@ -24,6 +30,14 @@ _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize",
           "nextafter", "isdtype", "logical_xor"]
 __all__ = list(_NAMES)
 
+# Results whose shape depends on the values: no one shape holds for a batch.
+_VALUE_SHAPED = {"argwhere", "nonzero", "flatnonzero", "unique", "bincount", "intersect1d",
+                 "union1d", "setdiff1d", "setxor1d", "unique_all", "unique_counts",
+                 "unique_inverse", "unique_values"}
+# Questions about dtypes and memory, not values: answered for the batch as a whole.
+_OF_DTYPES = {"iscomplexobj", "isrealobj", "result_type", "can_cast", "min_scalar_type",
+              "shares_memory", "may_share_memory", "isdtype"}
+
 
 def _strip_all(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
@@ -33,6 +47,14 @@ def _strip_all(x: Any) -> Any:
 
 def _on_values(name: str):
     def fn(*args, **kwargs):
+        if name in _OF_DTYPES:
+            return plain(*args, **kwargs)
+        keys = list(kwargs)
+        what = f"{name}" if name in _VALUE_SHAPED else None
+        return on_values(lambda *a: plain(*a[:len(args)], **dict(zip(keys, a[len(args):]))),
+                         *args, *kwargs.values(), what=what)
+
+    def plain(*args, **kwargs):
         args, kwargs = _strip_all(args), {k: _strip_all(v) for k, v in kwargs.items()}
         arrays = [a for a in args if hasattr(a, "shape")]
         xp = namespace_of(arrays) if arrays else None

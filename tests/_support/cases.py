@@ -27,7 +27,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from dualad import ops
-from dualad._shapes import raw
+from dualad._shapes import raw, shape_of
 from dualad._table import Elementwise
 from dualad.extend import REGISTRY, bind
 
@@ -148,10 +148,6 @@ def xp_of(x):
     return array_api_compat.array_namespace(raw(x))
 
 
-def shape_of_raw(x):
-    return tuple(raw(x).shape)
-
-
 def _in_place(name):
     """``fill_diagonal``, ``put`` or ``place``, which write in place: into a buffer here."""
     def f(x, y):
@@ -163,7 +159,7 @@ def _in_place(name):
         elif name == "put":
             ops.put(out, _like_index(x, [1, 0]), y[-1, :2])
         else:
-            ops.place(out, raw(y) > 0.0, [y[0, 1], 0.5])
+            ops.place(out, y > 0.0, [y[0, 1], 0.5])
         return ops.copy(out)
     return f
 
@@ -173,7 +169,7 @@ def _put_along_axis(x, y):
     import dualad.numpy as dnp
     out = dnp.zeros_like(x)
     out[...] = x
-    ops.put_along_axis(out, _like_index(x, [[1, 0]] * shape_of_raw(x)[0]), y[:, :2], axis=1)
+    ops.put_along_axis(out, _like_index(x, [[1, 0]] * shape_of(x)[0]), y[:, :2], axis=1)
     return ops.copy(out)
 
 
@@ -693,7 +689,7 @@ case("index_set_slice", lambda base, values: ops.index_set(base, values[:1, ...]
      _stack_args(2, 1, min_side=1), ("where", "scatter", "getitem"))
 case("scatter", lambda v, **kw: ops.scatter(v, **kw), _one_array(lambda s: st.fixed_dictionaries({
     "shape": st.just((s[0] + 1,) + s[1:]), "idx": st.just((slice(1, None),))}), min_dims=1), ("scatter",))
-case("unbroadcast", lambda x: ops.unbroadcast(x, (1,) + shape_of_raw(x)[1:]),
+case("unbroadcast", lambda x: ops.unbroadcast(x, (1,) + shape_of(x)[1:]),
      _one_array(lambda s: st.just({}), min_dims=1), ("sum", "reshape"))
 case("put_along_axis", _put_along_axis, _stack_args(2, 2, 2, min_side=2), ("where", "scatter"),
      backends=("numpy", "cupy"), notes="advanced-index assignment into a raw buffer: NumPy, CuPy")
@@ -753,7 +749,7 @@ case("linspace", lambda a, b: ops.linspace(a, b, 5), _no_kw(st.tuples(array((), 
      ("multiply", "add", "subtract"))
 case("gradient", ops.gradient, shapes(min_dims=1, max_dims=2, min_side=2).flatmap(
          lambda s: st.tuples(st.tuples(array(s, floats(-3, 3))), st.just({}))), ("subtract", "concatenate"))
-case("select", lambda x, y: ops.select([raw(x) > 0.5, raw(y) < 0.125], [x * y, y], 0.25),
+case("select", lambda x, y: ops.select([x > 0.5, y < 0.125], [x * y, y], 0.25),
      _no_kw(_elementwise_args([grid(0.125), grid()])), ("where", "multiply"))
 case("polyval", lambda p, x: ops.polyval(p, x), st.integers(1, 4).flatmap(
     lambda n: shapes(max_dims=2).flatmap(lambda s: _pair((n,), s))), ("multiply", "add"))
@@ -779,11 +775,11 @@ case("delete", lambda x, **kw: ops.delete(x, **kw), _one_array(lambda s: st.fixe
      ("getitem",))
 case("resize", lambda x, **kw: ops.resize(x, **kw), _one_array(lambda s: st.fixed_dictionaries({
     "new_shape": st.tuples(st.integers(1, 4), st.integers(1, 3))}), min_side=1), ("getitem",))
-case("choose", lambda x, y: ops.choose(xp_of(x).astype(raw(x) > 0.0, xp_of(x).int64), [x, y, x * y]),
+case("choose", lambda x, y: ops.choose(ops.astype(x > 0.0, xp_of(x).int64), [x, y, x * y]),
      _stack_args(2, 1, 2, elements=away_from_zero(0.1, 2)), ("where", "multiply"))
-case("extract", lambda x: ops.extract(raw(x) > 0.0, x),
+case("extract", lambda x: ops.extract(x > 0.0, x),
      _one_array(lambda s: st.just({}), min_dims=1, elements=away_from_zero(0.1, 3)), ("getitem",))
-case("piecewise", lambda x: ops.piecewise(x, [raw(x) < -1.0, raw(x) > 1.0], [lambda v: v * v, 0.5,
+case("piecewise", lambda x: ops.piecewise(x, [x < -1.0, x > 1.0], [lambda v: v * v, 0.5,
                                                                             lambda v: -v]),
      _no_kw(_elementwise_args([off_grid_knots()])), ("where", "multiply"))
 case("apply_along_axis", lambda x, **kw: ops.apply_along_axis(lambda r: r[::-1] * r[0], kw["axis"], x),
@@ -841,22 +837,22 @@ case("quantile", lambda x, **kw: ops.quantile(x, np.array([0.1, 0.5, 0.9]), **kw
 case("percentile", lambda x, **kw: ops.percentile(x, 30.0, **kw),
      _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
 for _name in ("nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd", "nanprod"):
-    case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(raw(x), 2.875), np.nan, x), **kw))(
+    case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(x, 2.875), np.nan, x), **kw))(
         getattr(ops, _name)),
          # unique entries, one at most NaN: nanstd sees two distinct values (std'= nan at 0)
          _reduce_args(grid(lo=-12, hi=12), min_side=3 if _name == "nanstd" else 2, min_dims=1,
                       unique=True), ("where",), second_order=_name not in ("nanstd",))
 for _name in ("nancumsum", "nancumprod"):
-    case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(raw(x), 2.875), np.nan, x), **kw))(
+    case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(x, 2.875), np.nan, x), **kw))(
         getattr(ops, _name)), _axis_args(grid(lo=-12, hi=12)), ("where", "cumsum" if _name == "nancumsum"
                                                                   else "multiply"))
-case("nanpercentile", lambda x: ops.nanpercentile(ops.where(ops.greater(raw(x), 2.625), np.nan, x), 40.0),
+case("nanpercentile", lambda x: ops.nanpercentile(ops.where(ops.greater(x, 2.625), np.nan, x), 40.0),
      _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
          lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
-case("nanquantile", lambda x: ops.nanquantile(ops.where(ops.greater(raw(x), 2.625), np.nan, x), 0.3),
+case("nanquantile", lambda x: ops.nanquantile(ops.where(ops.greater(x, 2.625), np.nan, x), 0.3),
      _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
          lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
-case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(raw(x), 2.625), np.nan, x)),
+case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(x, 2.625), np.nan, x)),
      _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
          lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
 case("ptp", ops.ptp, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("max", "min"))
@@ -935,7 +931,7 @@ case("ifftshift", lambda x: ops.fft.ifftshift(x), _one_array(lambda s: st.just({
 # -- more of NumPy: functional put_along_axis, unwrap, hfft/ihfft, polynomials, apply_over_axes ------
 def _put_along_axis_functional(x, y):
     """JAX's functional form; index 1 repeats, so the last write wins and y[:, 0] is lost."""
-    idx = _like_index(x, [[1, 0, 1]] * shape_of_raw(x)[0])
+    idx = _like_index(x, [[1, 0, 1]] * shape_of(x)[0])
     return ops.put_along_axis(x, idx, y[:, :3], axis=1, inplace=False)
 
 
@@ -973,7 +969,7 @@ def _polyfit_args():
 
 
 def _polyfit(x, y, *w, deg, cov):
-    nodes = _like(x, np.linspace(-1.5, 1.5, shape_of_raw(x)[0]))
+    nodes = _like(x, np.linspace(-1.5, 1.5, shape_of(x)[0]))
     return ops.polyfit(ops.add(x, nodes), y, deg, w=w[0] if w else None, cov=cov)
 
 

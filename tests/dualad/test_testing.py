@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from _support.backends import BACKENDS
 
-from dualad import bind, ops, testing
-from dualad.extend import custom, elementwise, unregister
+from dualad import _reverse_mode, bind, ops
+from dualad.extend import custom, elementwise, register_vjp, unregister
 from dualad.testing import check_grads
 
 
@@ -59,7 +59,7 @@ def test_a_wrong_vjp_is_caught_through_the_adjoint_identity(primitive):
 
 
 def test_rev_mode_without_a_registered_reverse_mode_is_an_error_not_a_skip(monkeypatch):
-    monkeypatch.setattr(testing, "_REGISTERED_VJP", [])
+    monkeypatch.setattr(_reverse_mode, "_REGISTERED", [])
     with pytest.raises(NotImplementedError, match="import reverse"):
         check_grads(ops.sin, (np.ones(2),))
     check_grads(ops.sin, (np.ones(2),), modes=("fwd",))  # forward alone still works
@@ -68,18 +68,18 @@ def test_rev_mode_without_a_registered_reverse_mode_is_an_error_not_a_skip(monke
 def test_check_grads_checks_the_registered_reverse_mode(monkeypatch):
     import reverse
 
-    monkeypatch.setattr(testing, "_REGISTERED_VJP", [])
+    monkeypatch.setattr(_reverse_mode, "_REGISTERED", [])
     with pytest.raises(TypeError, match="register_vjp: vjp must be callable"):
-        testing.register_vjp("reverse.vjp")
+        register_vjp("reverse.vjp")
 
     def wrong_vjp(f, *primals):  # the pullback of 2 * f's: the adjoint test must catch it
         out, pullback = reverse.vjp(f, *primals)
         return out, lambda u: tuple(2.0 * g for g in pullback(u))
 
-    testing.register_vjp(wrong_vjp)
+    register_vjp(wrong_vjp)
     with pytest.raises(AssertionError, match=r"<u, J v> = <J\^T u, v>"):
         check_grads(ops.sin, (np.ones(2),), order=1, modes=("rev",))
-    testing.register_vjp(reverse.vjp)
+    register_vjp(reverse.vjp)
     check_grads(ops.sin, (np.ones(2),), order=1, modes=("rev",))
 
 

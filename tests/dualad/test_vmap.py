@@ -1,0 +1,317 @@
+"""``vmap``'s calling convention (in_axes, out_axes, pytrees, errors), its
+composition with the other transforms, and ``linearize`` / ``linear_transpose``.
+Every primitive under ``vmap`` is checked from the case table in
+test_vmap_cases.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from _support.backends import BACKENDS, dtype_name, to_numpy
+
+import dualad
+import mixed
+import reverse
+from dualad import _batched, ops, vmap
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 3))
+Y = RNG.standard_normal((4, 3))
+
+
+def loop(f, *args):
+    """The reference: ``f`` on each element (axis 0 of every argument), stacked."""
+    return np.stack([f(*[a[i] for a in args]) for i in range(len(args[0]))])
+
+
+# -- in_axes ---------------------------------------------------------------------------------
+def test_in_axes_none_keeps_an_argument_whole():
+    got = vmap(lambda x, y: x * y.sum(), in_axes=(0, None))(X, Y)
+    np.testing.assert_allclose(got, X * Y.sum())
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_in_axes_anywhere_and_negative(axis):
+    xs = np.moveaxis(RNG.standard_normal((5, 2, 3)), 0, axis % 3)
+    got = vmap(lambda x: x @ np.ones(3), in_axes=axis)(xs)
+    np.testing.assert_allclose(got, np.moveaxis(xs, axis % 3, 0) @ np.ones(3))
+
+
+def test_in_axes_is_a_pytree_prefix_of_each_argument():
+    def f(params, x):
+        return params["w"] @ x + params["b"]
+    params = {"w": RNG.standard_normal((4, 2, 3)), "b": np.ones(2)}
+    got = vmap(f, in_axes=({"w": 0, "b": None}, 1))(params, X.T)
+    np.testing.assert_allclose(got, np.stack([params["w"][i] @ X[i] + 1.0 for i in range(4)]))
+
+
+@dataclass
+class Pair:
+    a: object
+    b: object
+
+
+def test_dataclass_and_tuple_arguments_and_outputs():
+    got = vmap(lambda p, t: Pair(p.a + t[0], p.b * t[1]))(Pair(X, Y), (Y, X))
+    assert isinstance(got, Pair)
+    np.testing.assert_allclose(got.a, X + Y)
+    np.testing.assert_allclose(got.b, Y * X)
+
+
+def test_keyword_arguments_are_batched_along_axis_0():
+    np.testing.assert_allclose(vmap(lambda x, *, y: x - y, in_axes=None)(1.0, y=Y), 1.0 - Y)
+
+
+# -- out_axes ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("out_axes", [0, 1, -1, -2])
+def test_out_axes(out_axes):
+    got = vmap(lambda x: ops.outer(x, x[:2]), out_axes=out_axes)(X)  # elements (3, 2): out (4, 3, 2)
+    np.testing.assert_allclose(got, np.moveaxis(np.einsum("bi,bj->bij", X, X[:, :2]), 0, out_axes))
+
+
+def test_out_axes_per_output_and_none_for_an_unbatched_output():
+    a, b, c = vmap(lambda x: (x, x.sum(), 2.0), out_axes=(1, 0, None))(X)
+    np.testing.assert_allclose(a, X.T)
+    np.testing.assert_allclose(b, X.sum(axis=1))
+    assert c == 2.0
+
+
+def test_an_output_that_does_not_depend_on_the_batch_is_broadcast():
+    w = np.arange(3.0)
+    got = vmap(lambda x, w: (w, 5.0), in_axes=(0, None), out_axes=(1, 0))(X, w)
+    np.testing.assert_array_equal(got[0], np.broadcast_to(w[:, None], (3, 4)))
+    np.testing.assert_array_equal(got[1], np.full(4, 5.0))
+
+
+# -- errors -----------------------------------------------------------------------------------
+def test_batch_size_mismatch_names_each_argument():
+    with pytest.raises(ValueError,
+                       match=r"args\[0\] has size 4 along axis 0; args\[1\] has size 3 along axis 1"):
+        vmap(lambda x, y: x, in_axes=(0, 1))(X, Y)
+
+
+def test_axis_out_of_range_names_the_argument_and_its_shape():
+    with pytest.raises(ValueError, match=r"args\[1\]\['b'\] the batch axis 2.*shape \(3,\)"):
+        vmap(lambda x, d: x, in_axes=(0, {"b": 2}))(X, {"b": np.ones(3)})
+
+
+def test_in_axes_must_match_the_arguments():
+    with pytest.raises(ValueError, match="in_axes has 1 entries but the function was called with 2"):
+        vmap(lambda x, y: x, in_axes=(0,))(X, Y)
+    with pytest.raises(ValueError, match=r"in_axes\[0\] must be an int, None, or a pytree prefix"):
+        vmap(lambda d: d, in_axes=([0, 0],))({"a": X})
+    with pytest.raises(TypeError, match="in_axes must be an int, None, or a pytree of them, got a str"):
+        vmap(lambda x: x, in_axes="0")
+    with pytest.raises(ValueError, match="batches none of the arguments"):
+        vmap(lambda x: x, in_axes=None)(X)
+
+
+def test_out_axes_none_for_a_batched_output_is_an_error():
+    with pytest.raises(ValueError, match=r"out_axes is None for output\[1\], which depends"):
+        vmap(lambda x: (1.0, x), out_axes=None)(X)
+
+
+def test_a_batched_value_that_escapes_is_an_error():
+    kept = []
+    vmap(lambda x: kept.append(x) or x)(X)
+    with pytest.raises(dualad.EscapedValueError):
+        kept[0] + 1.0
+
+
+# -- batch rules: the common families do not loop ------------------------------------------
+def test_elementwise_linear_and_reductions_take_their_batch_rules(monkeypatch):
+    def no_loop(prim, *args):
+        raise AssertionError(f"{prim.name} was applied one element at a time")
+    monkeypatch.setattr(_batched, "one_element_at_a_time", no_loop)
+    w = np.arange(3.0)
+
+    def f(x, y):
+        z = np.sin(x) * w + np.exp(y[0]) - np.maximum(x, 0.0)
+        return (z.reshape(3, 1).T[:, 1:] ** 2).sum() + np.cumsum(np.flip(x))[1] + np.sum(x, keepdims=True)
+    got = vmap(f)(X, Y)
+    np.testing.assert_allclose(got, loop(f, X, Y))
+
+
+def test_other_primitives_loop_over_the_batch_and_are_right():
+    mats = RNG.standard_normal((3, 2, 2)) + 3 * np.eye(2)
+    calls = []
+    real = _batched.one_element_at_a_time
+
+    def counting(prim, *args):
+        calls.append(prim.name)
+        return real(prim, *args)
+    try:
+        _batched.one_element_at_a_time = counting
+        got = vmap(np.linalg.inv)(mats)
+    finally:
+        _batched.one_element_at_a_time = real
+    assert calls == ["inv"]
+    np.testing.assert_allclose(got, np.linalg.inv(mats))
+
+
+# -- composition -------------------------------------------------------------------------------
+def mlp_loss(params, x, y):
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    return np.mean((h @ params["w2"] - y) ** 2)
+
+
+PARAMS = {"w1": RNG.standard_normal((3, 5)), "b1": RNG.standard_normal(5), "w2": RNG.standard_normal((5, 2))}
+
+
+def test_per_example_gradients_are_the_loop_of_grads():
+    xs, ys = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 2))
+    got = vmap(reverse.grad(mlp_loss), in_axes=(None, 0, 0))(PARAMS, xs, ys)
+    for k in PARAMS:
+        want = np.stack([reverse.grad(mlp_loss)(PARAMS, xs[i], ys[i])[k] for i in range(6)])
+        np.testing.assert_allclose(got[k], want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_per_example_gradients_on_each_backend_in_float32(backend):
+    xs = backend.asarray(X, "float32")
+    got = vmap(reverse.grad(lambda x: ops.sum(ops.sin(x) * x)))(xs)
+    assert dtype_name(got) == "float32"
+    np.testing.assert_allclose(to_numpy(got), np.cos(X) * X + np.sin(X), rtol=1e-5)
+
+
+def test_grad_of_a_function_that_uses_vmap():
+    xs, ys = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 2))
+    total = reverse.grad(lambda p: vmap(mlp_loss, in_axes=(None, 0, 0))(p, xs, ys).sum())(PARAMS)
+    for k in PARAMS:
+        want = sum(reverse.grad(mlp_loss)(PARAMS, xs[i], ys[i])[k] for i in range(6))
+        np.testing.assert_allclose(total[k], want, rtol=1e-12)
+
+
+def test_vmap_of_jvp_and_jacfwd_of_vmap():
+    def f(x):
+        return np.sin(x) * np.sum(x ** 2)
+    got = vmap(lambda x, v: dualad.jvp(f, (x,), (v,))[1])(X, Y)
+    np.testing.assert_allclose(got, loop(lambda x, v: dualad.jvp(f, (x,), (v,))[1], X, Y))
+    jac = dualad.jacfwd(vmap(f))(X)  # (4, 3, 4, 3), block-diagonal in the batch
+    for i in range(4):
+        np.testing.assert_allclose(jac[i, :, i], np.diag(np.cos(X[i])) * np.sum(X[i] ** 2)
+                                   + np.outer(np.sin(X[i]), 2 * X[i]), rtol=1e-12)
+        assert not np.any(jac[i, :, np.arange(4) != i])
+
+
+def test_vmap_of_vmap():
+    xs = RNG.standard_normal((2, 4, 3))
+    got = vmap(vmap(lambda x, w: x @ w, in_axes=(0, None)), in_axes=(0, None))(xs, np.ones(3))
+    np.testing.assert_allclose(got, xs.sum(axis=-1))
+    outer = vmap(vmap(lambda a, b: a * b, in_axes=(None, 0)), in_axes=(0, None))(X[0], X[1])
+    np.testing.assert_allclose(outer, np.outer(X[0], X[1]))
+
+
+def test_hvp_inside_vmap():
+    def f(x):
+        return np.sum(x ** 3) * np.sum(x)
+    got = vmap(lambda x, v: mixed.hvp(f, x, v))(X, Y)
+    want = np.stack([(6 * np.diag(x) * x.sum() + 3 * np.outer(x ** 2, np.ones(3))
+                      + 3 * np.outer(np.ones(3), x ** 2)) @ v for x, v in zip(X, Y)])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_no_grad_inside_vmap_keeps_the_batch():
+    def f(x):
+        with reverse.no_grad():
+            scale = np.sum(x)
+        return scale * x
+    np.testing.assert_allclose(vmap(f)(X), X.sum(axis=1, keepdims=True) * X)
+    g = vmap(reverse.grad(lambda x: np.sum(f(x))))(X)
+    np.testing.assert_allclose(g, np.broadcast_to(X.sum(axis=1, keepdims=True), X.shape))
+
+
+# -- linearize and linear_transpose ---------------------------------------------------------
+def test_linearize_gives_the_jvp_at_the_primals():
+    out, f_jvp = dualad.linearize(lambda x, y: np.sin(x) * y, X[0], Y[0])
+    np.testing.assert_allclose(out, np.sin(X[0]) * Y[0])
+    np.testing.assert_allclose(f_jvp(X[1], Y[1]), np.cos(X[0]) * X[1] * Y[0] + np.sin(X[0]) * Y[1])
+    chunk = f_jvp(X[:2], Y[:2])  # two directions in one call
+    np.testing.assert_allclose(chunk[1], np.cos(X[0]) * X[1] * Y[0] + np.sin(X[0]) * Y[1])
+
+
+def test_linearize_checks_its_tangents():
+    _, f_jvp = dualad.linearize(lambda d: d["a"] * 2.0, {"a": X[0]})
+    with pytest.raises(TypeError, match="linearize: tangents must have the structure of primals"):
+        f_jvp({"b": X[0]})
+
+
+def test_linear_transpose_is_the_adjoint():
+    A = RNG.standard_normal((3, 4))
+    f_t = dualad.linear_transpose(lambda x, y: (A @ x, 2.0 * y.sum()), np.zeros(4), np.zeros(2))
+    ct = (Y[0], 3.0)
+    tx, ty = f_t(ct)
+    np.testing.assert_allclose(tx, A.T @ Y[0])
+    np.testing.assert_allclose(ty, np.full(2, 6.0))
+
+
+def test_composites_that_compute_on_raw_values():
+    """Masks, sort orders and indices computed from the values stay batched (each
+    element's own), also under a derivative taken inside or outside vmap."""
+    np.testing.assert_allclose(vmap(lambda x: ops.clip(x, -0.5, 0.5))(X), np.clip(X, -0.5, 0.5))
+    np.testing.assert_allclose(vmap(ops.sort)(X), np.sort(X, axis=-1))
+    np.testing.assert_array_equal(vmap(ops.argmax)(X), np.argmax(X, axis=-1))
+    per_example = vmap(reverse.grad(lambda x: ops.sum(ops.sort(x) * np.arange(X.shape[1]))))(X)
+    want = np.stack([reverse.grad(lambda x: ops.sum(ops.sort(x) * np.arange(X.shape[1])))(x) for x in X])
+    np.testing.assert_allclose(per_example, want)
+    _, tangent = dualad.jvp(vmap(lambda x: ops.median(x)), (X,), (Y,))
+    np.testing.assert_allclose(tangent, [dualad.jvp(ops.median, (x,), (y,))[1] for x, y in zip(X, Y)])
+
+
+@pytest.mark.parametrize("f, name", [
+    (lambda x: ops.extract(x > 0.0, x), "extract"),
+    (lambda x: ops.trim_zeros(x), "trim_zeros"),
+    (lambda x: ops.nonzero(x > 0.0), "nonzero"),
+    (lambda x: x[x > 0.0], "indexing"),
+])
+def test_value_dependent_shapes_are_refused(f, name):
+    """A result whose shape depends on the values has no one shape for a batch: a
+    TypeError that names vmap and the operation, never a wrong answer."""
+    with pytest.raises(TypeError, match=f"^vmap: {name}"):
+        vmap(f)(X)
+
+
+def test_a_python_branch_on_a_batched_value_is_refused():
+    with pytest.raises(TypeError, match="^vmap: bool"):
+        vmap(lambda x: x if x.sum() > 0 else -x)(X)
+
+
+# -- against JAX, where it is installed -------------------------------------------------------
+@pytest.fixture
+def jax():
+    """JAX in double precision for one test (the setting restored after it)."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", before)
+
+
+JAX_SEMANTICS = [
+    (lambda x, w: (x * w, w, 2.0 * w.sum()), (0, None), (1, -1, 0)),  # unbatched outputs broadcast
+    (lambda x, w: ({"a": x @ w, "b": w}, x.sum()), (-1, None), ({"a": -1, "b": 0}, 0)),
+    (lambda x, w: x.T * w, (1, None), -2),
+]
+
+
+@pytest.mark.parametrize("f, in_axes, out_axes", JAX_SEMANTICS)
+def test_vmap_semantics_match_jax(f, in_axes, out_axes, jax):
+    x, w = RNG.standard_normal((3, 3)), RNG.standard_normal(3)
+    got = vmap(f, in_axes, out_axes)(x, w)
+    want = jax.vmap(f, in_axes, out_axes)(jax.numpy.asarray(x), jax.numpy.asarray(w))
+    got_leaves, want_leaves = dualad._tree.flatten(got)[0], jax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, v in zip(got_leaves, want_leaves):
+        np.testing.assert_allclose(g, np.asarray(v), rtol=1e-12)
+
+
+def test_linearize_and_linear_transpose_match_jax(jax):
+    A = RNG.standard_normal((3, 4))
+    _, ours = dualad.linearize(lambda x: np.tanh(A @ x), X[0, :3] @ A)
+    _, theirs = jax.linearize(lambda x: jax.numpy.tanh(A @ x), jax.numpy.asarray(X[0, :3] @ A))
+    np.testing.assert_allclose(ours(Y[0, :3] @ A), theirs(jax.numpy.asarray(Y[0, :3] @ A)), rtol=1e-12)
+    ours_t = dualad.linear_transpose(lambda x: A @ x, np.zeros(4))(Y[0])
+    theirs_t = jax.linear_transpose(lambda x: A @ x, jax.numpy.zeros(4))(jax.numpy.asarray(Y[0]))
+    np.testing.assert_allclose(ours_t[0], theirs_t[0], rtol=1e-12)
