@@ -99,20 +99,37 @@ def on_values(fn: Any, *args: Any, what: str | None = None) -> Any:
     whose result's shape depends on the values: it is refused under vmap
     instead (see :func:`concrete`).
     """
-    stripped = [primal(a) for a in args]
-    batched = [a for a in stripped if isinstance(a, Value)]
+    stripped = [_primal_within(a) for a in args]
+    batched = [v for a in stripped for v in _values_within(a)]
     if not batched:
         return fn(*stripped)
     if what is not None:
         concrete(batched[0], what)
     top = max(batched, key=lambda a: a._level)
     level, k = top._level, shape_of(top._strip())[0]
-    outs = [on_values(fn, *[a._strip()[i, ...] if isinstance(a, Value) and a._level == level else a
-                            for a in stripped]) for i in range(k)]
+    outs = [on_values(fn, *[_element_within(a, i, level) for a in stripped]) for i in range(k)]
     if not outs:
         raise ValueError("vmap: the batch is empty, so the shape of a result computed from the "
                          "values of its elements is unknown")
     return top._constant(_stack_results(outs, raw(top)))
+
+
+# Arguments may be lists or tuples of values (np.lexsort((a, b)), ravel_multi_index):
+# the batched values inside them are found and indexed too.
+def _primal_within(a: Any) -> Any:
+    return type(a)(_primal_within(e) for e in a) if type(a) in (list, tuple) else primal(a)
+
+
+def _values_within(a: Any) -> list:
+    if type(a) in (list, tuple):
+        return [v for e in a for v in _values_within(e)]
+    return [a] if isinstance(a, Value) else []
+
+
+def _element_within(a: Any, i: int, level: int) -> Any:
+    if type(a) in (list, tuple):
+        return type(a)(_element_within(e, i, level) for e in a)
+    return a._strip()[i, ...] if isinstance(a, Value) and a._level == level else a
 
 
 def _stack_results(outs: list, like: Any) -> Any:

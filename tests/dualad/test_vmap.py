@@ -315,3 +315,14 @@ def test_linearize_and_linear_transpose_match_jax(jax):
     ours_t = dualad.linear_transpose(lambda x: A @ x, np.zeros(4))(Y[0])
     theirs_t = jax.linear_transpose(lambda x: A @ x, jax.numpy.zeros(4))(jax.numpy.asarray(Y[0]))
     np.testing.assert_allclose(ours_t[0], theirs_t[0], rtol=1e-12)
+
+
+def test_values_functions_see_batched_values_inside_lists_and_tuples():
+    """np.lexsort((a, b)) and ravel_multi_index((r, c), ...) take their arrays in a
+    tuple: under vmap each element's own keys must be used, not the whole batch."""
+    a, b = np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 3.0]]), np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    got = dualad.vmap(lambda a, b: np.lexsort((a, b)))(a, b)
+    np.testing.assert_array_equal(got, [np.lexsort((a[k], b[k])) for k in range(2)])
+    r, c = np.array([[0, 1], [2, 0]]), np.array([[1, 2], [3, 0]])
+    got = dualad.vmap(lambda r, c: np.ravel_multi_index([r, c], (3, 4)))(r, c)
+    np.testing.assert_array_equal(got, [np.ravel_multi_index([r[k], c[k]], (3, 4)) for k in range(2)])
