@@ -16,15 +16,18 @@ import importlib
 
 from dualad import extend, ops
 from dualad._arraylike import register_numpy
+from dualad._compile import Compiled, compile
 from dualad._core import EscapedValueError, bind
 from dualad._dual import Dual
 from dualad._hyperdual import HyperDual
+from dualad._program import Program
 from dualad._table import Primitive
 from dualad._transforms import derivative, hessian, jacfwd, jvp
 from dualad._tree import register_pytree_node
 
-__all__ = ["Dual", "EscapedValueError", "HyperDual", "Primitive", "bind", "derivative", "extend", "hessian",
-           "jacfwd", "jvp", "ops", "register_numpy", "register_pytree_node"]
+__all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind", "compile",
+           "derivative", "extend", "hessian", "jacfwd", "jvp", "ops", "register_numpy",
+           "register_pytree_node"]
 __version__ = "0.1.0"
 
 

@@ -28,6 +28,7 @@ class Value:
     """Base of the value types; ``_level`` orders nested transformations."""
 
     __slots__ = ("_level",)
+    carries_derivative = True  # False for a value that only stages (compile's tracer): a cut keeps it
 
     def _process(self, prim: Any, args: tuple, params: dict) -> Any:
         raise NotImplementedError
@@ -137,7 +138,7 @@ def set_cut(level: int) -> None:
 
 
 def strip(x: Any, cut: int) -> Any:
-    while isinstance(x, Value) and x._level < cut:
+    while isinstance(x, Value) and x._level < cut and x.carries_derivative:
         x = x._strip()
     return x
 
@@ -177,7 +178,7 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
             top, top_level = a, a._level
     if top is not None:
         cut = _state.cut
-        if top_level >= cut:
+        if top_level >= cut or not top.carries_derivative:
             if top_level > 2 and not top_level & 1 and top_level not in _open:
                 raise _escaped(top)
             return top._process(prim, args, params)
