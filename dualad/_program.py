@@ -56,8 +56,8 @@ class Program:
     >>> f = dualad.compile(lambda x: np.sin(x) * 2.0)
     >>> print(f.program(np.zeros(3)))
     def program(x0):
-        t2 = np.sin(x0)
-        t3 = np.multiply(t2, 2.0)
+        t1 = np.sin(x0)
+        t3 = np.multiply(t1, 2.0)
         return t3
     """
 
@@ -76,6 +76,11 @@ class Program:
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    def eliminate_dead_code(self) -> "Program":
+        """This program without the primitives no output or guard depends on
+        (:func:`eliminate_dead_code`)."""
+        return eliminate_dead_code(self)
 
     # -- reading -----------------------------------------------------------------
     def _name(self, slot: int) -> str:
