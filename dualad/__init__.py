@@ -16,18 +16,20 @@ import importlib
 
 from dualad import extend, ops
 from dualad._arraylike import register_numpy
+from dualad._compile import Compiled, compile
 from dualad._core import EscapedValueError, bind
 from dualad._dual import Dual
 from dualad._hyperdual import HyperDual
 from dualad._linearize import linear_transpose, linearize
+from dualad._program import Program
 from dualad._table import Primitive
 from dualad._transforms import derivative, hessian, jacfwd, jvp
 from dualad._tree import register_pytree_node
 from dualad._vmap import vmap
 
-__all__ = ["Dual", "EscapedValueError", "HyperDual", "Primitive", "bind", "derivative", "extend", "hessian",
-           "jacfwd", "jvp", "linear_transpose", "linearize", "ops", "register_numpy", "register_pytree_node",
-           "vmap"]
+__all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind", "compile",
+           "derivative", "extend", "hessian", "jacfwd", "jvp", "linear_transpose", "linearize", "ops",
+           "register_numpy", "register_pytree_node", "vmap"]
 __version__ = "0.1.0"
 
 

@@ -17,6 +17,8 @@ import math
 import array_api_compat
 import numpy as np
 
+from dualad._taint import TaintingNamespace, TracedArray, tainting_namespace
+
 _np_xp = array_api_compat.array_namespace(np.zeros(0))
 # The types ``bind`` sends straight to ``_np_xp`` (with Python numbers beside them),
 # as ``namespace_of`` would: arrays, and the scalars that indexing them gives.
@@ -113,6 +115,9 @@ def namespace_of(args) -> object:
     elif all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):
         xp = _np_xp
     else:
+        staged = tainting_namespace(arrays, _np_xp)  # numbers read from compile's traced values
+        if staged is not None:
+            return staged
         try:
             return array_api_compat.array_namespace(*arrays)
         except TypeError as err:
@@ -142,7 +147,7 @@ def scipy_module(xp, submodule: str, name: str):
     ``name`` is the function asking, for the errors: an ImportError when SciPy is
     missing, NotImplementedError on a namespace that has no such module.
     """
-    if xp is scalar_xp or xp is _np_xp:
+    if xp is scalar_xp or xp is _np_xp or type(xp) is TaintingNamespace:
         try:
             return importlib.import_module(f"scipy.{submodule}")
         except ImportError as err:
@@ -158,6 +163,8 @@ def scipy_module(xp, submodule: str, name: str):
 def to_host(x):
     """The numbers of a raw array (or Python number, or list) as a NumPy array: for
     control computed on the host (indices, masks, sort orders), never for math."""
+    if type(x) is TracedArray:  # a traced value's numbers: compile's trace hears of it
+        return x.on_host()
     if isinstance(x, (np.ndarray, np.generic, list, tuple)) or type(x) in SCALAR_TYPES:
         return np.asarray(x)
     if array_api_compat.is_cupy_array(x):

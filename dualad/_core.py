@@ -28,7 +28,7 @@ class Value:
     """Base of the value types; ``_level`` orders nested transformations."""
 
     __slots__ = ("_level",)
-    carries_derivative = True  # False for a value that only batches (vmap): a cut keeps it
+    carries_derivative = True  # False for a value that batches (vmap) or stages (compile): a cut keeps it
 
     def _process(self, prim: Any, args: tuple, params: dict) -> Any:
         raise NotImplementedError

@@ -211,8 +211,10 @@ def is_mask(x: Any) -> bool:
         return x.dtype.kind == "b"
     if t is bool:
         return True
-    if t in SCALAR_TYPES or hasattr(x, "_strip"):
+    if t in SCALAR_TYPES:
         return False
+    if hasattr(x, "_strip"):  # a mask staged by compile is still a mask; a derivative carrier is not
+        return not x.carries_derivative and is_mask(x._strip())
     kind = getattr(x.dtype, "kind", None)
     if kind is not None:
         return kind == "b"

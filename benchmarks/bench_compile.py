@@ -1,0 +1,135 @@
+"""Programs (``dualad.compile``): what a replay costs per primitive, and a compiled
+gradient relative to the function.
+
+``track_*`` methods return two times measured in the same process
+(``common.speed_ratio``) as a ratio, or one time per primitive in
+microseconds. Run the ratios without asv with
+``OPENBLAS_NUM_THREADS=1 python -m benchmarks.ratios -b bench_compile``.
+"""
+
+from __future__ import annotations
+
+import dualad
+import reverse
+
+from .common import CHAIN_OPS, best_seconds, op_chain, ratio, rosenbrock, speed_ratio, vector
+
+
+class CompileOverhead:
+    """``common.op_chain`` (200 elementwise operations and a sum) on float64 arrays of
+    size 16, eager and replayed.
+
+    At this size a primitive's own NumPy call costs about as much as the
+    Python around it, so ``track_replay_us_per_primitive`` (one replay of
+    the compiled chain over its number of primitives) is the replay's whole
+    per-primitive cost, NumPy's included; ``track_replay_over_numpy`` is
+    that replay over the same chain on plain arrays (1.0: no overhead at
+    all). The ``grad`` variants replay the compiled ``reverse.grad`` of the
+    chain (forward and backward primitives) against the eager gradient,
+    which records and walks a tape on every call.
+    """
+
+    params = [[16]]
+    param_names = ["size"]
+
+    def setup(self, size):
+        self.x = vector(size)
+        self.compiled = dualad.compile(op_chain)
+        self.compiled(self.x)
+        self.n_forward = len(self.compiled.program(self.x).eqns)
+        self.grad = reverse.grad(op_chain)
+        self.compiled_grad = dualad.compile(self.grad)
+        self.compiled_grad(self.x)
+        self.n_grad = len(self.compiled_grad.program(self.x).eqns)
+
+    def _replay(self):
+        return self.compiled(self.x)
+
+    def _numpy(self):
+        return op_chain(self.x)
+
+    def _grad(self):
+        return self.grad(self.x)
+
+    def _replay_grad(self):
+        return self.compiled_grad(self.x)
+
+    def time_replay(self, size):
+        self.compiled(self.x)
+
+    def time_replay_grad(self, size):
+        self.compiled_grad(self.x)
+
+    def track_replay_us_per_primitive(self, size):
+        return best_seconds(self._replay) / self.n_forward * 1e6
+
+    track_replay_us_per_primitive.unit = "us/primitive"
+
+    def track_grad_replay_us_per_primitive(self, size):
+        return best_seconds(self._replay_grad) / self.n_grad * 1e6
+
+    track_grad_replay_us_per_primitive.unit = "us/primitive"
+
+    def track_replay_overhead_us_per_primitive(self, size):
+        """What a replay adds to the chain's own NumPy calls, per primitive: the best
+        replay minus the best plain call, measured back to back."""
+        replay, plain = best_seconds(self._replay), best_seconds(self._numpy)
+        return (replay - plain) / self.n_forward * 1e6
+
+    track_replay_overhead_us_per_primitive.unit = "us/primitive"
+
+    def track_numpy_us_per_op(self, size):
+        """The control: the chain's own NumPy calls, per operation."""
+        return best_seconds(self._numpy) / (CHAIN_OPS + 1) * 1e6
+
+    track_numpy_us_per_op.unit = "us/op"
+
+    @ratio
+    def track_replay_over_numpy(self, size):
+        return speed_ratio(self._replay, self._numpy)
+
+    @ratio
+    def track_eager_grad_over_replayed_grad(self, size):
+        return speed_ratio(self._grad, self._replay_grad)
+
+
+class CompiledGrad:
+    """``reverse.grad`` of ``common.rosenbrock`` at n = 1e3 and 1e5, compiled and eager,
+    over the function on plain arrays (float64). ``track_trace_over_function``
+    is the first call (trace and dead-code elimination) over one function call."""
+
+    params = [[1_000, 100_000]]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.x = vector(n)
+        self.grad = reverse.grad(rosenbrock)
+        self.compiled = dualad.compile(self.grad)
+        self.compiled(self.x)
+
+    def _f(self):
+        return rosenbrock(self.x)
+
+    def _compiled(self):
+        return self.compiled(self.x)
+
+    def _grad(self):
+        return self.grad(self.x)
+
+    def _trace(self):
+        return dualad.compile(self.grad)(self.x)
+
+    def time_compiled_grad(self, n):
+        self.compiled(self.x)
+
+    @ratio
+    def track_compiled_grad_over_function(self, n):
+        return speed_ratio(self._compiled, self._f)
+
+    @ratio
+    def track_eager_grad_over_function(self, n):
+        return speed_ratio(self._grad, self._f)
+
+    @ratio
+    def track_trace_over_function(self, n):
+        return speed_ratio(self._trace, self._f)

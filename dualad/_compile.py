@@ -1,0 +1,360 @@
+"""``compile``: trace a function once into a program of primitives, replay it many times.
+
+A call is keyed by what a program depends on besides the arrays' numbers:
+the pytree structure of the arguments, each array leaf's type, shape and
+dtype, and the value of each other leaf (static: it must be hashable). The
+first call at a key traces (the eager result is computed while recording);
+later calls replay a program of that key. A key holds one program per path
+through the guards met so far: a replay that misses a guard moves to the
+program that took the other way there, or traces that path. The programs
+of one function are bounded (least recently used dropped first).
+
+A call runs ``f`` eagerly, without a program, when its arguments carry
+derivatives of a transform (``Dual``, ``Tensor``, an outer compile's
+tracer): the outer transform then sees every primitive and every construct
+that acts on its values (``no_grad``, a custom ``Function``'s backward,
+hooks), which a program traced on plain arrays did not record. It also runs
+eagerly, with a warning the first time, where a program could be wrong: the
+trace was spoiled (see :mod:`dualad._trace`), ``f`` drew random numbers, or
+the guards keep missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._core import Value, transform_level
+from dualad._program import GuardMiss, Program, eliminate_dead_code
+from dualad._trace import Trace, Tracer
+from dualad._tree import flatten, treedef
+
+__all__ = ["Compiled", "compile"]
+
+_STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Compiled":
+    """``f`` traced once into a program of primitives and replayed on later calls
+    (JAX users know this as ``jit``).
+
+    The first call at given argument shapes, dtypes and structure (and values
+    of the non-array arguments, which are static) runs ``f`` once on traced
+    values: each primitive it applies is recorded and computed, so that call
+    returns the eager result. Later calls replay the program on the new
+    arrays, calling each primitive's implementation, without running ``f``.
+    Derivatives compose both ways: ``compile(reverse.grad(f))`` records the
+    backward pass as primitives too, and ``reverse.grad(compile(f))`` or
+    ``jvp(compile(f), ...)`` run ``f`` under the outer transform.
+
+    Where ``f`` turns a traced value into Python control (``if x > 0``,
+    ``float(x)``, ``int(n)``, ``x.item()``), the trace records a guard; a
+    replay whose guard gives another outcome switches to the program of that
+    branch, tracing it on first use, so a replay is never silently wrong.
+    What a program cannot hold (random draws, numbers read on the host for a
+    value-dependent shape, NumPy functions without a rule, values of an
+    outer transform closed over) makes ``f`` run eagerly at that key, with a
+    warning saying why. Side effects of ``f`` (printing, appending to a
+    list) happen when it is traced, not when it is replayed; arrays it
+    closes over are constants of the program.
+
+    Parameters
+    ----------
+    f : callable
+        A function of arrays (NumPy), pytrees of them, and static arguments.
+    max_programs : int
+        How many programs (keys and branches together) are kept; the least
+        recently used is dropped first.
+    optimize : bool
+        Run the optimization passes (dead-code elimination) on each program.
+
+    Returns
+    -------
+    Compiled
+        Callable like ``f``; ``.program(*args)`` gives the program for those arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> @dualad.compile
+    ... def f(x):
+    ...     return np.sum(np.sin(x) ** 2) if x[0] > 0 else np.sum(x)
+    >>> float(f(np.array([1.0, 2.0]))) == float(np.sum(np.sin([1.0, 2.0]) ** 2))
+    True
+    >>> float(f(np.array([-1.0, 2.0])))  # the guard on x[0] > 0 misses: the other branch is traced
+    1.0
+    >>> f.stats["traces"], f.stats["replays"]
+    (2, 0)
+    >>> float(f(np.array([-3.0, 2.0])))
+    -1.0
+    >>> f.stats["replays"]
+    1
+    """
+    if not callable(f):
+        raise TypeError(f"compile: f must be callable, got {type(f).__name__} ({f!r})")
+    if not isinstance(max_programs, int) or max_programs < 1:
+        raise ValueError(f"compile: max_programs must be a positive int, got {max_programs!r}")
+    return Compiled(f, max_programs, optimize)
+
+
+class Compiled:
+    """A function compiled by :func:`compile`: call it as the function itself.
+
+    ``stats`` counts ``traces``, ``replays``, ``misses`` (guards that gave
+    another outcome) and ``eager`` calls.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> f = dualad.compile(lambda x, n: x ** n)
+    >>> f(np.array([2.0]), 3), f(np.array([3.0]), 3)
+    (array([8.]), array([27.]))
+    >>> f.stats["traces"], f.stats["replays"]
+    (1, 1)
+    """
+
+    def __init__(self, f: Callable, max_programs: int, optimize: bool):
+        self.f = f
+        self.max_programs = max_programs
+        self.optimize = optimize
+        self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
+        self._by_key: dict = {}                      # key -> list of outcome tuples
+        self._eager: dict = {}                       # key -> why it runs eagerly
+        self._retraces: dict = {}                    # key -> traces after a missed guard
+        self._warned: set = set()
+        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0}
+        functools.update_wrapper(self, f, updated=())
+
+    def __repr__(self) -> str:
+        return f"<dualad.compile of {getattr(self.f, '__qualname__', self.f)!r}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    # -- calling -----------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, _ = flatten((args, kwargs))
+        key, inputs, why = self._key(leaves, (args, kwargs))
+        if why is not None:
+            return self._run_eagerly(key, why, args, kwargs)
+        if key in self._eager:
+            return self._run_eagerly(key, self._eager[key], args, kwargs)
+        outcomes = self._by_key.get(key)
+        if not outcomes:
+            return self._trace(key, args, kwargs, inputs)
+        program = self._programs[(key, outcomes[0])]
+        while True:
+            out = program.replay(inputs)
+            if type(out) is not GuardMiss:
+                self.stats["replays"] += 1
+                self._programs.move_to_end((key, program.outcomes))
+                return program.rebuild(out)
+            self.stats["misses"] += 1
+            prefix = program.outcomes[:out.index] + (out.outcome,)
+            nxt = next((o for o in outcomes if o[:out.index + 1] == prefix), None)
+            if nxt is None:
+                return self._trace(key, args, kwargs, inputs, missed=True)
+            program = self._programs[(key, nxt)]
+
+    def program(self, *args: Any, **kwargs: Any) -> Program:
+        """The program a call with these arguments replays (traced now if there is none).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import dualad
+        >>> f = dualad.compile(lambda x: np.exp(x) + 1.0)
+        >>> print(f.program(np.ones(2)))
+        def program(x0):
+            t1 = np.exp(x0)
+            t3 = np.add(t1, 1.0)
+            return t3
+        """
+        leaves, _ = flatten((args, kwargs))
+        key, inputs, why = self._key(leaves, (args, kwargs))
+        if why is None and key not in self._eager:
+            outcomes = self._by_key.get(key)
+            if outcomes:
+                program = self._programs[(key, outcomes[0])]
+                out = program.replay(inputs)
+                if type(out) is not GuardMiss:
+                    return program
+                for o in outcomes:
+                    candidate = self._programs[(key, o)]
+                    if type(candidate.replay(inputs)) is not GuardMiss:
+                        return candidate
+            self._trace(key, args, kwargs, inputs)
+            if key not in self._eager:
+                for o in self._by_key[key]:
+                    candidate = self._programs[(key, o)]
+                    if type(candidate.replay(inputs)) is not GuardMiss:
+                        return candidate
+        raise ValueError(f"compile: no program for these arguments: "
+                         f"{why or self._eager.get(key, 'the guards keep missing')}")
+
+    # -- keys ----------------------------------------------------------------------
+    def _key(self, leaves: list, tree: Any) -> tuple:
+        """``(key, array inputs, why not)``: why not is set when the call must run eagerly."""
+        parts, inputs = [], []
+        for i, leaf in enumerate(leaves):
+            kind = type(leaf)
+            if kind is np.ndarray or isinstance(leaf, np.generic):
+                parts.append((kind, leaf.shape, leaf.dtype))
+                inputs.append(leaf)
+                continue
+            if isinstance(leaf, Value):
+                return None, None, ""  # a transform's value: f runs under it (no warning)
+            if isinstance(leaf, _STREAMS):
+                return None, None, ("a random number generator is an argument: its draws would "
+                                    "be baked into a program as constants")
+            if hasattr(leaf, "__array_namespace__") or hasattr(leaf, "__cuda_array_interface__"):
+                return None, None, (f"a {kind.__module__}.{kind.__name__} argument: this first "
+                                    "version of compile records NumPy programs only")
+            try:
+                hash(leaf)
+            except TypeError:
+                raise TypeError(
+                    f"compile: argument leaf {i} is a {kind.__name__}, which is neither an array "
+                    "nor hashable; non-array arguments are static (their values key the cache of "
+                    "programs), so they must be hashable: pass it as a NumPy array, a tuple, or "
+                    "close over it") from None
+            parts.append((kind, leaf))
+        try:
+            structure = treedef(tree)
+            hash(structure)
+        except TypeError:
+            structure = repr(structure)
+        return (structure, tuple(parts)), inputs, None
+
+    # -- tracing -----------------------------------------------------------------
+    def _trace(self, key: Any, args: tuple, kwargs: dict, inputs: list, missed: bool = False) -> Any:
+        self.stats["traces"] += 1
+        if missed:
+            n = self._retraces[key] = self._retraces.get(key, 0) + 1
+            if n > self.max_programs:
+                why = (f"its guards missed on {n} calls in a row of new values (a float(x) or "
+                       "x.item() that takes a new value each call is such a guard), more than "
+                       f"max_programs={self.max_programs} programs can hold")
+                self._eager[key] = why
+                return self._run_eagerly(key, why, args, kwargs)
+        streams = _random_streams(self.f, args, kwargs)
+        before = [_stream_state(s) for s in streams]
+        with transform_level() as level:
+            trace = Trace(level)
+            tracers = [trace.input(x) for x in inputs]
+            it = iter(tracers)
+            leaves, rebuild_args = flatten((args, kwargs))
+            new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic))
+                          else leaf for leaf in leaves]
+            targs, tkwargs = rebuild_args(new_leaves)
+            try:
+                result = self.f(*targs, **tkwargs)
+            finally:
+                trace.active = False
+            out_leaves, rebuild_out = flatten(result)
+        if any(_stream_state(s) != b for s, b in zip(streams, before)):
+            trace.spoiled = ("it drew random numbers (NumPy's global generator or a Generator "
+                             "it reaches): the draws would be baked into a program as constants")
+        outputs, values = [], []
+        for leaf in out_leaves:
+            if type(leaf) is Tracer and leaf.trace is trace:
+                outputs.append(leaf.slot)
+                values.append(leaf.val)
+            elif isinstance(leaf, Value):
+                trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
+                            "or around it), which a program cannot hold")
+                values.append(leaf)
+            else:
+                if type(leaf).__name__ == "TracedArray":
+                    trace.spoil("it returned numbers computed from a traced value outside "
+                                "dualad's primitives")
+                    leaf = leaf.view(np.ndarray)
+                outputs.append(trace.const(leaf))
+                values.append(leaf)
+        eager_result = rebuild_out(values)
+        if trace.spoiled is not None:
+            self._eager[key] = trace.spoiled
+            self._warn(key, trace.spoiled)
+            return eager_result
+        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out)
+        if self.optimize:
+            program = eliminate_dead_code(program)
+        self._add(key, program)
+        return eager_result
+
+    def _add(self, key: Any, program: Program) -> None:
+        outcomes = self._by_key.setdefault(key, [])
+        if program.outcomes not in outcomes:
+            outcomes.insert(0, program.outcomes)
+        self._programs[(key, program.outcomes)] = program
+        self._programs.move_to_end((key, program.outcomes))
+        while len(self._programs) > self.max_programs:
+            (old_key, old_outcomes), _ = self._programs.popitem(last=False)
+            self._by_key[old_key].remove(old_outcomes)
+
+    def _run_eagerly(self, key: Any, why: str, args: tuple, kwargs: dict) -> Any:
+        self.stats["eager"] += 1
+        if why:
+            self._warn(key, why)
+        return self.f(*args, **kwargs)
+
+    def _warn(self, key: Any, why: str) -> None:
+        if why in self._warned:
+            return
+        self._warned.add(why)
+        name = getattr(self.f, "__qualname__", repr(self.f))
+        warnings.warn(f"dualad.compile({name}) runs eagerly (no program) at these argument shapes: "
+                      f"{why}", RuntimeWarning, stacklevel=4)
+
+
+# -- random streams ------------------------------------------------------------------------
+def _random_streams(f: Callable, args: tuple, kwargs: dict) -> list:
+    """NumPy's global generator, and the generators ``f`` closes over or names as globals
+    (bound methods and ``functools.partial`` looked through): a draw from any of them
+    during the trace changes its state."""
+    found: list = [None]  # None: the global state
+    seen: set = set()
+    stack = [f]
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if isinstance(fn, _STREAMS):
+            found.append(fn)
+            continue
+        if isinstance(fn, functools.partial):
+            stack.extend([fn.func, *fn.args, *fn.keywords.values()])
+            continue
+        target = getattr(fn, "__func__", fn)
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, type(np)):
+            stack.extend(v for v in getattr(owner, "__dict__", {}).values())
+        code = getattr(target, "__code__", None)
+        if code is None:
+            continue
+        for cell in getattr(target, "__closure__", None) or ():
+            try:
+                stack.append(cell.cell_contents)
+            except ValueError:
+                pass
+        names = getattr(target, "__globals__", {})
+        stack.extend(names[n] for n in code.co_names if n in names)
+    return found
+
+
+def _stream_state(stream: Any) -> Any:
+    if stream is None:
+        state = np.random.get_state()
+        return state[2], state[1].tobytes()
+    bits = stream.bit_generator if hasattr(stream, "bit_generator") else stream
+    if isinstance(stream, np.random.RandomState):
+        state = stream.get_state()
+        return state[2], state[1].tobytes()
+    return repr(bits.state)

@@ -1,0 +1,253 @@
+"""``Program``: a traced list of primitive applications and guards, its passes, and its replay.
+
+A program is what :func:`dualad.compile` keeps from one trace: numbered
+slots (inputs first, then constants and results in the order they were
+met), a list of steps (an :class:`~dualad._trace.Eqn` per primitive
+applied, a :class:`~dualad._trace.Guard` per Python decision), and the
+slots of the outputs. It prints as Python source with NumPy-like calls and
+draws as Graphviz DOT; :func:`eliminate_dead_code` is its first pass.
+
+Replay runs straight-line Python generated once per program (one local per
+slot, one ``impl`` call per primitive, one comparison per guard), so a
+replay costs a function call per primitive and nothing else: no ``bind``,
+no value types, no user Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._core import bind
+from dualad._trace import GUARDS, Eqn, Guard
+
+__all__ = ["GuardMiss", "Program", "eliminate_dead_code"]
+
+
+class GuardMiss:
+    """A replay stopped at guard ``index`` of its program, whose value gave ``outcome``."""
+
+    __slots__ = ("index", "outcome")
+
+    def __init__(self, index: int, outcome: Any):
+        self.index, self.outcome = index, outcome
+
+
+class Program:
+    """A traced program of primitives: ``str(p)`` is its source, ``p.to_dot()`` its graph.
+
+    Attributes
+    ----------
+    n_inputs : int
+        Slots ``0 .. n_inputs - 1`` are the array inputs, in the order of the
+        flattened arguments.
+    consts : dict
+        Slot -> constant value (arrays and numbers not computed from inputs).
+    steps : list
+        ``Eqn`` (a primitive applied) and ``Guard`` (a Python decision) in order.
+    outputs : list of int
+        The slots of the output leaves.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> f = dualad.compile(lambda x: np.sin(x) * 2.0)
+    >>> print(f.program(np.zeros(3)))
+    def program(x0):
+        t1 = np.sin(x0)
+        t3 = np.multiply(t1, 2.0)
+        return t3
+    """
+
+    def __init__(self, n_inputs: int, consts: dict, steps: list, outputs: list,
+                 rebuild: Callable | None = None):
+        self.n_inputs, self.consts, self.steps, self.outputs = n_inputs, consts, steps, outputs
+        self.rebuild = rebuild
+        self.guards = [s for s in steps if type(s) is Guard]
+        self.outcomes = tuple(g.expected for g in self.guards)
+        self._replay = None
+
+    @property
+    def eqns(self) -> list:
+        """The primitive applications, without the guards."""
+        return [s for s in self.steps if type(s) is Eqn]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def eliminate_dead_code(self) -> "Program":
+        """This program without the primitives no output or guard depends on
+        (:func:`eliminate_dead_code`)."""
+        return eliminate_dead_code(self)
+
+    # -- reading -----------------------------------------------------------------
+    def _name(self, slot: int) -> str:
+        if slot < self.n_inputs:
+            return f"x{slot}"
+        if slot in self.consts:
+            value = self.consts[slot]
+            if _inline(value):
+                return repr(value)
+            return f"c{slot}"
+        return f"t{slot}"
+
+    def __str__(self) -> str:
+        lines = []
+        for slot, value in self.consts.items():
+            if not _inline(value):
+                lines.append(f"# c{slot}: {_describe(value)}")
+        args = ", ".join(f"x{i}" for i in range(self.n_inputs))
+        lines.append(f"def program({args}):")
+        for i, step in enumerate(self.steps):
+            if type(step) is Guard:
+                lines.append(f"    assert {step.kind}({self._name(step.slot)}) == {step.expected!r}"
+                             f", 'guard {len([s for s in self.steps[:i] if type(s) is Guard])}'")
+                continue
+            call = ", ".join([self._name(s) for s in step.ins] +
+                             [f"{k}={v!r}" for k, v in step.params.items()])
+            outs = ", ".join(f"t{s}" for s in step.outs)
+            lines.append(f"    {outs} = np.{step.prim.name}({call})")
+        ret = ", ".join(self._name(s) for s in self.outputs)
+        lines.append(f"    return {ret}" if len(self.outputs) == 1 else f"    return ({ret})")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<Program: {self.n_inputs} inputs, {len(self.eqns)} primitives, "
+                f"{len(self.guards)} guards, {len(self.outputs)} outputs>")
+
+    def to_dot(self) -> str:
+        """The program as Graphviz DOT text: a node per input, constant, primitive and guard."""
+        lines = ["digraph program {", "  rankdir=TB;", '  node [fontname="monospace"];']
+        for i in range(self.n_inputs):
+            lines.append(f'  s{i} [label="x{i}", shape=invhouse];')
+        used = {s for step in self.eqns for s in step.ins} | set(self.outputs)
+        for slot, value in self.consts.items():
+            if slot in used:
+                label = repr(value) if _inline(value) else f"c{slot}: {_describe(value)}"
+                lines.append(f'  s{slot} [label="{_dot_escape(label)}", shape=note];')
+        made = {}
+        for n, step in enumerate(self.steps):
+            if type(step) is Guard:
+                label = f"{step.kind}(...) == {step.expected!r}"
+                lines.append(f'  g{n} [label="{_dot_escape(label)}", shape=diamond];')
+                lines.append(f"  {made.get(step.slot, f's{step.slot}')} -> g{n};")
+                continue
+            outs = ", ".join(f"t{s}" for s in step.outs)
+            lines.append(f'  e{n} [label="{outs} = {step.prim.name}", shape=box];')
+            for s in step.ins:
+                lines.append(f"  {made.get(s, f's{s}')} -> e{n};")
+            for s in step.outs:
+                made[s] = f"e{n}"
+        for k, s in enumerate(self.outputs):
+            lines.append(f'  out{k} [label="output {k}", shape=house];')
+            lines.append(f"  {made.get(s, f's{s}')} -> out{k};")
+        lines.append("}")
+        return "\n".join(lines)
+
+    # -- replay ------------------------------------------------------------------
+    def replay(self, inputs: list) -> Any:
+        """The output leaves for ``inputs`` (a list of raw arrays), or a ``GuardMiss``."""
+        run = self._replay
+        if run is None:
+            run = self._replay = _generate(self)
+        return run(*inputs)
+
+
+def _inline(value: Any) -> bool:
+    return value is None or type(value) in (bool, int, float, complex, str)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray) and value.size <= 4:
+        return f"np.{value!r}" if not value.ndim else f"np.{value!r}".replace("\n", " ")
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None:
+        return f"{type(value).__name__} {dtype}{list(shape)}"
+    return repr(value)
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _generate(program: Program) -> Callable:
+    """Straight-line Python for ``program``: ``run(*inputs)`` returns the output leaves
+    (a list), or a ``GuardMiss`` at the first guard whose outcome differs."""
+    env: dict[str, Any] = {"_Miss": GuardMiss, "_bind": bind, "_copy": _copy}
+    for slot, value in program.consts.items():
+        env[f"c{slot}"] = value
+
+    def name(slot):
+        if slot < program.n_inputs:
+            return f"x{slot}"
+        return f"c{slot}" if slot in program.consts else f"t{slot}"
+
+    args = ", ".join(f"x{i}" for i in range(program.n_inputs))
+    body = []
+    guard = 0
+    for n, step in enumerate(program.steps):
+        if type(step) is Guard:
+            env[f"_g{n}"], env[f"_e{n}"] = GUARDS[step.kind], step.expected
+            body.append(f"_o = _g{n}({name(step.slot)})")
+            body.append(f"if _o != _e{n}: return _Miss({guard}, _o)")
+            guard += 1
+            continue
+        operands = ", ".join(name(s) for s in step.ins)
+        if step.params:
+            env[f"_p{n}"] = step.params
+            operands += (", " if operands else "") + f"**_p{n}"
+        if step.xp is None:
+            env[f"_f{n}"] = step.prim
+            call = f"_bind(_f{n}{', ' if operands else ''}{operands})"
+        else:
+            env[f"_f{n}"], env[f"_xp{n}"] = step.prim.impl, step.xp
+            call = f"_f{n}(_xp{n}{', ' if operands else ''}{operands})"
+        outs = ", ".join(f"t{s}" for s in step.outs)
+        body.append(f"{outs}{',' if len(step.outs) > 1 or step.prim.multiple_results else ''} = {call}")
+    rets = [f"_copy(c{s})" if s in program.consts else name(s) for s in program.outputs]
+    body.append(f"return [{', '.join(rets)}]")
+    source = f"def run({args}):\n" + "\n".join("    " + line for line in body) + "\n"
+    exec(compile(source, "<dualad program>", "exec"), env)  # noqa: S102 - our own generated code
+    run = env["run"]
+    run.source = source
+    return run
+
+
+def _copy(value: Any) -> Any:
+    """A constant output, copied when it is an array: the caller may write into it."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def eliminate_dead_code(program: Program) -> Program:
+    """``program`` without the primitives no output (and no guard) depends on.
+
+    Guards are kept, and with them what they read: they decide which
+    program runs, so a replay that skipped one could be silently wrong.
+    Constants no kept step uses are dropped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> def f(x):
+    ...     unused = np.exp(x)
+    ...     return np.sin(x)
+    >>> p = dualad.compile(f, optimize=False).program(np.zeros(2))
+    >>> [e.prim.name for e in p.eqns], [e.prim.name for e in eliminate_dead_code(p).eqns]
+    (['exp', 'sin'], ['sin'])
+    """
+    live = set(program.outputs)
+    kept = []
+    for step in reversed(program.steps):
+        if type(step) is Guard:
+            live.add(step.slot)
+            kept.append(step)
+        elif any(s in live for s in step.outs):
+            live.update(step.ins)
+            kept.append(step)
+    kept.reverse()
+    consts = {s: v for s, v in program.consts.items() if s in live}
+    return Program(program.n_inputs, consts, kept, list(program.outputs), program.rebuild)

@@ -1,0 +1,407 @@
+"""dualad.compile: every replay equals eager evaluation, guards re-trace, and what a
+program cannot hold runs eagerly with a warning (never a silently wrong replay)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import dualad
+import mixed
+import reverse
+from dualad import ops
+from dualad._program import eliminate_dead_code
+
+
+def _same(a, b, dtype=np.float64):
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    if isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for u, v in zip(a, b):
+            _same(u, v, dtype)
+        return
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k], dtype)
+        return
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def _check(f, inputs, *, replays=None):
+    """compile(f) on each input equals f on it; no warning; returns the compiled function."""
+    cf = dualad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for args in inputs:
+            args = args if isinstance(args, tuple) else (args,)
+            _same(cf(*args), f(*args))
+    assert cf.stats["eager"] == 0
+    if replays is not None:
+        assert cf.stats["replays"] == replays
+    return cf
+
+
+# -- programs: branchy, loopy, pytrees ------------------------------------------------------
+def rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def branchy(x):
+    if np.sum(x) > 0:
+        return np.sin(x) * np.exp(-x)
+    return np.cos(x) ** 2 + x
+
+
+def loopy(x):
+    """A loop whose trip count depends on the values: halve until small."""
+    n = 0
+    while np.max(np.abs(x)) > 1.0:
+        x = x / 2.0
+        n += 1
+    return x * n + 1.0
+
+
+def nested(x):
+    y = np.tanh(x)
+    for _ in range(3):
+        y = y * x if float(y[0]) > 0 else y - x
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rosenbrock_replays_equal_eager(dtype):
+    rng = np.random.default_rng(0)
+    inputs = [rng.normal(size=7).astype(dtype) for _ in range(4)]
+    _check(rosen, inputs, replays=3)
+
+
+def test_branch_flip_retraces_and_then_replays_both_branches():
+    inputs = [np.array([1.0, 2.0]), np.array([-3.0, 1.0]), np.array([2.0, 0.5]), np.array([-1.0, -1.0])]
+    cf = _check(branchy, inputs)
+    assert cf.stats == {"traces": 2, "replays": 2, "misses": 2, "eager": 0}
+
+
+def test_loop_with_a_value_dependent_trip_count():
+    inputs = [np.array([0.5, 0.2]), np.array([3.0, -1.0]), np.array([0.1, 0.9]),
+              np.array([30.0, 1.0]), np.array([2.5, 1.0])]
+    cf = _check(loopy, inputs)
+    assert cf.stats["traces"] == 3  # trip counts 0, 2 and 5; the last input replays trip count 2
+
+
+def test_float_guards_in_a_loop():
+    rng = np.random.default_rng(1)
+    _check(nested, [rng.normal(size=3) for _ in range(6)])
+
+
+@given(st.lists(st.floats(-4, 4), min_size=1, max_size=4), st.lists(st.floats(-4, 4), min_size=1, max_size=4))
+def test_replay_equals_eager_property(a, b):
+    def f(x):
+        y = np.where(x > 0, x, 0.5 * x)
+        if np.mean(y) > 0.1:
+            y = np.sqrt(np.abs(y) + 1.0)
+        return np.sum(y * y), y[::-1]
+    cf = dualad.compile(f)
+    for v in (a, b, a):
+        x = np.array(v)
+        _same(cf(x), f(x))
+
+
+def test_pytrees_and_static_arguments():
+    def f(params, x, n, scale=2.0):
+        w, b = params["w"], params["b"]
+        return {"y": (x @ w + b) ** n * scale, "n": n}
+    rng = np.random.default_rng(2)
+    params = {"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+    cf = _check(f, [(params, rng.normal(size=(4, 3)), 2), (params, rng.normal(size=(4, 3)), 2),
+                    (params, rng.normal(size=(4, 3)), 3)])
+    assert cf.stats["traces"] == 2  # n is static: n=3 is a new key
+    assert cf(params, np.ones((4, 3)), 2, scale=3.0)["y"].shape == (4, 2)
+    assert cf.stats["traces"] == 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (5,)])
+def test_zero_d_and_empty_arrays(dtype, shape):
+    def f(x):
+        return np.sum(np.exp(x) * 2.0), np.sin(x)
+    rng = np.random.default_rng(3)
+    _check(f, [rng.normal(size=shape).astype(dtype) for _ in range(3)], replays=2)
+
+
+def test_shape_and_dtype_key_the_programs():
+    cf = dualad.compile(lambda x: x * 2.0)
+    cf(np.ones(3))
+    cf(np.ones(4))
+    cf(np.ones(3, np.float32))
+    assert cf.stats["traces"] == 3
+    assert cf(np.ones(4)).shape == (4,) and cf.stats["replays"] == 1
+
+
+def test_cache_is_bounded_and_least_recently_used_goes_first():
+    cf = dualad.compile(lambda x: x + 1.0, max_programs=2)
+    for n in (1, 2, 3):
+        cf(np.ones(n))
+    assert len(cf._programs) == 2
+    cf(np.ones(3))
+    assert cf.stats["replays"] == 1
+    cf(np.ones(1))  # dropped: traced again
+    assert cf.stats["traces"] == 4
+
+
+def test_constant_output_is_copied_and_closed_over_arrays_are_constants():
+    c = np.arange(3.0)
+    cf = dualad.compile(lambda x: (x + c, np.ones(2)))
+    cf(np.zeros(3))
+    y, ones = cf(np.zeros(3))
+    ones[0] = 5.0  # the caller owns its copy
+    assert cf(np.zeros(3))[1][0] == 1.0
+    _same(y, c)
+
+
+def test_setitem_on_a_traced_value():
+    def f(x):
+        y = x * 1.0
+        y[0] = np.sin(x[1])
+        return y
+    _check(f, [np.array([1.0, 2.0]), np.array([3.0, 4.0])], replays=1)
+
+
+# -- guards: conversions ----------------------------------------------------------------
+@pytest.mark.parametrize("convert", [float, int, bool, lambda v: v.item(), lambda v: v.tolist()])
+def test_each_python_conversion_is_a_guard(convert):
+    def f(x):
+        return x * convert(np.sum(x))
+    cf = dualad.compile(f)
+    for v in (1.0, 1.0, 0.0, 2.0, 0.0):
+        _same(cf(np.array([v])), f(np.array([v])))
+    assert cf.stats["replays"] >= 1 and cf.stats["misses"] >= 1
+
+
+def test_guards_that_always_miss_fall_back_to_eager_with_one_warning():
+    def f(x):
+        return x * float(x[0])
+    cf = dualad.compile(f, max_programs=2)
+    with pytest.warns(RuntimeWarning, match="guards missed"):
+        for v in range(6):
+            _same(cf(np.array([float(v)])), f(np.array([float(v)])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(cf(np.array([9.0])), f(np.array([9.0])))  # warned once only
+    assert cf.stats["eager"] >= 2
+
+
+def test_printed_guard():
+    cf = dualad.compile(lambda x: x + 1.0 if x[0] > 0 else x - 1.0)
+    text = str(cf.program(np.array([1.0])))
+    assert "assert bool(t" in text and "== True" in text
+
+
+# -- what a program cannot hold: eager, with a warning that says why --------------------------
+def test_value_dependent_shape_runs_eagerly():
+    def f(x):
+        return np.sum(x[x > 0])
+    cf = dualad.compile(f)
+    with pytest.warns(RuntimeWarning, match="parameters of getitem|host"):
+        _same(cf(np.array([1.0, -1.0, 2.0])), f(np.array([1.0, -1.0, 2.0])))
+    _same(cf(np.array([-1.0, -1.0, 2.0])), f(np.array([-1.0, -1.0, 2.0])))
+    assert cf.stats["eager"] == 1 and cf.stats["replays"] == 0
+
+
+def test_global_random_draws_run_eagerly():
+    def f(x):
+        return x + np.random.normal(size=x.shape)
+    cf = dualad.compile(f)
+    np.random.seed(0)
+    with pytest.warns(RuntimeWarning, match="random"):
+        a = cf(np.zeros(2))
+    b = cf(np.zeros(2))
+    assert not np.array_equal(a, b)
+
+
+def test_closed_over_generator_runs_eagerly():
+    rng = np.random.default_rng(0)
+
+    def f(x):
+        return x * rng.uniform(size=x.shape)
+    cf = dualad.compile(f)
+    with pytest.warns(RuntimeWarning, match="random"):
+        a = cf(np.ones(3))
+    assert not np.array_equal(a, cf(np.ones(3)))
+
+
+def test_generator_argument_runs_eagerly():
+    cf = dualad.compile(lambda x, rng: x + rng.normal(size=x.shape))
+    with pytest.warns(RuntimeWarning, match="generator"):
+        cf(np.zeros(2), np.random.default_rng(0))
+
+
+def test_seeded_generator_made_inside_is_a_constant():
+    def f(x):
+        return x + np.random.default_rng(5).normal(size=x.shape)
+    _check(f, [np.zeros(2), np.ones(2)], replays=1)
+
+
+def test_numpy_function_without_a_rule_runs_eagerly():
+    def f(x):
+        return np.bincount(np.asarray(x > 0, dtype=int))
+    cf = dualad.compile(f)
+    with pytest.warns(RuntimeWarning, match="np.asarray|no dualad rule"):
+        _same(cf(np.array([1.0, -1.0])), f(np.array([1.0, -1.0])))
+
+
+def test_rule_reading_raw_numbers_is_not_baked():
+    def f(x):
+        return np.clip(x, -1.0, 1.0) * 2.0  # clip's rule picks entries from raw numbers
+    cf = dualad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for v in ([0.5, 3.0], [-3.0, 0.1], [2.0, 2.0]):
+            _same(cf(np.array(v)), f(np.array(v)))
+
+
+def test_closed_over_dual_of_an_outer_transform():
+    def outer(y):
+        return dualad.compile(lambda x: x * y)(np.array([2.0]))
+    with pytest.warns(RuntimeWarning, match="outer transform"):
+        d = dualad.derivative(lambda y: np.sum(outer(y)))(3.0)
+    assert d == 2.0
+
+
+def test_escaped_tracer_raises():
+    kept = []
+    cf = dualad.compile(lambda x: kept.append(x) or x * 2.0)
+    cf(np.ones(2))
+    with pytest.raises(dualad.EscapedValueError):
+        kept[0] + 1.0
+    with pytest.raises(dualad.EscapedValueError):
+        float(kept[0][0])
+
+
+# -- errors -------------------------------------------------------------------------------
+def test_errors_say_what_was_expected():
+    with pytest.raises(TypeError, match="f must be callable, got int"):
+        dualad.compile(3)
+    with pytest.raises(ValueError, match="max_programs"):
+        dualad.compile(np.sin, max_programs=0)
+    with pytest.raises(TypeError, match="neither an array nor hashable"):
+        dualad.compile(lambda x, opts: x)(np.ones(1), {1, 2})
+
+
+# -- composition ----------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compile_of_grad_hvp_jacfwd(dtype):
+    rng = np.random.default_rng(4)
+    xs = [rng.normal(size=6).astype(dtype) for _ in range(3)]
+    v = rng.normal(size=6).astype(dtype)
+    for f, calls in ((reverse.grad(rosen), [(x,) for x in xs]),
+                    (lambda x, v: mixed.hvp(rosen, x, v), [(x, v) for x in xs]),
+                    (dualad.jacfwd(lambda x: np.sin(x) * x[0]), [(x,) for x in xs]),
+                    (reverse.value_and_grad(branchy_sum), [(x,) for x in xs] + [(-x,) for x in xs])):
+        cf = dualad.compile(f)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for args in calls:
+                _same(cf(*args), f(*args), dtype)
+        assert cf.stats["replays"] >= 2 and cf.stats["eager"] == 0
+
+
+def branchy_sum(x):
+    return np.sum(branchy(x))
+
+
+def test_compile_of_grad_records_the_backward_pass():
+    p = dualad.compile(reverse.grad(lambda x: np.sum(np.sin(x)))).program(np.ones(3))
+    # the sin is dead (only the derivative is returned); cos times the seed's ones stays
+    # until a simplification pass removes multiplications by one
+    assert [e.prim.name for e in p.eqns] == ["cos", "multiply"]
+
+
+def test_no_grad_inside_a_compiled_gradient():
+    def f(x):
+        with reverse.no_grad():
+            scale = np.sum(x * x)
+        return np.sum(x * scale)
+    _check(reverse.grad(f), [np.array([1.0, 2.0]), np.array([3.0, -1.0])], replays=1)
+
+
+def test_transforms_of_a_compiled_function_run_it_under_them():
+    cf = dualad.compile(rosen)
+    x, t = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -1.0])
+    cf(x)
+    _same(reverse.grad(cf)(x), reverse.grad(rosen)(x))
+    _same(dualad.jvp(cf, (x,), (t,)), dualad.jvp(rosen, (x,), (t,)))
+    _same(mixed.hvp(cf, x, t), mixed.hvp(rosen, x, t))
+    _same(dualad.jacfwd(cf)(x), dualad.jacfwd(rosen)(x))
+    assert cf.stats["eager"] == 4  # without a warning: the outer transform sees f itself
+
+
+def test_a_stop_gradient_construct_keeps_its_meaning_under_an_outer_transform():
+    """Why a call with derivative-carrying values runs f instead of the program: the
+    program traced on plain arrays has no record of no_grad."""
+    def f(x):
+        with reverse.no_grad():
+            s = np.sum(x)
+        return np.sum(x) * s
+    cf = dualad.compile(f)
+    x = np.array([1.0, 2.0])
+    cf(x)
+    _same(reverse.grad(cf)(x), reverse.grad(f)(x))
+
+
+def test_compile_inside_compile_is_inlined():
+    inner = dualad.compile(lambda x: np.sin(x) * 2.0)
+    outer = dualad.compile(lambda x: inner(x) + 1.0)
+    _same(outer(np.ones(2)), np.sin(np.ones(2)) * 2.0 + 1.0)
+    assert [e.prim.name for e in outer.program(np.ones(2)).eqns] == ["sin", "multiply", "add"]
+
+
+# -- printing, DOT, dead code ---------------------------------------------------------------
+def test_program_prints_as_python_source():
+    p = dualad.compile(lambda x, y: np.sum(np.sin(x) * y, axis=0)).program(np.ones((2, 3)), np.ones(3))
+    text = str(p)
+    assert "t2 = np.sin(x0)" in text and "np.sum(" in text and "axis=" in text
+    assert text.splitlines()[0] == "def program(x0, x1):"
+
+
+def test_to_dot():
+    dot = dualad.compile(lambda x: np.exp(x) + 1.0 if x[0] > 0 else x).program(np.ones(2)).to_dot()
+    assert dot.startswith("digraph program {") and dot.rstrip().endswith("}")
+    assert 'label="x0"' in dot and "shape=diamond" in dot and "exp" in dot and "-> out0" in dot
+
+
+def test_dead_code_elimination_drops_unused_primitives_and_keeps_guards():
+    def f(x):
+        unused = np.exp(x) * 3.0  # noqa: F841 - the dead code under test
+        if np.sum(np.cos(x)) > 0:
+            return np.sin(x)
+        return x
+    raw = dualad.compile(f, optimize=False).program(np.zeros(2))
+    names = [e.prim.name for e in raw.eqns]
+    assert "exp" in names and "cos" in names
+    p = eliminate_dead_code(raw)
+    names = [e.prim.name for e in p.eqns]
+    assert "exp" not in names and "multiply" not in names
+    assert "cos" in names and "sum" in names and len(p.guards) == 1  # a guard keeps what it reads
+    assert not any(type(v) is float and v == 3.0 for v in p.consts.values())
+    x = np.array([0.3, 0.1])
+    _same(p.rebuild(p.replay([x])), f(x))
+    assert len(dualad.compile(f).program(np.zeros(2)).eqns) == len(p.eqns)  # optimize=True runs it
+
+
+def test_constants_are_folded_at_trace_time():
+    def f(x):
+        c = np.exp(np.ones(3)) * 2.0  # no input in it: computed once, a constant
+        return x * c
+    p = dualad.compile(f).program(np.zeros(3))
+    assert [e.prim.name for e in p.eqns] == ["multiply"] and len(p.consts) == 1
+
+
+def test_ops_on_traced_values():
+    def f(x):
+        return ops.logsumexp(x) + ops.sum(ops.reshape(x, (2, 2)).T @ x.reshape(2, 2))
+    _check(f, [np.arange(4.0), np.ones(4)], replays=1)
