@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._core import Value, transform_level
-from dualad._program import GuardMiss, Program, eliminate_dead_code
+from dualad._program import GuardMiss, Program, eliminate_common_subexpressions, eliminate_dead_code
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
@@ -70,7 +70,8 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
         How many programs (keys and branches together) are kept; the least
         recently used is dropped first.
     optimize : bool
-        Run the optimization passes (dead-code elimination) on each program.
+        Run the optimization passes (common-subexpression elimination, then
+        dead-code elimination) on each program.
 
     Returns
     -------
@@ -284,7 +285,7 @@ class Compiled:
             return eager_result
         program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out)
         if self.optimize:
-            program = eliminate_dead_code(program)
+            program = eliminate_dead_code(eliminate_common_subexpressions(program))
         self._add(key, program)
         return eager_result
 

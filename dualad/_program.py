@@ -5,7 +5,8 @@ slots (inputs first, then constants and results in the order they were
 met), a list of steps (an :class:`~dualad._trace.Eqn` per primitive
 applied, a :class:`~dualad._trace.Guard` per Python decision), and the
 slots of the outputs. It prints as Python source with NumPy-like calls and
-draws as Graphviz DOT; :func:`eliminate_dead_code` is its first pass.
+draws as Graphviz DOT; :func:`eliminate_common_subexpressions` and
+:func:`eliminate_dead_code` are its passes, run in that order.
 
 Replay runs straight-line Python generated once per program (one local per
 slot, one ``impl`` call per primitive, one comparison per guard), so a
@@ -22,7 +23,7 @@ import numpy as np
 from dualad._core import bind
 from dualad._trace import GUARDS, Eqn, Guard
 
-__all__ = ["GuardMiss", "Program", "eliminate_dead_code"]
+__all__ = ["GuardMiss", "Program", "eliminate_common_subexpressions", "eliminate_dead_code"]
 
 
 class GuardMiss:
@@ -251,3 +252,61 @@ def eliminate_dead_code(program: Program) -> Program:
     kept.reverse()
     consts = {s: v for s, v in program.consts.items() if s in live}
     return Program(program.n_inputs, consts, kept, list(program.outputs), program.rebuild)
+
+
+def eliminate_common_subexpressions(program: Program) -> Program:
+    """``program`` with each repeated primitive application computed once.
+
+    Two steps are the same when they apply the same primitive, with the same
+    namespace and parameters, to the same slots (after earlier repeats are
+    replaced). The later one's outputs then read the earlier one's. Steps
+    whose parameters cannot be compared by value (arrays among them) are
+    kept, and so is any step whose output is an output of the program: two
+    outputs the caller may write into must not share memory. The repeats
+    left unused are removed by :func:`eliminate_dead_code`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> def f(x):
+    ...     return np.sin(x) * np.sin(x)
+    >>> p = dualad.compile(f, optimize=False).program(np.zeros(2))
+    >>> [e.prim.name for e in p.eqns]
+    ['sin', 'sin', 'multiply']
+    >>> [e.prim.name for e in eliminate_dead_code(eliminate_common_subexpressions(p)).eqns]
+    ['sin', 'multiply']
+    """
+    returned = set(program.outputs)
+    same: dict[int, int] = {}  # slot -> the slot that already holds its value
+    seen: dict[Any, tuple] = {}  # step key -> the outputs of its first occurrence
+    steps = []
+    for step in program.steps:
+        if type(step) is Guard:
+            steps.append(Guard(same.get(step.slot, step.slot), step.kind, step.expected))
+            continue
+        ins = tuple(same.get(s, s) for s in step.ins)
+        step = Eqn(step.prim, step.params, ins, step.outs, step.xp)
+        key = _step_key(step)
+        first = seen.get(key) if key is not None else None
+        if first is not None and not returned.intersection(step.outs):
+            same.update(zip(step.outs, first))
+            continue
+        if key is not None:
+            seen[key] = step.outs
+        steps.append(step)
+    return Program(program.n_inputs, program.consts, steps, list(program.outputs), program.rebuild)
+
+
+def _step_key(step: Eqn) -> Any:
+    """What makes two steps the same computation, or None where the parameters
+    cannot be hashed (arrays, slices before Python 3.12): such steps are kept."""
+    if step.xp is None:
+        return None
+    try:
+        params = tuple(sorted((k, type(v), v) for k, v in step.params.items()))  # 1 and 1.0 differ
+        key = (step.prim, id(step.xp), step.ins, params)
+        hash(key)
+    except TypeError:
+        return None
+    return key

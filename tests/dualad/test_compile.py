@@ -12,7 +12,7 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
-from dualad._program import eliminate_dead_code
+from dualad._program import eliminate_common_subexpressions, eliminate_dead_code
 
 
 def _same(a, b, dtype=np.float64):
@@ -391,6 +391,41 @@ def test_dead_code_elimination_drops_unused_primitives_and_keeps_guards():
     x = np.array([0.3, 0.1])
     _same(p.rebuild(p.replay([x])), f(x))
     assert len(dualad.compile(f).program(np.zeros(2)).eqns) == len(p.eqns)  # optimize=True runs it
+
+
+def test_common_subexpressions_are_computed_once():
+    def f(x):
+        a = np.sin(x) * np.sin(x)  # the same sin twice
+        b = np.sum(np.exp(x), axis=0) + np.sum(np.exp(x), axis=0)
+        return a + b
+    raw = dualad.compile(f, optimize=False).program(np.zeros((2, 3)))
+    p = eliminate_dead_code(eliminate_common_subexpressions(raw))
+    names = [e.prim.name for e in p.eqns]
+    assert names.count("sin") == 1 and names.count("exp") == 1 and names.count("sum") == 1
+    assert len(dualad.compile(f).program(np.zeros((2, 3))).eqns) == len(p.eqns)  # optimize=True runs it
+    _check(f, [np.zeros((2, 3)), np.arange(6.0).reshape(2, 3) / 7.0], replays=1)
+    # a gradient repeats more: its replay computes fewer primitives, and the same numbers
+    grad = reverse.grad(lambda x: np.sum(f(x)))
+    raw = dualad.compile(grad, optimize=False).program(np.zeros((2, 3)))
+    assert len(dualad.compile(grad).program(np.zeros((2, 3))).eqns) < len(raw.eqns)
+    _check(grad, [np.zeros((2, 3)), np.linspace(-1.0, 1.0, 6).reshape(2, 3)], replays=1)
+
+
+def test_common_subexpressions_keep_what_differs_and_outputs_apart():
+    def f(x):
+        return np.sum(x, axis=0), np.sum(x, axis=1), np.sin(x), np.sin(x)  # two axes; two outputs
+    x = np.arange(6.0).reshape(2, 3)
+    p = eliminate_common_subexpressions(dualad.compile(f, optimize=False).program(x))
+    assert [e.prim.name for e in p.eqns].count("sum") == 2  # axis=0 and axis=1 differ
+    cf = dualad.compile(f)
+    cf(x)
+    s0, s1, u, v = cf(x)  # a replay
+    u[0, 0] = 100.0  # the caller writes into one output: the other is its own array
+    np.testing.assert_array_equal(v, np.sin(x))
+    typed = dualad.compile(lambda x: (ops.full_like(x, 1), ops.full_like(x, 1.0)))
+    typed(x)
+    a, b = typed(x)
+    assert a.dtype == np.full_like(x, 1).dtype and b.dtype == np.full_like(x, 1.0).dtype
 
 
 def test_constants_are_folded_at_trace_time():
