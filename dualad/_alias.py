@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from types import ModuleType
 
 
-def become(alias: str, package: str) -> ModuleType:
+def become(alias: str, package: str) -> None:
     """Register ``package`` and its loaded submodules under the name ``alias``."""
-    module = importlib.import_module(package)
+    importlib.import_module(package)
     for name, loaded in list(sys.modules.items()):
         if name == package or name.startswith(package + "."):
             sys.modules[alias + name[len(package):]] = loaded
-    return module
