@@ -38,6 +38,7 @@ class Batched(ArrayLike, Value):
     __slots__ = ("val",)
     __array_priority__ = 100
     carries_derivative = False
+    batches = True
 
     def __init__(self, val: Any, level: int):
         self.val, self._level = val, level

@@ -29,6 +29,7 @@ class Value:
 
     __slots__ = ("_level",)
     carries_derivative = True  # False for a value that batches (vmap) or stages (compile): a cut keeps it
+    batches = False  # True for a value that stands for several values at once (vmap)
 
     def _process(self, prim: Any, args: tuple, params: dict) -> Any:
         raise NotImplementedError

@@ -67,7 +67,7 @@ def concrete(x: Any, what: str) -> Any:
             y = unwrap(y)
         elif not isinstance(y, Value):
             return to_host(y)
-        elif y.carries_derivative:
+        elif not y.batches:  # a derivative carrier, or a value compile traces (its trace hears of the read)
             y = y._strip()
         else:
             raise TypeError(
@@ -116,8 +116,13 @@ def on_values(fn: Any, *args: Any, what: str | None = None) -> Any:
 
 # Arguments may be lists or tuples of values (np.lexsort((a, b)), ravel_multi_index):
 # the batched values inside them are found and indexed too.
+# A value compile traces is read on the host here (its trace hears of it, and refuses
+# to bake what ``fn`` computes from the numbers into a program as a constant).
 def _primal_within(a: Any) -> Any:
-    return type(a)(_primal_within(e) for e in a) if type(a) in (list, tuple) else primal(a)
+    if type(a) in (list, tuple):
+        return type(a)(_primal_within(e) for e in a)
+    a = primal(a)
+    return to_host(a._strip()) if isinstance(a, Value) and not a.batches else a
 
 
 def _values_within(a: Any) -> list:

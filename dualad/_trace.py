@@ -209,7 +209,9 @@ class Tracer(ArrayLike, Value):
         return view
 
     def _constant(self, out: Any) -> Any:
-        return out
+        """``primal(self)``: a traced value carries no derivative, so its primal is
+        itself, still traced, and masks or orders computed from it are recorded."""
+        return self if out is self._view or out is self.val else out
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         """``x[idx] = value``, functional underneath (as a ``Dual``'s): a new slot."""

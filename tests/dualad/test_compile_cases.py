@@ -1,0 +1,105 @@
+"""``dualad.compile`` of every case of the table (tests/_support/cases.py): the
+first call (the trace) and a replay at new arguments equal eager evaluation,
+and so does the compiled ``reverse.grad`` of the case's real sum.
+
+The replay's arguments are the drawn ones reversed along every axis where the
+case accepts them (so the numbers differ but the shapes, dtypes and domain
+do not). A case that a program cannot hold runs eagerly with a warning:
+which cases may (for some draws: a sort of one element reads nothing) is
+pinned in :data:`EAGER`, so that a rule which starts reading raw numbers (and
+so silently stops compiling) fails here.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _support.backends import NUMPY, to_numpy
+from _support.cases import CASES
+from _support.harness import EXACT_RTOL, Prepared, params
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dualad
+import reverse
+from dualad._tree import flatten
+
+# Cases whose program may fall back to eager on NumPy float64 (each warns that the
+# numbers of a traced value were read on the host), and why.
+_SORTED = "a sort order is computed on the host: there is no traced sort primitive yet"
+_SHAPE = "the result's shape depends on the values"
+_HOST = "its rule reads the numbers on the host (an index, a sign, an exponent, a mask)"
+EAGER: dict[str, str] = {
+    "sort": _SORTED, "sort_flat": _SORTED, "sort_complex": _SORTED,
+    "msort": _SORTED, "partition": _SORTED, "median": _SORTED,
+    "quantile": _SORTED, "percentile": _SORTED, "nanmedian": _SORTED,
+    "nanquantile": _SORTED, "nanpercentile": _SORTED,
+    "extract": _SHAPE, "trim_zeros": _SHAPE, "place": _SHAPE,
+    "roots": _SHAPE, "polydiv": _SHAPE,
+    "interp": _HOST, "put": _HOST, "put_along_axis": _HOST,
+    "fill_diagonal": _HOST, "choose": _HOST, "pad_modes": _HOST,
+    "astype_to_int": _HOST, "frexp": _HOST, "copysign": _HOST,
+    "unwrap": _HOST, "polyfit": _HOST,
+}
+
+SOME = settings(max_examples=max(2, settings.default.max_examples // 10))
+
+
+def _replay_args(prep):
+    """The drawn floating arguments reversed, where ``f`` accepts them; else the drawn ones."""
+    flipped = [np.flip(x).copy() if isinstance(x, np.ndarray) else x for x in prep.xs]
+    try:
+        prep.f(*flipped)
+    except Exception:  # outside the case's domain
+        return [x.copy() if isinstance(x, np.ndarray) else x for x in prep.xs]
+    return flipped
+
+
+def _assert_same(got, want, what):
+    got, want = flatten(got)[0], flatten(want)[0]
+    assert len(got) == len(want), f"{what}: {len(got)} outputs, eager {len(want)}"
+    for j, (g, w) in enumerate(zip(got, want)):
+        g, w = to_numpy(g), to_numpy(w)
+        assert g.shape == w.shape, f"{what}: output {j} has shape {g.shape}, eager {w.shape}"
+        assert g.dtype == w.dtype, f"{what}: output {j} has dtype {g.dtype}, eager {w.dtype}"
+        tol = EXACT_RTOL.get(str(w.dtype), 0.0)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol * max(1.0, float(np.max(np.abs(w), initial=0.0))),
+                                   err_msg=f"{what}: output {j} differs from eager")
+
+
+def _run(compiled, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return compiled(*args)
+
+
+def _real_sum(f):
+    def loss(*xs):
+        return sum(np.sum(np.real(leaf)) for leaf in flatten(f(*xs))[0])
+    return loss
+
+
+@pytest.mark.sampled
+@pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [NUMPY.param], ["float64"]))
+@SOME
+@given(data=st.data())
+def test_compile_of_every_case(case, backend, dtype, data):
+    prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
+    if not prep.xs:
+        pytest.skip(f"{case.name} has no floating argument")
+    again = _replay_args(prep)
+    compiled = dualad.compile(prep.f)
+    _assert_same(_run(compiled, prep.xs), prep.f(*prep.xs), f"trace of {case.name}")
+    _assert_same(_run(compiled, again), prep.f(*again), f"replay of {case.name}")
+    if compiled.stats["eager"]:
+        assert case.name in EAGER, f"{case.name} ran eagerly under compile: a rule stopped being traceable"
+        return
+    assert compiled.stats["replays"] + compiled.stats["traces"] == 2
+    if case.kind != "diff":
+        return
+    grad = reverse.grad(_real_sum(prep.f), argnums=tuple(range(len(prep.xs))))
+    compiled_grad = dualad.compile(grad)
+    _assert_same(_run(compiled_grad, prep.xs), grad(*prep.xs), f"trace of the gradient of {case.name}")
+    _assert_same(_run(compiled_grad, again), grad(*again), f"replay of the gradient of {case.name}")
