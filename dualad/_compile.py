@@ -29,7 +29,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._core import Value, transform_level
-from dualad._program import GuardMiss, Program, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._program import GuardMiss, Program, aval, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._simplify import simplify
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
@@ -70,8 +71,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
         How many programs (keys and branches together) are kept; the least
         recently used is dropped first.
     optimize : bool
-        Run the optimization passes (common-subexpression elimination, then
-        dead-code elimination) on each program.
+        Run the optimization passes on each program: exact algebraic
+        simplification (``x * 1``, ``-(-x)``, a transpose of a transpose, ...:
+        see :mod:`dualad._simplify`), common-subexpression elimination, then
+        dead-code elimination.
 
     Returns
     -------
@@ -283,9 +286,10 @@ class Compiled:
             self._eager[key] = trace.spoiled
             self._warn(key, trace.spoiled)
             return eager_result
-        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out)
+        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
+                          {slot: aval(v) for slot, v in enumerate(trace.values)})
         if self.optimize:
-            program = eliminate_dead_code(eliminate_common_subexpressions(program))
+            program = eliminate_dead_code(eliminate_common_subexpressions(simplify(program)))
         self._add(key, program)
         return eager_result
 

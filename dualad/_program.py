@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._core import bind
+from dualad._shapes import dtype_of, shape_of
 from dualad._trace import GUARDS, Eqn, Guard
 
 __all__ = ["GuardMiss", "Program", "eliminate_common_subexpressions", "eliminate_dead_code"]
@@ -49,6 +50,10 @@ class Program:
         ``Eqn`` (a primitive applied) and ``Guard`` (a Python decision) in order.
     outputs : list of int
         The slots of the output leaves.
+    avals : dict
+        Slot -> ``(type, shape, dtype)`` of its value in the trace (every
+        replay's are the same: shapes and dtypes key the programs). Passes
+        read it to keep a rewrite from changing a result's shape or dtype.
 
     Examples
     --------
@@ -63,9 +68,10 @@ class Program:
     """
 
     def __init__(self, n_inputs: int, consts: dict, steps: list, outputs: list,
-                 rebuild: Callable | None = None):
+                 rebuild: Callable | None = None, avals: dict | None = None):
         self.n_inputs, self.consts, self.steps, self.outputs = n_inputs, consts, steps, outputs
         self.rebuild = rebuild
+        self.avals = {} if avals is None else avals
         self.guards = [s for s in steps if type(s) is Guard]
         self.outcomes = tuple(g.expected for g in self.guards)
         self._replay = None
@@ -217,6 +223,11 @@ def _generate(program: Program) -> Callable:
     return run
 
 
+def aval(value: Any) -> tuple:
+    """``(type, shape, dtype)`` of a slot's value: what a rewrite must keep."""
+    return type(value), shape_of(value), dtype_of(value)
+
+
 def _copy(value: Any) -> Any:
     """A constant output, copied when it is an array: the caller may write into it."""
     return value.copy() if isinstance(value, np.ndarray) else value
@@ -251,7 +262,8 @@ def eliminate_dead_code(program: Program) -> Program:
             kept.append(step)
     kept.reverse()
     consts = {s: v for s, v in program.consts.items() if s in live}
-    return Program(program.n_inputs, consts, kept, list(program.outputs), program.rebuild)
+    return Program(program.n_inputs, consts, kept, list(program.outputs), program.rebuild,
+                   program.avals)
 
 
 def eliminate_common_subexpressions(program: Program) -> Program:
@@ -295,18 +307,28 @@ def eliminate_common_subexpressions(program: Program) -> Program:
         if key is not None:
             seen[key] = step.outs
         steps.append(step)
-    return Program(program.n_inputs, program.consts, steps, list(program.outputs), program.rebuild)
+    return Program(program.n_inputs, program.consts, steps, list(program.outputs), program.rebuild,
+                   program.avals)
 
 
 def _step_key(step: Eqn) -> Any:
     """What makes two steps the same computation, or None where the parameters
-    cannot be hashed (arrays, slices before Python 3.12): such steps are kept."""
+    cannot be hashed (arrays): such steps are kept."""
     if step.xp is None:
         return None
     try:
-        params = tuple(sorted((k, type(v), v) for k, v in step.params.items()))  # 1 and 1.0 differ
+        params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items()))  # 1 != 1.0
         key = (step.prim, id(step.xp), step.ins, params)
         hash(key)
     except TypeError:
         return None
     return key
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` with slices (unhashable before Python 3.12) as tuples, in tuples too."""
+    if type(value) is slice:
+        return (slice, value.start, value.stop, value.step)
+    if type(value) is tuple:
+        return tuple(_hashable(v) for v in value)
+    return value
