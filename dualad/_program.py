@@ -112,9 +112,12 @@ class Program:
                 lines.append(f"    assert {step.kind}({self._name(step.slot)}) == {step.expected!r}"
                              f", 'guard {len([s for s in self.steps[:i] if type(s) is Guard])}'")
                 continue
+            outs = ", ".join(f"t{s}" for s in step.outs)
+            if hasattr(step.prim, "format"):  # a draw: x1.normal(size=(3,))
+                lines.append(f"    {outs} = {step.prim.format(self._name(step.ins[0]), step.params)}")
+                continue
             call = ", ".join([self._name(s) for s in step.ins] +
                              [f"{k}={v!r}" for k, v in step.params.items()])
-            outs = ", ".join(f"t{s}" for s in step.outs)
             lines.append(f"    {outs} = np.{step.prim.name}({call})")
         ret = ", ".join(self._name(s) for s in self.outputs)
         lines.append(f"    return {ret}" if len(self.outputs) == 1 else f"    return ({ret})")
@@ -224,7 +227,10 @@ def _generate(program: Program) -> Callable:
 
 
 def aval(value: Any) -> tuple:
-    """``(type, shape, dtype)`` of a slot's value: what a rewrite must keep."""
+    """``(type, shape, dtype)`` of a slot's value: what a rewrite must keep (a Generator
+    input has neither shape nor dtype)."""
+    if not hasattr(value, "dtype") and not isinstance(value, (bool, int, float, complex)):
+        return type(value), None, None
     return type(value), shape_of(value), dtype_of(value)
 
 
@@ -238,6 +244,8 @@ def eliminate_dead_code(program: Program) -> Program:
 
     Guards are kept, and with them what they read: they decide which
     program runs, so a replay that skipped one could be silently wrong.
+    Steps with an effect (a random draw moves its Generator's stream) are
+    kept too.
     Constants no kept step uses are dropped.
 
     Examples
@@ -257,7 +265,7 @@ def eliminate_dead_code(program: Program) -> Program:
         if type(step) is Guard:
             live.add(step.slot)
             kept.append(step)
-        elif any(s in live for s in step.outs):
+        elif any(s in live for s in step.outs) or getattr(step.prim, "effect", False):
             live.update(step.ins)
             kept.append(step)
     kept.reverse()
@@ -273,8 +281,9 @@ def eliminate_common_subexpressions(program: Program) -> Program:
     namespace and parameters, to the same slots (after earlier repeats are
     replaced). The later one's outputs then read the earlier one's. Steps
     whose parameters cannot be compared by value (arrays among them) are
-    kept, and so is any step whose output is an output of the program: two
-    outputs the caller may write into must not share memory. The repeats
+    kept, and so is any step whose output is an output of the program (two
+    outputs the caller may write into must not share memory), and any step
+    with an effect (two draws are different numbers). The repeats
     left unused are removed by :func:`eliminate_dead_code`.
 
     Examples
@@ -314,7 +323,7 @@ def eliminate_common_subexpressions(program: Program) -> Program:
 def _step_key(step: Eqn) -> Any:
     """What makes two steps the same computation, or None where the parameters
     cannot be hashed (arrays): such steps are kept."""
-    if step.xp is None:
+    if step.xp is None or getattr(step.prim, "effect", False):  # two draws differ
         return None
     try:
         params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items()))  # 1 != 1.0
