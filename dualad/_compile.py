@@ -32,7 +32,7 @@ import numpy as np
 from dualad._core import Value, transform_level
 from dualad._program import GuardMiss, Program, aval, eliminate_common_subexpressions, eliminate_dead_code
 from dualad._random import RecordingGenerator
-from dualad._simplify import simplify
+from dualad._simplify import fold_constants, simplify
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
@@ -79,8 +79,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
     optimize : bool
         Run the optimization passes on each program: exact algebraic
         simplification (``x * 1``, ``-(-x)``, a transpose of a transpose, ...:
-        see :mod:`dualad._simplify`), common-subexpression elimination, then
-        dead-code elimination.
+        see :mod:`dualad._simplify`), constant folding (of what a rewrite left
+        with constant operands only: what does not depend on the inputs is
+        already computed once, while tracing), common-subexpression
+        elimination, then dead-code elimination.
 
     Returns
     -------
@@ -313,7 +315,8 @@ class Compiled:
         program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
                           {slot: aval(v) for slot, v in enumerate(trace.values)})
         if self.optimize:
-            program = eliminate_dead_code(eliminate_common_subexpressions(simplify(program)))
+            program = simplify(program)
+            program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
         self._add(key, program)
         return eager_result
 

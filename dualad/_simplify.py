@@ -58,7 +58,7 @@ from dualad._program import Program
 from dualad._rules.shape import _native_indexing
 from dualad._trace import Eqn, Guard
 
-__all__ = ["simplify"]
+__all__ = ["fold_constants", "simplify"]
 
 _NONE = object()  # a slot that is not a constant
 
@@ -84,6 +84,42 @@ def simplify(program: Program, fired: Counter | None = None) -> Program:
         return t7
     """
     return _Walk(program, Counter() if fired is None else fired).run()
+
+
+def fold_constants(program: Program) -> Program:
+    """``program`` with each step whose operands are all constants computed now.
+
+    Its result (by the same ``impl`` call a replay would make, so with the
+    type, dtype and 0-d-ness a replay gives) becomes a constant. A trace
+    never records such a step (what does not depend on the inputs runs
+    eagerly while tracing, and only its result is recorded), but a program
+    whose inputs a pass replaces by values has them. Draws are not folded:
+    each replay draws anew.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad._program import Program
+    >>> from dualad._trace import Eqn
+    >>> from dualad.extend import REGISTRY
+    >>> steps = [Eqn(REGISTRY["exp"], {}, (1,), (2,), np), Eqn(REGISTRY["add"], {}, (0, 2), (3,), np)]
+    >>> p = Program(1, {1: 0.0}, steps, [3])
+    >>> q = fold_constants(p)
+    >>> [e.prim.name for e in q.eqns], q.consts[2]
+    (['add'], np.float64(1.0))
+    """
+    consts, steps = dict(program.consts), []
+    for step in program.steps:
+        if type(step) is Eqn and step.ins and step.xp is not None \
+                and not getattr(step.prim, "effect", False) and all(s in consts for s in step.ins):
+            out = step.prim.impl(step.xp, *(consts[s] for s in step.ins), **step.params)
+            consts.update(zip(step.outs, out if step.prim.multiple_results else (out,)))
+            continue
+        steps.append(step)
+    if len(steps) == len(program.steps):
+        return program
+    return Program(program.n_inputs, consts, steps, list(program.outputs), program.rebuild,
+                   program.avals)
 
 
 class _Walk:

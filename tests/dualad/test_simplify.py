@@ -11,7 +11,7 @@ import mixed
 import reverse
 from dualad import ops
 from dualad._program import Program, eliminate_common_subexpressions, eliminate_dead_code
-from dualad._simplify import simplify
+from dualad._simplify import fold_constants, simplify
 from dualad._trace import Eqn
 from dualad.extend import REGISTRY
 
@@ -311,3 +311,42 @@ def test_mlp_gradient_replays_as_eager():
     for _ in range(2):
         params = tuple(rng.normal(size=np.shape(p)) for p in params)
         _identical(compiled(params), g(params))
+
+
+# -- constant folding ------------------------------------------------------------------------
+def _xp():
+    return dualad.compile(np.sin).program(np.ones(2)).eqns[0].xp
+
+
+@pytest.mark.parametrize("const", [np.float32(2.0), np.array(2.0, np.float32), np.arange(3.0),
+                                   2.0], ids=["float32-scalar", "0-d", "array", "python"])
+def test_fold_constants_gives_what_a_replay_gives(const):
+    xp = _xp()
+    steps = [Eqn(REGISTRY["exp"], {}, (1,), (2,), xp), Eqn(REGISTRY["add"], {}, (0, 2), (3,), xp)]
+    p = Program(1, {1: const}, steps, [3, 2], lambda leaves: tuple(leaves))
+    q = fold_constants(p)
+    assert [e.prim.name for e in q.eqns] == ["add"] and 2 in q.consts
+    x = np.ones(3, np.float32)
+    _identical(q.rebuild(q.replay([x])), p.rebuild(p.replay([x])))
+    a, b = q.replay([x])[1], q.replay([x])[1]
+    if isinstance(a, np.ndarray):  # a folded output is a fresh array at each call
+        assert a is not b and a is not q.consts[2]
+
+
+def test_fold_constants_keeps_draws_and_guards():
+    from dualad._random import DRAW
+    from dualad._trace import Guard
+    steps = [Eqn(DRAW, {"method": "random", "args": (), "kwargs": {}}, (0,), (2,), np),
+             Eqn(REGISTRY["negative"], {}, (1,), (3,), _xp()), Guard(3, "float", -1.0)]
+    p = Program(1, {1: 1.0}, steps, [2, 3], lambda leaves: tuple(leaves))
+    q = fold_constants(p)
+    assert [type(s).__name__ for s in q.steps] == ["Eqn", "Guard"] and q.consts[3] == -1.0
+    a, b = np.random.default_rng(0), np.random.default_rng(0)
+    assert q.rebuild(q.replay([a])) == (b.random(), -1.0)
+
+
+def test_programs_from_traces_have_nothing_to_fold():
+    """What does not depend on the inputs runs while tracing: only its result is recorded."""
+    c = np.arange(3.0)
+    p = dualad.compile(lambda x: x + np.exp(c) * 2.0, optimize=False).program(np.ones(3))
+    assert [e.prim.name for e in p.eqns] == ["add"] and fold_constants(p) is p
