@@ -15,8 +15,9 @@ tracer): the outer transform then sees every primitive and every construct
 that acts on its values (``no_grad``, a custom ``Function``'s backward,
 hooks), which a program traced on plain arrays did not record. It also runs
 eagerly, with a warning the first time, where a program could be wrong: the
-trace was spoiled (see :mod:`dualad._trace`), ``f`` drew random numbers, or
-the guards keep missing.
+trace was spoiled (see :mod:`dualad._trace`), ``f`` drew random numbers
+from a generator that is not an argument (an argument's draws are steps:
+:mod:`dualad._random`), or the guards keep missing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._core import Value, transform_level
-from dualad._program import GuardMiss, Program, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._program import GuardMiss, Program, aval, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._random import RecordingGenerator
+from dualad._simplify import fold_constants, simplify
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
@@ -55,7 +58,11 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
     ``float(x)``, ``int(n)``, ``x.item()``), the trace records a guard; a
     replay whose guard gives another outcome switches to the program of that
     branch, tracing it on first use, so a replay is never silently wrong.
-    What a program cannot hold (random draws, numbers read on the host for a
+    A ``numpy.random.Generator`` argument is an input of the program: each
+    draw from it is a step that draws from the Generator of each call, so
+    the stream moves as in eager evaluation. What a program cannot hold
+    (draws from NumPy's global generator or a Generator closed over, draws
+    whose size or parameters are traced, numbers read on the host for a
     value-dependent shape, NumPy functions without a rule, values of an
     outer transform closed over) makes ``f`` run eagerly at that key, with a
     warning saying why. Side effects of ``f`` (printing, appending to a
@@ -70,8 +77,12 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
         How many programs (keys and branches together) are kept; the least
         recently used is dropped first.
     optimize : bool
-        Run the optimization passes (common-subexpression elimination, then
-        dead-code elimination) on each program.
+        Run the optimization passes on each program: exact algebraic
+        simplification (``x * 1``, ``-(-x)``, a transpose of a transpose, ...:
+        see :mod:`dualad._simplify`), constant folding (of what a rewrite left
+        with constant operands only: what does not depend on the inputs is
+        already computed once, while tracing), common-subexpression
+        elimination, then dead-code elimination.
 
     Returns
     -------
@@ -166,6 +177,10 @@ class Compiled:
     def program(self, *args: Any, **kwargs: Any) -> Program:
         """The program a call with these arguments replays (traced now if there is none).
 
+        Where the function has guards, finding the program replays it (a
+        Generator argument then moves as in a call); where none is traced
+        yet, this is a call.
+
         Examples
         --------
         >>> import numpy as np
@@ -183,8 +198,7 @@ class Compiled:
             outcomes = self._by_key.get(key)
             if outcomes:
                 program = self._programs[(key, outcomes[0])]
-                out = program.replay(inputs)
-                if type(out) is not GuardMiss:
+                if not program.guards or type(program.replay(inputs)) is not GuardMiss:
                     return program
                 for o in outcomes:
                     candidate = self._programs[(key, o)]
@@ -211,9 +225,14 @@ class Compiled:
                 continue
             if isinstance(leaf, Value):
                 return None, None, ""  # a transform's value: f runs under it (no warning)
+            if isinstance(leaf, np.random.Generator):  # an input: its draws are steps
+                parts.append((np.random.Generator,))
+                inputs.append(leaf)
+                continue
             if isinstance(leaf, _STREAMS):
-                return None, None, ("a random number generator is an argument: its draws would "
-                                    "be baked into a program as constants")
+                return None, None, (f"a {kind.__name__} is an argument: its draws would be baked "
+                                    "into a program as constants; pass a numpy.random.Generator "
+                                    "instead, whose draws a program records")
             if hasattr(leaf, "__array_namespace__") or hasattr(leaf, "__cuda_array_interface__"):
                 return None, None, (f"a {kind.__module__}.{kind.__name__} argument: this first "
                                     "version of compile records NumPy programs only")
@@ -245,13 +264,21 @@ class Compiled:
                 self._eager[key] = why
                 return self._run_eagerly(key, why, args, kwargs)
         streams = _random_streams(self.f, args, kwargs)
+        passed = [x for x in inputs if isinstance(x, np.random.Generator)]
+        if any(s is g for s in streams for g in passed):
+            why = ("a Generator passed as an argument is also closed over (or a global), and "
+                   "its draws through that name would be baked into a program as constants")
+            self._eager[key] = why
+            return self._run_eagerly(key, why, args, kwargs)
         before = [_stream_state(s) for s in streams]
         with transform_level() as level:
             trace = Trace(level)
-            tracers = [trace.input(x) for x in inputs]
+            tracers = [RecordingGenerator(x, trace.new_slot(x), trace)
+                       if isinstance(x, np.random.Generator) else trace.input(x) for x in inputs]
             it = iter(tracers)
             leaves, rebuild_args = flatten((args, kwargs))
-            new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic))
+            new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic)
+                                       or isinstance(leaf, np.random.Generator))
                           else leaf for leaf in leaves]
             targs, tkwargs = rebuild_args(new_leaves)
             try:
@@ -260,8 +287,10 @@ class Compiled:
                 trace.active = False
             out_leaves, rebuild_out = flatten(result)
         if any(_stream_state(s) != b for s, b in zip(streams, before)):
-            trace.spoiled = ("it drew random numbers (NumPy's global generator or a Generator "
-                             "it reaches): the draws would be baked into a program as constants")
+            trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
+                             "it closes over or reaches as a global): the draws would be baked "
+                             "into a program as constants; pass the numpy.random.Generator as an "
+                             "argument instead, and its draws become steps of the program")
         outputs, values = [], []
         for leaf in out_leaves:
             if type(leaf) is Tracer and leaf.trace is trace:
@@ -283,9 +312,11 @@ class Compiled:
             self._eager[key] = trace.spoiled
             self._warn(key, trace.spoiled)
             return eager_result
-        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out)
+        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
+                          {slot: aval(v) for slot, v in enumerate(trace.values)})
         if self.optimize:
-            program = eliminate_dead_code(eliminate_common_subexpressions(program))
+            program = simplify(program)
+            program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
         self._add(key, program)
         return eager_result
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._core import bind
+from dualad._shapes import dtype_of, shape_of
 from dualad._trace import GUARDS, Eqn, Guard
 
 __all__ = ["GuardMiss", "Program", "eliminate_common_subexpressions", "eliminate_dead_code"]
@@ -49,6 +50,10 @@ class Program:
         ``Eqn`` (a primitive applied) and ``Guard`` (a Python decision) in order.
     outputs : list of int
         The slots of the output leaves.
+    avals : dict
+        Slot -> ``(type, shape, dtype)`` of its value in the trace (every
+        replay's are the same: shapes and dtypes key the programs). Passes
+        read it to keep a rewrite from changing a result's shape or dtype.
 
     Examples
     --------
@@ -63,9 +68,10 @@ class Program:
     """
 
     def __init__(self, n_inputs: int, consts: dict, steps: list, outputs: list,
-                 rebuild: Callable | None = None):
+                 rebuild: Callable | None = None, avals: dict | None = None):
         self.n_inputs, self.consts, self.steps, self.outputs = n_inputs, consts, steps, outputs
         self.rebuild = rebuild
+        self.avals = {} if avals is None else avals
         self.guards = [s for s in steps if type(s) is Guard]
         self.outcomes = tuple(g.expected for g in self.guards)
         self._replay = None
@@ -106,9 +112,12 @@ class Program:
                 lines.append(f"    assert {step.kind}({self._name(step.slot)}) == {step.expected!r}"
                              f", 'guard {len([s for s in self.steps[:i] if type(s) is Guard])}'")
                 continue
+            outs = ", ".join(f"t{s}" for s in step.outs)
+            if hasattr(step.prim, "format"):  # a draw: x1.normal(size=(3,))
+                lines.append(f"    {outs} = {step.prim.format(self._name(step.ins[0]), step.params)}")
+                continue
             call = ", ".join([self._name(s) for s in step.ins] +
                              [f"{k}={v!r}" for k, v in step.params.items()])
-            outs = ", ".join(f"t{s}" for s in step.outs)
             lines.append(f"    {outs} = np.{step.prim.name}({call})")
         ret = ", ".join(self._name(s) for s in self.outputs)
         lines.append(f"    return {ret}" if len(self.outputs) == 1 else f"    return ({ret})")
@@ -217,6 +226,14 @@ def _generate(program: Program) -> Callable:
     return run
 
 
+def aval(value: Any) -> tuple:
+    """``(type, shape, dtype)`` of a slot's value: what a rewrite must keep (a Generator
+    input has neither shape nor dtype)."""
+    if not hasattr(value, "dtype") and not isinstance(value, (bool, int, float, complex)):
+        return type(value), None, None
+    return type(value), shape_of(value), dtype_of(value)
+
+
 def _copy(value: Any) -> Any:
     """A constant output, copied when it is an array: the caller may write into it."""
     return value.copy() if isinstance(value, np.ndarray) else value
@@ -227,6 +244,8 @@ def eliminate_dead_code(program: Program) -> Program:
 
     Guards are kept, and with them what they read: they decide which
     program runs, so a replay that skipped one could be silently wrong.
+    Steps with an effect (a random draw moves its Generator's stream) are
+    kept too.
     Constants no kept step uses are dropped.
 
     Examples
@@ -246,12 +265,13 @@ def eliminate_dead_code(program: Program) -> Program:
         if type(step) is Guard:
             live.add(step.slot)
             kept.append(step)
-        elif any(s in live for s in step.outs):
+        elif any(s in live for s in step.outs) or getattr(step.prim, "effect", False):
             live.update(step.ins)
             kept.append(step)
     kept.reverse()
     consts = {s: v for s, v in program.consts.items() if s in live}
-    return Program(program.n_inputs, consts, kept, list(program.outputs), program.rebuild)
+    return Program(program.n_inputs, consts, kept, list(program.outputs), program.rebuild,
+                   program.avals)
 
 
 def eliminate_common_subexpressions(program: Program) -> Program:
@@ -261,8 +281,9 @@ def eliminate_common_subexpressions(program: Program) -> Program:
     namespace and parameters, to the same slots (after earlier repeats are
     replaced). The later one's outputs then read the earlier one's. Steps
     whose parameters cannot be compared by value (arrays among them) are
-    kept, and so is any step whose output is an output of the program: two
-    outputs the caller may write into must not share memory. The repeats
+    kept, and so is any step whose output is an output of the program (two
+    outputs the caller may write into must not share memory), and any step
+    with an effect (two draws are different numbers). The repeats
     left unused are removed by :func:`eliminate_dead_code`.
 
     Examples
@@ -295,18 +316,28 @@ def eliminate_common_subexpressions(program: Program) -> Program:
         if key is not None:
             seen[key] = step.outs
         steps.append(step)
-    return Program(program.n_inputs, program.consts, steps, list(program.outputs), program.rebuild)
+    return Program(program.n_inputs, program.consts, steps, list(program.outputs), program.rebuild,
+                   program.avals)
 
 
 def _step_key(step: Eqn) -> Any:
     """What makes two steps the same computation, or None where the parameters
-    cannot be hashed (arrays, slices before Python 3.12): such steps are kept."""
-    if step.xp is None:
+    cannot be hashed (arrays): such steps are kept."""
+    if step.xp is None or getattr(step.prim, "effect", False):  # two draws differ
         return None
     try:
-        params = tuple(sorted((k, type(v), v) for k, v in step.params.items()))  # 1 and 1.0 differ
+        params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items()))  # 1 != 1.0
         key = (step.prim, id(step.xp), step.ins, params)
         hash(key)
     except TypeError:
         return None
     return key
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` with slices (unhashable before Python 3.12) as tuples, in tuples too."""
+    if type(value) is slice:
+        return (slice, value.start, value.stop, value.step)
+    if type(value) is tuple:
+        return tuple(_hashable(v) for v in value)
+    return value
