@@ -151,8 +151,7 @@ class Compiled:
 
     # -- calling -----------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, _ = flatten((args, kwargs))
-        key, inputs, why = self._key(leaves, (args, kwargs))
+        key, inputs, why = self._key(args, kwargs)
         if why is not None:
             return self._run_eagerly(key, why, args, kwargs)
         if key in self._eager:
@@ -192,8 +191,7 @@ class Compiled:
             t3 = np.add(t1, 1.0)
             return t3
         """
-        leaves, _ = flatten((args, kwargs))
-        key, inputs, why = self._key(leaves, (args, kwargs))
+        key, inputs, why = self._key(args, kwargs)
         if why is None and key not in self._eager:
             outcomes = self._by_key.get(key)
             if outcomes:
@@ -214,8 +212,14 @@ class Compiled:
                          f"{why or self._eager.get(key, 'the guards keep missing')}")
 
     # -- keys ----------------------------------------------------------------------
-    def _key(self, leaves: list, tree: Any) -> tuple:
+    def _key(self, args: tuple, kwargs: dict) -> tuple:
         """``(key, array inputs, why not)``: why not is set when the call must run eagerly."""
+        if not kwargs:  # the common call, NumPy arrays only: no pytree to flatten
+            parts = [(a.shape, a.dtype) for a in args if type(a) is np.ndarray]
+            if len(parts) == len(args):
+                return (None, tuple(parts)), list(args), None
+        tree = (args, kwargs)
+        leaves, _ = flatten(tree)
         parts, inputs = [], []
         for i, leaf in enumerate(leaves):
             kind = type(leaf)
