@@ -27,11 +27,14 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Callable
 
+import array_api_compat
 import numpy as np
 
+from dualad._backend import to_host
 from dualad._core import Value, transform_level
 from dualad._program import GuardMiss, Program, aval, eliminate_common_subexpressions, eliminate_dead_code
 from dualad._random import RecordingGenerator
+from dualad._retarget import difference, retarget
 from dualad._simplify import fold_constants, simplify
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
@@ -72,7 +75,11 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
     Parameters
     ----------
     f : callable
-        A function of arrays (NumPy), pytrees of them, and static arguments.
+        A function of arrays, pytrees of them, and static arguments. NumPy
+        arrays are traced as they are; arrays of another library
+        (array_api_strict, CuPy) are traced on NumPy copies and the program
+        replays on their library, once its first replay has agreed with
+        eager evaluation. Dask arrays run eagerly (Dask builds a graph).
     max_programs : int
         How many programs (keys and branches together) are kept; the least
         recently used is dropped first.
@@ -237,9 +244,13 @@ class Compiled:
                 return None, None, (f"a {kind.__name__} is an argument: its draws would be baked "
                                     "into a program as constants; pass a numpy.random.Generator "
                                     "instead, whose draws a program records")
+            if array_api_compat.is_dask_array(leaf):
+                return None, None, ("a Dask array argument: compile records programs of arrays "
+                                    "in memory, and Dask builds a graph of its own")
             if hasattr(leaf, "__array_namespace__") or hasattr(leaf, "__cuda_array_interface__"):
-                return None, None, (f"a {kind.__module__}.{kind.__name__} argument: this first "
-                                    "version of compile records NumPy programs only")
+                parts.append((kind, leaf.shape, leaf.dtype, str(array_api_compat.device(leaf))))
+                inputs.append(leaf)
+                continue
             try:
                 hash(leaf)
             except TypeError:
@@ -254,6 +265,9 @@ class Compiled:
             hash(structure)
         except TypeError:
             structure = repr(structure)
+        libraries = {type(x) for x in inputs if _elsewhere(x)}
+        if len(libraries) > 1 or (libraries and any(isinstance(x, (np.ndarray, np.generic)) for x in inputs)):
+            return None, None, "its arguments are arrays of more than one library"
         return (structure, tuple(parts)), inputs, None
 
     # -- tracing -----------------------------------------------------------------
@@ -275,20 +289,31 @@ class Compiled:
             self._eager[key] = why
             return self._run_eagerly(key, why, args, kwargs)
         before = [_stream_state(s) for s in streams]
+        elsewhere = next((x for x in inputs if _elsewhere(x)), None)  # another library's array
         with transform_level() as level:
             trace = Trace(level)
             tracers = [RecordingGenerator(x, trace.new_slot(x), trace)
-                       if isinstance(x, np.random.Generator) else trace.input(x) for x in inputs]
+                       if isinstance(x, np.random.Generator)
+                       else trace.input(to_host(x) if _elsewhere(x) else x) for x in inputs]
             it = iter(tracers)
             leaves, rebuild_args = flatten((args, kwargs))
             new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic)
-                                       or isinstance(leaf, np.random.Generator))
+                                       or isinstance(leaf, np.random.Generator) or _elsewhere(leaf))
                           else leaf for leaf in leaves]
             targs, tkwargs = rebuild_args(new_leaves)
             try:
                 result = self.f(*targs, **tkwargs)
+            except Exception as err:
+                if elsewhere is None:
+                    raise
+                result = err  # on NumPy copies: arrays it closes over stay of their library
             finally:
                 trace.active = False
+            if isinstance(result, Exception):
+                why = (f"tracing it on NumPy copies of its {type(elsewhere).__module__} arrays "
+                       f"raised {type(result).__name__}: {result}")
+                self._eager[key] = why
+                return self._run_eagerly(key, why, args, kwargs)
             out_leaves, rebuild_out = flatten(result)
         if any(_stream_state(s) != b for s, b in zip(streams, before)):
             trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
@@ -311,18 +336,42 @@ class Compiled:
                     leaf = leaf.view(np.ndarray)
                 outputs.append(trace.const(leaf))
                 values.append(leaf)
-        eager_result = rebuild_out(values)
         if trace.spoiled is not None:
             self._eager[key] = trace.spoiled
+            if elsewhere is not None:
+                return self._run_eagerly(key, trace.spoiled, args, kwargs)
             self._warn(key, trace.spoiled)
-            return eager_result
+            return rebuild_out(values)
         program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
                           {slot: aval(v) for slot, v in enumerate(trace.values)})
         if self.optimize:
             program = simplify(program)
             program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
+        if elsewhere is not None:
+            return self._retarget(key, program, elsewhere, args, kwargs, inputs)
         self._add(key, program)
-        return eager_result
+        return rebuild_out(values)
+
+    def _retarget(self, key: Any, program: Program, like: Any, args: tuple, kwargs: dict,
+                  inputs: list) -> Any:
+        """Keep ``program`` (traced on NumPy copies) retargeted to the library of ``like``
+        if its replay on ``inputs`` agrees with eager evaluation; the eager result."""
+        program = retarget(program, array_api_compat.array_namespace(like), array_api_compat.device(like))
+        want = self.f(*args, **kwargs)
+        try:
+            out = program.replay(inputs)
+            why = ("a guard gave another outcome" if type(out) is GuardMiss
+                   else difference(program.rebuild(out), want))
+        except Exception as err:  # a primitive the library cannot run as NumPy did
+            why = f"{type(err).__name__}: {err}"
+        if why is None:
+            self._add(key, program)
+        else:
+            self._eager[key] = why = (f"the program traced on NumPy copies of its "
+                                      f"{type(like).__module__} arrays, replayed on them, differs "
+                                      f"from eager evaluation ({why})")
+            self._warn(key, why)
+        return want
 
     def _add(self, key: Any, program: Program) -> None:
         outcomes = self._by_key.setdefault(key, [])
@@ -350,6 +399,11 @@ class Compiled:
 
 
 # -- random streams ------------------------------------------------------------------------
+def _elsewhere(x: Any) -> bool:
+    """Whether ``x`` is an array of a library other than NumPy (traced on a NumPy copy)."""
+    return hasattr(x, "__array_namespace__") and not isinstance(x, (np.ndarray, np.generic))
+
+
 def _random_streams(f: Callable, args: tuple, kwargs: dict) -> list:
     """NumPy's global generator, and the generators ``f`` closes over or names as globals
     (bound methods and ``functools.partial`` looked through): a draw from any of them

@@ -89,7 +89,7 @@ def same_for_every_element(x: Any, decide: Any, what: str) -> Any:
     return answers.pop()
 
 
-def on_values(fn: Any, *args: Any, what: str | None = None) -> Any:
+def on_values(fn: Any, *args: Any, what: str | None = None, reads_numbers: bool = True) -> Any:
     """``fn(*args)`` on the numbers of ``args`` (their derivatives stripped), for
     results that carry no derivative: indices, sort orders, masks, counts.
 
@@ -97,9 +97,12 @@ def on_values(fn: Any, *args: Any, what: str | None = None) -> Any:
     and the results are stacked into a batched value, so an index or order
     computed on the host is each element's own. ``what`` names an operation
     whose result's shape depends on the values: it is refused under vmap
-    instead (see :func:`concrete`).
+    instead (see :func:`concrete`). Under :func:`dualad.compile`, the numbers
+    of a traced value are read on the host (the trace hears of it and keeps
+    no program that bakes the result in), unless ``reads_numbers`` is False:
+    ``fn`` then reads only shapes and dtypes (``zeros_like``).
     """
-    stripped = [_primal_within(a) for a in args]
+    stripped = [_primal_within(a, reads_numbers) for a in args]
     batched = [v for a in stripped for v in _values_within(a)]
     if not batched:
         return fn(*stripped)
@@ -116,13 +119,16 @@ def on_values(fn: Any, *args: Any, what: str | None = None) -> Any:
 
 # Arguments may be lists or tuples of values (np.lexsort((a, b)), ravel_multi_index):
 # the batched values inside them are found and indexed too.
-# A value compile traces is read on the host here (its trace hears of it, and refuses
-# to bake what ``fn`` computes from the numbers into a program as a constant).
-def _primal_within(a: Any) -> Any:
+# A value compile traces is read on the host here where ``fn`` reads its numbers (its
+# trace hears of it, and refuses to bake what ``fn`` computes into a program): host
+# functions such as np.searchsorted drop the marks of _taint from what they return.
+def _primal_within(a: Any, reads_numbers: bool) -> Any:
     if type(a) in (list, tuple):
-        return type(a)(_primal_within(e) for e in a)
+        return type(a)(_primal_within(e, reads_numbers) for e in a)
     a = primal(a)
-    return to_host(a._strip()) if isinstance(a, Value) and not a.batches else a
+    if isinstance(a, Value) and not a.batches:
+        return to_host(a._strip()) if reads_numbers else a._strip()
+    return a
 
 
 def _values_within(a: Any) -> list:

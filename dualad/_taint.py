@@ -15,8 +15,8 @@ What is made from shapes and dtypes only (``zeros``, ``eye``,
 ``zeros_like``) stays a plain array: zeros built to match a traced value
 are constants, not values computed from it.
 
-Only NumPy arrays are traced this way, so :func:`dualad.compile` compiles
-NumPy programs and runs other backends as they are.
+Only NumPy arrays can be marked this way, so :func:`dualad.compile` traces
+other libraries' arrays on NumPy copies (:mod:`dualad._retarget`).
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ __all__ = list(_NAMES)
 _VALUE_SHAPED = {"argwhere", "nonzero", "flatnonzero", "unique", "bincount", "intersect1d",
                  "union1d", "setdiff1d", "setxor1d", "unique_all", "unique_counts",
                  "unique_inverse", "unique_values"}
+# Arrays made from shapes and dtypes only: under compile, constants, not read from values.
+_OF_SHAPES = {"zeros_like", "ones_like", "empty_like", "full_like"}
 # Questions about dtypes and memory, not values: answered for the batch as a whole.
 _OF_DTYPES = {"iscomplexobj", "isrealobj", "result_type", "can_cast", "min_scalar_type",
               "shares_memory", "may_share_memory", "isdtype"}
@@ -52,7 +54,7 @@ def _on_values(name: str):
         keys = list(kwargs)
         what = f"{name}" if name in _VALUE_SHAPED else None
         return on_values(lambda *a: plain(*a[:len(args)], **dict(zip(keys, a[len(args):]))),
-                         *args, *kwargs.values(), what=what)
+                         *args, *kwargs.values(), what=what, reads_numbers=name not in _OF_SHAPES)
 
     def plain(*args, **kwargs):
         args, kwargs = _strip_all(args), {k: _strip_all(v) for k, v in kwargs.items()}

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _support.backends import NUMPY, to_numpy
+from _support.backends import NUMPY, STRICT, to_numpy
 from _support.cases import CASES
 from _support.harness import EXACT_RTOL, Prepared, params
 from hypothesis import given, settings
@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import dualad
 import reverse
+from dualad import ops
 from dualad._tree import flatten
 
 # Cases whose program may fall back to eager on NumPy float64 (each warns that the
@@ -45,15 +46,17 @@ EAGER: dict[str, str] = {
 }
 
 SOME = settings(max_examples=max(2, settings.default.max_examples // 10))
+TWO = settings(max_examples=2)
 
 
-def _replay_args(prep):
+def _replay_args(prep, backend, dtype):
     """The drawn floating arguments reversed, where ``f`` accepts them; else the drawn ones."""
-    flipped = [np.flip(x).copy() if isinstance(x, np.ndarray) else x for x in prep.xs]
+    flipped = [backend.asarray(np.flip(to_numpy(x)).copy(), dtype) if hasattr(x, "shape") else x
+               for x in prep.xs]
     try:
         prep.f(*flipped)
     except Exception:  # outside the case's domain
-        return [x.copy() if isinstance(x, np.ndarray) else x for x in prep.xs]
+        return list(prep.xs)
     return flipped
 
 
@@ -77,7 +80,7 @@ def _run(compiled, args):
 
 def _real_sum(f):
     def loss(*xs):
-        return sum(np.sum(np.real(leaf)) for leaf in flatten(f(*xs))[0])
+        return sum(ops.sum(ops.real(leaf)) for leaf in flatten(f(*xs))[0])
     return loss
 
 
@@ -86,15 +89,29 @@ def _real_sum(f):
 @SOME
 @given(data=st.data())
 def test_compile_of_every_case(case, backend, dtype, data):
+    check_compiled_case(case, backend, dtype, data)
+
+
+@pytest.mark.sampled
+@pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [STRICT.param], ["float32"]))
+@TWO
+@given(data=st.data())
+def test_compile_of_every_case_array_api_strict_float32(case, backend, dtype, data):
+    """Traced on NumPy copies, replayed on array_api_strict (dualad._retarget)."""
+    check_compiled_case(case, backend, dtype, data)
+
+
+def check_compiled_case(case, backend, dtype, data):
     prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
     if not prep.xs:
         pytest.skip(f"{case.name} has no floating argument")
-    again = _replay_args(prep)
+    again = _replay_args(prep, backend, dtype)
     compiled = dualad.compile(prep.f)
     _assert_same(_run(compiled, prep.xs), prep.f(*prep.xs), f"trace of {case.name}")
     _assert_same(_run(compiled, again), prep.f(*again), f"replay of {case.name}")
     if compiled.stats["eager"]:
-        assert case.name in EAGER, f"{case.name} ran eagerly under compile: a rule stopped being traceable"
+        assert case.name in EAGER or backend is not NUMPY, (
+            f"{case.name} ran eagerly under compile: a rule stopped being traceable")
         return
     assert compiled.stats["replays"] + compiled.stats["traces"] == 2
     if case.kind != "diff":
@@ -103,3 +120,17 @@ def test_compile_of_every_case(case, backend, dtype, data):
     compiled_grad = dualad.compile(grad)
     _assert_same(_run(compiled_grad, prep.xs), grad(*prep.xs), f"trace of the gradient of {case.name}")
     _assert_same(_run(compiled_grad, again), grad(*again), f"replay of the gradient of {case.name}")
+
+
+@pytest.mark.parametrize("make", [ops.zeros_like, ops.ones_like, lambda x: ops.full_like(x, 2.0),
+                                  np.ones_like], ids=["zeros_like", "ones_like", "full_like", "np.ones_like"])
+def test_arrays_made_from_a_traced_values_shape_are_constants(make):
+    """They read no numbers: the program keeps them, where an argmax (which does) is refused."""
+    compiled = dualad.compile(lambda x: x * 3.0 + make(x))
+    for x in (np.ones(3), np.arange(3.0)):
+        np.testing.assert_array_equal(_run(compiled, [x]), x * 3.0 + make(x))
+    assert compiled.stats == {"traces": 1, "replays": 1, "misses": 0, "eager": 0}
+    argmax = dualad.compile(lambda x: x * ops.argmax(x))
+    for x in (np.ones(3), np.arange(3.0)):
+        np.testing.assert_array_equal(_run(argmax, [x]), x * np.argmax(x))
+    assert argmax.stats["replays"] == 0

@@ -1,0 +1,126 @@
+"""``dualad.compile`` on arrays of other libraries: traced on NumPy copies, replayed
+on the arguments' own library (``dualad._retarget``), checked against eager on
+the first call. CuPy takes the same path; it is exercised here on
+array_api_strict, the CPU stand-in the issue names."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dualad
+import reverse
+from dualad import ops
+
+xp = pytest.importorskip("array_api_strict")
+
+
+def loss(x, y):
+    return ops.sum(ops.sin(x) * y ** 2) + 1.0
+
+
+def _quiet(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # array_api_strict's dtype comparisons
+        return fn(*args)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_strict_program_replays_on_strict_arrays_and_equals_eager(dtype):
+    dt = getattr(xp, dtype)
+    f = dualad.compile(loss)
+    grad = dualad.compile(reverse.grad(loss))
+    y = xp.asarray([0.5, 0.25, 2.0], dtype=dt)
+    for values in ([1.0, 2.0, 3.0], [3.0, -2.0, 0.5], [0.0, 0.0, 7.0]):
+        x = xp.asarray(values, dtype=dt)
+        for compiled, eager in ((f, loss), (grad, reverse.grad(loss))):
+            got, want = _quiet(compiled, x, y), _quiet(eager, x, y)
+            assert type(got) is type(want) and got.dtype == want.dtype == dt
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert f.stats == {"traces": 1, "replays": 2, "misses": 0, "eager": 0}
+    assert grad.stats["replays"] == 2 and grad.stats["eager"] == 0
+
+
+def test_strict_constants_move_to_strict():
+    """Constants of the NumPy trace (ones made to match a traced value) are the
+    library's own in the retargeted program."""
+    def f(x):
+        return x[1:] * ops.sum(x * 2.0) + ops.ones_like(x[1:])
+
+    compiled = dualad.compile(f)
+    for values in ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]):
+        x = xp.asarray(values, dtype=xp.float32)
+        got = compiled(x)
+        want = f(x)
+        assert got.dtype == xp.float32 and type(got) is type(want)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert compiled.stats["replays"] == 1
+
+
+def test_a_guard_on_a_strict_value_retraces():
+    f = dualad.compile(lambda x: ops.sum(x) if ops.sum(x) > 0 else ops.sum(-x * 2.0))
+    assert float(f(xp.asarray([1.0, 2.0]))) == 3.0
+    assert float(f(xp.asarray([-1.0, -2.0]))) == 6.0
+    assert float(f(xp.asarray([-3.0, 1.0]))) == 4.0
+    assert f.stats["traces"] == 2 and f.stats["replays"] == 1
+
+
+def test_a_replay_that_differs_from_eager_runs_eagerly_with_a_warning():
+    """dualad.numpy's sum returns a NumPy scalar for strict arrays; the replay gives a
+    0-d strict array: the first call sees it and keeps no program."""
+    import dualad.numpy as dnp
+
+    def f(x):
+        return dnp.sum(dnp.sin(x))
+
+    compiled = dualad.compile(f)
+    x = xp.asarray([1.0, 2.0])
+    with pytest.warns(RuntimeWarning, match="differs from eager evaluation"):
+        got = compiled(x)
+    assert type(got) is type(f(x)) and got == f(x)
+    assert compiled(xp.asarray([3.0, 4.0])) == f(xp.asarray([3.0, 4.0]))
+    assert compiled.stats["eager"] == 1 and compiled.stats["replays"] == 0
+
+
+def test_the_librarys_own_dtype_in_traced_code_runs_eagerly_with_a_warning():
+    """Traced on NumPy, ``astype(x, xp.float32)`` meets NumPy, which refuses a strict dtype."""
+    compiled = dualad.compile(lambda x: ops.astype(x, xp.float32))
+    with pytest.warns(RuntimeWarning, match="NumPy copies"):
+        got = _quiet(compiled, xp.asarray([1.0, 2.0]))
+    assert got.dtype == xp.float32
+
+
+def test_a_strict_array_closed_over_runs_eagerly_with_a_warning():
+    c = xp.asarray([1.0, 2.0])
+    compiled = dualad.compile(lambda x: x * c)
+    with pytest.warns(RuntimeWarning, match="NumPy copies"):
+        got = compiled(xp.asarray([3.0, 4.0]))
+    np.testing.assert_array_equal(np.asarray(got), [3.0, 8.0])
+
+
+def test_arrays_of_two_libraries_run_eagerly_with_a_warning():
+    compiled = dualad.compile(lambda x, y: ops.sum(x) + ops.sum(y))
+    with pytest.warns(RuntimeWarning, match="more than one library"):
+        with pytest.raises(TypeError):  # as eagerly: dualad never moves data between libraries
+            compiled(xp.asarray([1.0]), np.array([2.0]))
+
+
+def test_host_reads_on_the_numpy_copy_are_seen():
+    """interp's interval search reads the numbers: the program is refused, not baked."""
+    knots = xp.asarray(np.linspace(-2.0, 2.0, 5))
+    compiled = dualad.compile(lambda x, knots, fp: ops.interp(x, knots, fp))
+    fp = xp.asarray([0.0, 1.0, 4.0, 9.0, 16.0])
+    with pytest.warns(RuntimeWarning, match="read on the host"):
+        compiled(xp.asarray([0.5, 1.5]), knots, fp)
+    got = compiled(xp.asarray([-1.5, 0.25]), knots, fp)
+    np.testing.assert_allclose(np.asarray(got), np.interp([-1.5, 0.25], np.asarray(knots), np.asarray(fp)))
+
+
+def test_dask_runs_eagerly_with_a_warning():
+    da = pytest.importorskip("dask.array")
+    compiled = dualad.compile(lambda x: ops.sum(ops.sin(x)))
+    with pytest.warns(RuntimeWarning, match="Dask"):
+        got = compiled(da.from_array(np.array([1.0, 2.0]), chunks=1))
+    assert float(got.compute()) == pytest.approx(np.sin(1.0) + np.sin(2.0))
