@@ -51,6 +51,13 @@ def primal(x: Any) -> Any:
             return x._constant(primal(x._strip()))
 
 
+def batched(x: Any) -> bool:
+    """Whether ``x`` is batched by :func:`dualad.vmap` (its primal stands for several
+    values at once), as opposed to a plain, differentiated or traced value."""
+    p = primal(x)
+    return isinstance(p, Value) and p.batches
+
+
 def concrete(x: Any, what: str) -> Any:
     """The numbers of ``x`` as a NumPy array, for a decision taken on the host (which
     entries to keep, how long a result is).

@@ -18,7 +18,17 @@ from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._rules import statistics as _statistics
-from dualad._shapes import concrete, dtype_of, ndim_of, normalize_axis, on_values, primal, raw, shape_of
+from dualad._shapes import (
+    batched,
+    concrete,
+    dtype_of,
+    ndim_of,
+    normalize_axis,
+    on_values,
+    primal,
+    raw,
+    shape_of,
+)
 
 __all__ = [
     "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
@@ -426,7 +436,7 @@ def _along_axis(arr, indices, axis):
     idx = primal(indices)
     if not hasattr(idx, "shape"):
         idx = np.asarray(idx)
-    elif hasattr(idx, "_strip"):  # batched (vmap): a write needs one index for the batch
+    elif batched(idx):  # vmap: a write needs one index for the batch
         concrete(idx, "writing at an index array")
     grids = []
     for d in range(nd):
@@ -443,7 +453,7 @@ def take_along_axis(arr, indices, axis):
     """``numpy.take_along_axis``: gather with an index array broadcast along the other axes."""
     if axis is None:
         return take_along_axis(_shape.ravel(arr), indices, 0)
-    if hasattr(primal(indices), "_strip"):  # a batched index (vmap): each element its own
+    if batched(indices):  # vmap: each element its own index
         return _take_batched(arr, primal(indices), axis)
     return _shape.getitem(arr, _along_axis(arr, indices, axis))
 
@@ -659,7 +669,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     sets the grid and is taken as constant). Outside the grid the end values hold."""
     if period is not None:
         raise NotImplementedError("interp: period= is not supported yet")
-    if hasattr(primal(xp), "_strip"):
+    if batched(xp):
         concrete(xp, "interp's grid xp")  # one grid for the batch (refused if batched)
     grid = raw(xp)
     if isinstance(grid, (list, tuple)):

@@ -19,6 +19,7 @@ from dualad._core import Value, bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _reductions
 from dualad._shapes import (
+    batched,
     concrete,
     dtype_of,
     is_mask,
@@ -328,7 +329,7 @@ def _plain_index(i):
     """An index entry as raw numbers; a batched index array (vmap) is refused: the
     index is a parameter of the entries, the same for every element."""
     p = primal(i)
-    if hasattr(p, "_strip"):
+    if batched(p):
         concrete(p, "indexing with an index array or mask computed from batched values")
     return p
 

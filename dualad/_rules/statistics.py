@@ -18,7 +18,7 @@ from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
-from dualad._shapes import concrete, dtype_of, ndim_of, normalize_axes, primal, raw, shape_of
+from dualad._shapes import batched, concrete, dtype_of, ndim_of, normalize_axes, primal, raw, shape_of
 
 __all__ = ["median", "quantile", "percentile", "nanquantile", "nanmedian", "nansum", "nanmean",
            "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "ptp", "average", "cov", "corrcoef",
@@ -152,7 +152,7 @@ def nanpercentile(a, q, axis=None, keepdims=False, method="linear"):
 def nanquantile(a, q, axis=None, keepdims=False, method="linear"):
     if axis is not None or ndim_of(a) != 1:
         raise NotImplementedError("nanquantile: only 1-d input with axis=None is supported yet")
-    if hasattr(primal(a), "_strip"):  # batched (vmap): how many entries are NaN differs
+    if batched(a):  # vmap: how many entries are NaN differs
         return _nanquantile_batched(a, q, keepdims, method)
     keep = np.flatnonzero(~np.isnan(to_host(raw(a))))
     return quantile(_shape.take(a, _shape._index_like(a, keep)), q, None, keepdims, method)
