@@ -321,14 +321,16 @@ class Compiled:
                              "into a program as constants; pass the numpy.random.Generator as an "
                              "argument instead, and its draws become steps of the program")
         outputs, values = [], []
+        rerun = elsewhere is not None  # the values computed are not the call's own result
+        trace.active = True  # what it returned can still spoil the program
         for leaf in out_leaves:
             if type(leaf) is Tracer and leaf.trace is trace:
                 outputs.append(leaf.slot)
                 values.append(leaf.val)
-            elif isinstance(leaf, Value):
+            elif isinstance(leaf, Value):  # built around traced values: run f again, untraced
                 trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
                             "or around it), which a program cannot hold")
-                values.append(leaf)
+                rerun = True
             else:
                 if type(leaf).__name__ == "TracedArray":
                     trace.spoil("it returned numbers computed from a traced value outside "
@@ -336,9 +338,10 @@ class Compiled:
                     leaf = leaf.view(np.ndarray)
                 outputs.append(trace.const(leaf))
                 values.append(leaf)
+        trace.active = False
         if trace.spoiled is not None:
             self._eager[key] = trace.spoiled
-            if elsewhere is not None:
+            if rerun:
                 return self._run_eagerly(key, trace.spoiled, args, kwargs)
             self._warn(key, trace.spoiled)
             return rebuild_out(values)

@@ -58,6 +58,26 @@ def new_level() -> int:
     return n if n & 1 else next(_levels)
 
 
+_around: dict[tuple, int] = {}  # (kind, inner level) -> level, oldest first
+
+
+def level_around(kind: str, inner: int) -> int:
+    """The level of a ``kind`` value built directly around values of level ``inner``
+    (a ``Dual`` of ``Dual`` s, or of values a transform or compile traces).
+
+    One level per kind and inner level, as values built around numbers share
+    their kind's level: two ``HyperDual`` s made around the same trace's
+    values are then one perturbation, not one nested in the other.
+    """
+    key = (kind, inner)
+    level = _around.get(key)
+    if level is None:
+        if len(_around) >= 4096:  # inner levels of finished transforms come back no more
+            del _around[next(iter(_around))]
+        level = _around[key] = new_level()
+    return level
+
+
 def is_closed(level: int) -> bool:
     """Whether ``level`` belongs to a transform that has returned."""
     return level > 2 and not level & 1 and level not in _open

@@ -7,7 +7,7 @@ from typing import Any
 from dualad import ops
 from dualad._arraylike import ArrayLike
 from dualad._checks import validate_tangent
-from dualad._core import Value, bind, level_of, new_level
+from dualad._core import Value, bind, level_around, level_of
 from dualad._shapes import dtype_of, shape_of
 from dualad._table import Primitive
 
@@ -43,7 +43,7 @@ class Dual(ArrayLike, Value):
         tangent, nb = validate_tangent(primal, tangent, "Dual")
         if level is None:
             inner = max(level_of(primal), level_of(tangent))
-            level = DUAL_LEVEL if inner < 0 else new_level()
+            level = DUAL_LEVEL if inner < 0 else level_around("Dual", inner)
         self.primal, self.tangent, self._level, self._nb = primal, tangent, level, nb
 
     @classmethod

@@ -15,7 +15,7 @@ from typing import Any
 from dualad._arraylike import ArrayLike
 from dualad._backend import scalar_xp
 from dualad._checks import check_differentiable, validate_tangent
-from dualad._core import Value, bind, level_of, new_level
+from dualad._core import Value, bind, level_around, level_of, new_level
 from dualad._dual import Dual
 from dualad._shapes import dtype_of, shape_of, zeros
 from dualad._table import Primitive
@@ -55,7 +55,7 @@ class HyperDual(ArrayLike, Value):
             parts.append(part)
         if level is None:
             inner = max(level_of(p) for p in (primal, *parts))
-            level = HYPERDUAL_LEVEL if inner < 0 else new_level()
+            level = HYPERDUAL_LEVEL if inner < 0 else level_around("HyperDual", inner)
         self.primal = _FLOAT(primal) if isinstance(primal, int) else primal
         self.eps1, self.eps2, self.eps1eps2 = parts
         self._level = level

@@ -293,3 +293,42 @@ def test_derivative_of_an_array_input_points_to_jvp(x):
     with pytest.raises(TypeError, match=rf"derivative: x must be a scalar.*shape \({x.size},\).*dualad.jvp"):
         dualad.derivative(lambda a: ops.sum(a ** 2))(x)
     assert dualad.derivative(lambda a: a ** 2)(np.array(2.0)) == 4.0  # a 0-d array is a scalar
+
+
+# Sibling Duals built around Duals each took a level of their own, so they were two
+# perturbations, one nested in the other: the second derivative of x^2 y read 0.
+def test_sibling_nested_duals_are_one_perturbation():
+    x, y = 0.5, 2.0
+    a, b = Dual(Dual(x, 1.0), 1.0), Dual(Dual(y, 0.0), 0.0)
+    out = a * a * b
+    assert out.primal.primal == x * x * y
+    assert out.tangent.tangent == 2.0 * y  # d2/dx2 of x^2 y
+    assert out.tangent.primal == out.primal.tangent == 2.0 * x * y
+
+
+# The same under compile: HyperDuals built around traced values were nested, so
+# value, gradient and Hessian came back as HyperDuals of tracers (escaped from the
+# trace), and the program kept had no outputs.
+def test_hyperduals_built_around_traced_values_combine():
+    def value_grad_hessian(x, y):
+        hx, hy = HyperDual(x, 1.0, 0.0, 0.0), HyperDual(y, 0.0, 1.0, 0.0)
+        out = ops.exp(hx * hy) * ops.sin(hx)
+        return out.primal, out.eps1, out.eps2, out.eps1eps2
+
+    compiled = dualad.compile(value_grad_hessian)
+    for x, y in ((0.5, -0.7), (1.5, 0.25)):
+        got = compiled(np.float64(x), np.float64(y))
+        want = value_grad_hessian(x, y)
+        assert all(type(g) is np.float64 for g in got)
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert compiled.stats["replays"] == 1
+
+
+def test_compile_of_a_function_returning_a_dual_runs_it_eagerly():
+    compiled = dualad.compile(lambda x: Dual(x, ops.ones_like(x)) * 2.0)
+    with pytest.warns(RuntimeWarning, match="returned a Dual"):
+        out = compiled(np.array([1.0, 2.0]))
+    assert type(out) is Dual and type(out.primal) is np.ndarray
+    np.testing.assert_array_equal(out.tangent, [2.0, 2.0])
+    with pytest.raises(ValueError, match="returned a Dual"):
+        compiled.program(np.array([1.0, 2.0]))
