@@ -33,7 +33,7 @@ from dualad._program import GuardMiss, Program, eliminate_common_subexpressions,
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
-__all__ = ["Compiled", "compile"]
+__all__ = ["Compiled", "compile", "optimize", "record"]
 
 _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
@@ -244,48 +244,13 @@ class Compiled:
                        f"max_programs={self.max_programs} programs can hold")
                 self._eager[key] = why
                 return self._run_eagerly(key, why, args, kwargs)
-        streams = _random_streams(self.f, args, kwargs)
-        before = [_stream_state(s) for s in streams]
-        with transform_level() as level:
-            trace = Trace(level)
-            tracers = [trace.input(x) for x in inputs]
-            it = iter(tracers)
-            leaves, rebuild_args = flatten((args, kwargs))
-            new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic))
-                          else leaf for leaf in leaves]
-            targs, tkwargs = rebuild_args(new_leaves)
-            try:
-                result = self.f(*targs, **tkwargs)
-            finally:
-                trace.active = False
-            out_leaves, rebuild_out = flatten(result)
-        if any(_stream_state(s) != b for s, b in zip(streams, before)):
-            trace.spoiled = ("it drew random numbers (NumPy's global generator or a Generator "
-                             "it reaches): the draws would be baked into a program as constants")
-        outputs, values = [], []
-        for leaf in out_leaves:
-            if type(leaf) is Tracer and leaf.trace is trace:
-                outputs.append(leaf.slot)
-                values.append(leaf.val)
-            elif isinstance(leaf, Value):
-                trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
-                            "or around it), which a program cannot hold")
-                values.append(leaf)
-            else:
-                if type(leaf).__name__ == "TracedArray":
-                    trace.spoil("it returned numbers computed from a traced value outside "
-                                "dualad's primitives")
-                    leaf = leaf.view(np.ndarray)
-                outputs.append(trace.const(leaf))
-                values.append(leaf)
-        eager_result = rebuild_out(values)
-        if trace.spoiled is not None:
-            self._eager[key] = trace.spoiled
-            self._warn(key, trace.spoiled)
+        program, eager_result, why = record(self.f, args, kwargs, inputs)
+        if program is None:
+            self._eager[key] = why
+            self._warn(key, why)
             return eager_result
-        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out)
         if self.optimize:
-            program = eliminate_dead_code(eliminate_common_subexpressions(program))
+            program = optimize(program)
         self._add(key, program)
         return eager_result
 
@@ -312,6 +277,55 @@ class Compiled:
         name = getattr(self.f, "__qualname__", repr(self.f))
         warnings.warn(f"dualad.compile({name}) runs eagerly (no program) at these argument shapes: "
                       f"{why}", RuntimeWarning, stacklevel=4)
+
+
+def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
+    """Run ``f(*args, **kwargs)`` once with ``inputs`` (its NumPy array leaves, in order)
+    traced: ``(program, the eager result, None)``, or ``(None, the eager result, why)``
+    where the trace was spoiled (see :mod:`dualad._trace`). The program is not optimized."""
+    streams = _random_streams(f, args, kwargs)
+    before = [_stream_state(s) for s in streams]
+    with transform_level() as level:
+        trace = Trace(level)
+        tracers = [trace.input(x) for x in inputs]
+        it = iter(tracers)
+        leaves, rebuild_args = flatten((args, kwargs))
+        new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic))
+                      else leaf for leaf in leaves]
+        targs, tkwargs = rebuild_args(new_leaves)
+        try:
+            result = f(*targs, **tkwargs)
+        finally:
+            trace.active = False
+        out_leaves, rebuild_out = flatten(result)
+    if any(_stream_state(s) != b for s, b in zip(streams, before)):
+        trace.spoiled = ("it drew random numbers (NumPy's global generator or a Generator "
+                         "it reaches): the draws would be baked into a program as constants")
+    outputs, values = [], []
+    for leaf in out_leaves:
+        if type(leaf) is Tracer and leaf.trace is trace:
+            outputs.append(leaf.slot)
+            values.append(leaf.val)
+        elif isinstance(leaf, Value):
+            trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
+                        "or around it), which a program cannot hold")
+            values.append(leaf)
+        else:
+            if type(leaf).__name__ == "TracedArray":
+                trace.spoil("it returned numbers computed from a traced value outside "
+                            "dualad's primitives")
+                leaf = leaf.view(np.ndarray)
+            outputs.append(trace.const(leaf))
+            values.append(leaf)
+    eager_result = rebuild_out(values)
+    if trace.spoiled is not None:
+        return None, eager_result, trace.spoiled
+    return Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out), eager_result, None
+
+
+def optimize(program: Program) -> Program:
+    """The optimization passes, in order, on a freshly traced program."""
+    return eliminate_dead_code(eliminate_common_subexpressions(program))
 
 
 # -- random streams ------------------------------------------------------------------------
