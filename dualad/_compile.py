@@ -33,7 +33,7 @@ from dualad._program import GuardMiss, Program, eliminate_common_subexpressions,
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
-__all__ = ["Compiled", "compile", "optimize", "record"]
+__all__ = ["Compiled", "compile", "optimize", "record", "traceable"]
 
 _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
@@ -290,8 +290,7 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
         tracers = [trace.input(x) for x in inputs]
         it = iter(tracers)
         leaves, rebuild_args = flatten((args, kwargs))
-        new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic))
-                      else leaf for leaf in leaves]
+        new_leaves = [next(it) if traceable(leaf) else leaf for leaf in leaves]
         targs, tkwargs = rebuild_args(new_leaves)
         try:
             result = f(*targs, **tkwargs)
@@ -321,6 +320,19 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
     if trace.spoiled is not None:
         return None, eager_result, trace.spoiled
     return Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out), eager_result, None
+
+
+def traceable(leaf: Any) -> bool:
+    """Whether a trace takes ``leaf`` as an input of its program (a NumPy array or
+    scalar); other leaves are static, or make the call run eagerly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> traceable(np.ones(2)), traceable(np.float32(1.0)), traceable(1.0)
+    (True, True, False)
+    """
+    return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
 
 
 def optimize(program: Program) -> Program:

@@ -9,7 +9,7 @@ import numpy as np
 
 from dualad._calling import paired_leaves
 from dualad._checks import describe
-from dualad._compile import optimize, record
+from dualad._compile import optimize, record, traceable
 from dualad._partial_eval import partial_eval
 from dualad._program import GuardMiss, Program
 from dualad._reverse_mode import registered_vjp
@@ -68,10 +68,6 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     return f_jvp.trace(zeros)[0], f_jvp
 
 
-def _is_numpy(leaf: Any) -> bool:
-    return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
-
-
 class _Linearized:
     """``f_jvp`` of :func:`linearize`: the tangent half of ``f``'s traced JVP at the
     primals, replayed per call (``programs``: tangent key -> programs, one per way
@@ -82,14 +78,14 @@ class _Linearized:
     def __init__(self, f: Callable, primals: tuple):
         self.f, self.primals = f, primals
         self.leaves, self.build = flatten(primals)
-        self.programs: dict | None = {} if all(map(_is_numpy, self.leaves)) else None
+        self.programs: dict | None = {} if all(map(traceable, self.leaves)) else None
         self.count = 0  # programs kept, over all keys
 
     def __call__(self, *tangents: Any) -> Any:
         if self.programs is None:
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
         t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
-        if not all(map(_is_numpy, t_leaves)):
+        if not all(map(traceable, t_leaves)):
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
         for program in self.programs.get(_key(t_leaves), ()):
             out = program.replay(t_leaves)
