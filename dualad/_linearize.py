@@ -10,8 +10,8 @@ import numpy as np
 from dualad._calling import paired_leaves
 from dualad._checks import describe
 from dualad._compile import optimize, record, traceable
-from dualad._partial_eval import partial_eval
-from dualad._program import GuardMiss, Program
+from dualad._partial_eval import SpecializationRefused, partial_eval
+from dualad._program import GuardMiss, Program, eliminate_dead_code
 from dualad._reverse_mode import registered_vjp
 from dualad._transforms import _jvp
 from dualad._tree import flatten
@@ -50,6 +50,10 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     f_jvp : callable
         ``f_jvp(*tangents)`` is ``jvp(f, primals, tangents)``'s output tangent;
         the tangents have the structure, shapes and dtypes of ``primals``.
+        ``f_jvp.at(*new_primals)`` is ``linearize(f, *new_primals)`` made from
+        the programs traced here, without running ``f`` again where they hold
+        (for the many points of an optimizer; closed-over arrays are those of
+        the first trace, as in :func:`dualad.compile`).
 
     Examples
     --------
@@ -61,58 +65,103 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     """
     if not callable(f):
         raise TypeError(f"linearize: f must be callable, got {describe(f)}")
-    f_jvp = _Linearized(f, primals)
-    if f_jvp.programs is None:
-        return f(*primals), f_jvp
-    zeros = f_jvp.build([np.zeros_like(leaf) for leaf in f_jvp.leaves])
-    return f_jvp.trace(zeros)[0], f_jvp
+    return _Linearized(f, primals, None).start()
 
 
 class _Linearized:
     """``f_jvp`` of :func:`linearize`: the tangent half of ``f``'s traced JVP at the
-    primals, replayed per call (``programs``: tangent key -> programs, one per way
-    through the guards; None where no program can be traced)."""
+    primals, replayed per call.
+
+    ``traced`` (shared by the ``at`` of one another) maps a tangent key to the
+    whole JVP programs traced for it (primals and tangents in, ``f``'s output
+    and its tangent out), one per way through the guards; None where no
+    program can be traced. ``programs`` holds them specialized to these
+    primals: (output, tangent program) pairs.
+    """
 
     MAX_PROGRAMS = 8
 
-    def __init__(self, f: Callable, primals: tuple):
+    def __init__(self, f: Callable, primals: tuple, traced: dict | None):
         self.f, self.primals = f, primals
         self.leaves, self.build = flatten(primals)
-        self.programs: dict | None = {} if all(map(traceable, self.leaves)) else None
-        self.count = 0  # programs kept, over all keys
+        if traced is None and all(map(traceable, self.leaves)):
+            traced = {}
+        self.traced = traced
+        self.programs: dict = {}
+
+    def start(self) -> tuple:
+        """``(f's output, self)``: from a program traced before at other primals, or traced now."""
+        if self.traced is None:
+            return self.f(*self.primals), self
+        zeros = self.build([np.zeros_like(leaf) for leaf in self.leaves])
+        specialized = self._specialized(_key(flatten(zeros)[0]))
+        if specialized:
+            return specialized[0][0], self
+        return self.trace(zeros)[0], self
+
+    def at(self, *primals: Any) -> tuple:
+        """``linearize(f, *primals)``, from the programs this one traced: ``f`` is not
+        run again where they hold at ``primals`` (same structure, shapes and dtypes,
+        same ways through guards on the primals); arrays ``f`` closes over are
+        those of the first trace, as in :func:`dualad.compile`."""
+        same = self.traced is not None and _key(flatten(primals)[0]) == _key(self.leaves)
+        return _Linearized(self.f, primals, self.traced if same else None).start()
 
     def __call__(self, *tangents: Any) -> Any:
-        if self.programs is None:
+        if self.traced is None:
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
         t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
         if not all(map(traceable, t_leaves)):
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
-        for program in self.programs.get(_key(t_leaves), ()):
+        for _, program in self._specialized(_key(t_leaves)):
             out = program.replay(t_leaves)
             if type(out) is not GuardMiss:
                 return program.rebuild(out)
         return self.trace(tangents)[1]
 
+    def _specialized(self, key: tuple) -> list:
+        """The programs traced for tangents of ``key`` whose guards on the primals hold,
+        specialized to them (once per key)."""
+        got = self.programs.get(key)
+        if got is None:
+            got = self.programs[key] = []
+            for whole in self.traced.get(key, ()):
+                try:
+                    got.append(self._specialize(*whole))
+                except SpecializationRefused:
+                    pass
+        return got
+
+    def _specialize(self, program: Program, n_out: int, out_rebuild: Callable) -> tuple:
+        """``(f's output, the tangent program)`` at these primals."""
+        program = partial_eval(program, dict(enumerate(self.leaves)))
+        out = out_rebuild([program.consts[s] for s in program.outputs[:n_out]])
+        tangent = Program(program.n_inputs, program.consts, program.steps, program.outputs[n_out:],
+                          program.rebuild)
+        return out, eliminate_dead_code(tangent)
+
     def trace(self, tangents: tuple) -> tuple:
-        """``jvp(f, primals, tangents)``, computed while recording it; its program's
-        tangent half, specialized to the primals, is kept for these tangents' key."""
-        f, primals = self.f, self.primals
+        """``jvp(f, primals, tangents)``, computed while recording it; the program is
+        kept for these tangents' key, and specialized to the primals."""
+        f = self.f
         t_leaves = flatten(tangents)[0]
-        program, (out, t_out), why = record(lambda p, t: _jvp(f, p, t, "linearize"), (primals, tangents),
-                                            {}, [*self.leaves, *t_leaves])
-        if program is None or self.count >= self.MAX_PROGRAMS:
+        program, (out, t_out), why = record(lambda p, t: _jvp(f, p, t, "linearize"),
+                                            (self.primals, tangents), {}, [*self.leaves, *t_leaves])
+        if program is None or sum(map(len, self.traced.values())) >= self.MAX_PROGRAMS:
             return out, t_out
-        n_out = len(flatten(out)[0])
-        program = Program(program.n_inputs, program.consts, program.steps, program.outputs[n_out:],
+        out_leaves, out_rebuild = flatten(out)
+        program = Program(program.n_inputs, program.consts, program.steps, program.outputs,
                           flatten(t_out)[1])
-        program = partial_eval(optimize(program), dict(enumerate(self.leaves)))
-        self.programs.setdefault(_key(t_leaves), []).append(program)
-        self.count += 1
+        whole = (optimize(program), len(out_leaves), out_rebuild)
+        key = _key(t_leaves)
+        self.traced.setdefault(key, []).append(whole)
+        self._specialized(key).append(self._specialize(*whole))
         return out, t_out
 
 
 def _key(leaves: list) -> tuple:
-    return tuple((type(leaf), leaf.shape, leaf.dtype) for leaf in leaves)
+    return tuple((type(leaf), getattr(leaf, "shape", None), getattr(leaf, "dtype", None))
+                 for leaf in leaves)
 
 
 def linear_transpose(f: Callable, *primals: Any) -> Callable:

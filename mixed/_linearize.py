@@ -45,7 +45,8 @@ def linearize(f: Callable, x: Any, *, args: tuple = ()) -> tuple[Any, "HessianOp
     be traced (it draws random numbers, say) and on other backends, each
     product is one :func:`mixed.hvp` pass, with the same numbers. The value
     of ``f`` is not returned: the line search or trust-region test that
-    needs it evaluates ``f`` at its own points.
+    needs it evaluates ``f`` at its own points. ``H.at(y)`` linearizes at
+    another point from the same trace.
 
     Parameters
     ----------
@@ -73,6 +74,9 @@ def linearize(f: Callable, x: Any, *, args: tuple = ()) -> tuple[Any, "HessianOp
     (array([ 6., 24.]), array([12.,  0.]))
     >>> H.shape, H.dtype
     ((2, 2), dtype('float64'))
+    >>> g, H = H.at(np.array([1.0, 1.0]))  # the same trace, at another point
+    >>> g, H @ np.array([1.0, 0.0])
+    (array([6., 6.]), array([12.,  0.]))
     """
     if not callable(f):
         raise TypeError(f"linearize: f must be the objective, a function f(x, *args) returning a "
@@ -85,13 +89,17 @@ def linearize(f: Callable, x: Any, *, args: tuple = ()) -> tuple[Any, "HessianOp
     check_differentiable(x, "linearize: x")
     f_of_x = check_scalar(lambda y: f(y, *args), "linearize")
     if traceable(x):
-        g, product = dualad.linearize(reverse.grad(f_of_x), x)
-    else:
-        g = reverse.grad(f_of_x)(x)
+        return _operator(*dualad.linearize(reverse.grad(f_of_x), x), x)
 
-        def product(p):
-            return _grad_and_hvp(f, x, p, args, 0, False, MODES[0], "linearize")[1]
-    return g, HessianOperator(x, product)
+    def at(y):
+        return reverse.grad(f_of_x)(y), HessianOperator(
+            y, lambda p: _grad_and_hvp(f, y, p, args, 0, False, MODES[0], "linearize")[1], at)
+    return at(x)
+
+
+def _operator(g: Any, f_jvp: Callable, x: Any) -> tuple:
+    """``(g, H)`` from ``dualad.linearize`` of the gradient at ``x``; ``H.at`` reuses its trace."""
+    return g, HessianOperator(x, f_jvp, lambda y: _operator(*f_jvp.at(y), y))
 
 
 class HessianOperator:
@@ -114,10 +122,19 @@ class HessianOperator:
     (0, True)
     """
 
-    def __init__(self, x: Any, product: Callable[[Any], Any]):
+    def __init__(self, x: Any, product: Callable[[Any], Any], at: Callable[[Any], tuple]):
         n = shape_of(x)[0]
         self.shape, self.dtype = (n, n), dtype_of(raw(x))
-        self._x, self._product = raw(x), product
+        self._x, self._product, self._at = raw(x), product, at
+
+    def at(self, x: Any) -> tuple:
+        """``linearize(f, x, args=args)`` at another point ``x`` of the same shape and
+        dtype, from this operator's trace: ``f`` is not run again on NumPy where the
+        trace holds (its guards on ``x`` give the same outcomes), as an optimizer
+        needs at each iterate. Arrays ``f`` closes over are those of the first trace."""
+        if type(x) is float or getattr(x, "ndim", None) != 1:
+            raise ValueError(f"HessianOperator.at: x must be a 1-d floating array, got {describe(x)}")
+        return self._at(x)
 
     def __repr__(self) -> str:
         return f"<HessianOperator {self.shape[0]}x{self.shape[1]} {self.dtype}>"

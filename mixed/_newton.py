@@ -31,6 +31,7 @@ from dualad.interpreter import (
 from mixed._hvp import check_scalar
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
+from mixed._linearize import HessianOperator
 from mixed._linearize import linearize as _linearize
 
 __all__ = ["OptimizeResult", "newton_cg", "trust_region"]
@@ -289,8 +290,8 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
     linearize : bool
         On NumPy, take each step's H-products from :func:`mixed.linearize` at
         the iterate: the forward-over-reverse program is traced once per
-        step and each product replays its tangent half (the same numbers,
-        without re-running f's primal work). False, or another backend:
+        solve, its primal half computed once per iterate, and each product
+        replays its tangent half (the same numbers, without f's Python). False, or another backend:
         one :func:`mixed.hvp` pass per product.
 
     Returns
@@ -327,18 +328,30 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
                                        callback, report, linearize))
 
 
-def _hessian_at(f: Callable, x: Any, linearize: bool) -> Callable:
-    """``d -> H d`` at ``x``: the tangent half of the program :func:`mixed.linearize`
-    traced, replayed (NumPy, ``linearize``), or one forward-over-reverse pass each."""
-    if linearize and traceable(x):
-        return _linearize(f, x)[1].matvec
-    return lambda d: _hvp(f, x, d)
+def _hessian_at(f: Callable, x: Any, linearize: bool, last: Any) -> Any:
+    """H at ``x``, something with ``matvec``: on NumPy with ``linearize``, the operator
+    of :func:`mixed.linearize` (from ``last``'s trace, the operator at the previous
+    iterate, where there is one); else one forward-over-reverse pass per product."""
+    if not (linearize and traceable(x)):
+        return _PerProduct(f, x)
+    return last.at(x)[1] if isinstance(last, HessianOperator) else _linearize(f, x)[1]
+
+
+class _PerProduct:
+    """H at ``x`` by one :func:`mixed.hvp` pass per product."""
+
+    def __init__(self, f: Callable, x: Any):
+        self.f, self.x = f, x
+
+    def matvec(self, d: Any) -> Any:
+        return _hvp(self.f, self.x, d)
 
 
 def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linearize) -> OptimizeResult:
     vg = _value_and_grad(f)
     x, fval, g = vg(x)
     nfev, nhev = 1, 0
+    hess = None
     for it in range(maxiter + 1):
         fval, gg, g1 = to_floats(fval, vdot(g, g), abs_sum(g))  # fval is read here only at x0
         gnorm = math.sqrt(gg)
@@ -353,7 +366,8 @@ def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linea
         # 2333 steps and 5800 f-evaluations (3466 of them halvings in the
         # line search), the 1-norm 1524 and 1936, with about the same number
         # of H-products (16.9k vs 16.2k); from 0.5 * ones 47 vs 40 steps.
-        p, used, finite = truncated_cg(_hessian_at(f, x, linearize), g,
+        hess = _hessian_at(f, x, linearize, hess)
+        p, used, finite = truncated_cg(hess.matvec, g,
                                        min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=abs_sum)
         nhev += used
         if not finite:
@@ -442,8 +456,8 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
     linearize : bool
         On NumPy, take each step's H-products from :func:`mixed.linearize` at
         the iterate: the forward-over-reverse program is traced once per
-        step and each product replays its tangent half (the same numbers,
-        without re-running f's primal work). False, or another backend:
+        solve, its primal half computed once per iterate, and each product
+        replays its tangent half (the same numbers, without f's Python). False, or another backend:
         one :func:`mixed.hvp` pass per product.
 
     Returns
@@ -492,8 +506,8 @@ def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter,
         if it == maxiter:
             break
         if x is not hess_x:
-            hess_x, hess = x, _hessian_at(f, x, linearize)
-        p, hp, used, finite = steihaug_cg(hess, g, radius,
+            hess_x, hess = x, _hessian_at(f, x, linearize, hess)
+        p, hp, used, finite = steihaug_cg(hess.matvec, g, radius,
                                           min(0.5, math.sqrt(gnorm)) * gnorm, cg_maxiter)
         nhev += used
         if not finite:

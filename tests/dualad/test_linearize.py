@@ -160,3 +160,28 @@ def test_tangents_of_an_outer_transform_run_the_jvp_under_it():
     want = np.sin(x) + np.cos(x) * x
     np.testing.assert_allclose(reverse.grad(lambda t: np.sum(f_jvp(t)))(np.ones(2)), want, rtol=1e-15)
     np.testing.assert_allclose(dualad.jacfwd(f_jvp)(np.ones(2)), np.diag(want), rtol=1e-15)
+
+
+def _branchy(x):
+    return np.sin(x) * x if np.sum(x) > 0 else np.exp(x)
+
+
+def test_at_new_primals_specializes_the_same_programs():
+    counted = Counted(_branchy)
+    x, t = np.array([0.5, 1.0]), np.array([1.0, -2.0])
+    _, f_jvp = dualad.linearize(counted, x)
+    f_jvp(t[None])  # a chunk: a second program, specialized again at the new point
+    assert counted.calls == 2
+    for y in (np.array([2.0, 0.1]), np.array([3.0, -1.0])):  # the same way through the guard
+        out, g_jvp = f_jvp.at(y)
+        _same(out, _branchy(y))
+        _same(g_jvp(t), _eager(_branchy, (y,), (t,)))
+        _same(g_jvp(t[None]), _eager(_branchy, (y,), (t[None],)))
+    assert counted.calls == 2
+    out, g_jvp = f_jvp.at(np.array([-2.0, 0.1]))  # its guard is refused: traced for this way
+    assert counted.calls == 3
+    _same(out, np.exp([-2.0, 0.1]))
+    _same(g_jvp(t), np.exp([-2.0, 0.1]) * t)
+    out, g_jvp = g_jvp.at(np.ones(3))  # another shape: traced anew
+    assert counted.calls == 4
+    _same(g_jvp(np.ones(3)), _eager(_branchy, (np.ones(3),), (np.ones(3),)))
