@@ -29,9 +29,10 @@ from typing import Callable
 
 import numpy as np
 
+import mixed
 import reverse
 from dualad import ops
-from mixed import hessian, hvp, newton_cg, trust_region
+from mixed import hessian, hvp, linearize, newton_cg, trust_region
 
 from .common import (
     MLP_WIDTHS,
@@ -272,3 +273,82 @@ class NewtonSolvers:
         return self.solve(rosenbrock, self.x0, tol=1e-8).nhev
 
     track_hvps.unit = "H-products"
+
+
+def _linearized_hessp(f: Callable) -> Callable:
+    """SciPy's ``hessp(x, p)`` from one ``mixed.linearize`` operator per point
+    (``H.at``: one trace for the whole solve)."""
+    last: dict = {}
+
+    def hessp(x, p):
+        if "x" not in last:
+            last["H"] = linearize(f, x)[1]
+        elif not np.array_equal(last["x"], x):
+            last["H"] = last["H"].at(x)[1]
+        last["x"] = x.copy()
+        return last["H"] @ p
+    return hessp
+
+
+class NewtonLinearize:
+    """Newton-CG on Rosenbrock from 0.5 * ones with ``mixed.linearize``'s H-products.
+
+    ``track_scipy_linearize_over_handwritten``: SciPy's ``minimize(method="Newton-CG")``
+    with ``mixed.scipy.jac`` and a ``hessp`` replaying ``mixed.linearize``'s
+    operator, over the same with SciPy's hand-written ``rosen_der`` and
+    ``rosen_hess_prod`` (the same iterates; target at n = 1e5: <= 1.5).
+    ``track_newton_cg_linearize_over_hvp``: ``newton_cg`` to ``|g| <= 1e-8``,
+    H-products replayed, over the same with one forward-over-reverse pass each
+    (``linearize=False``; the same iterates). ``track_replay_over_f``: one
+    ``H @ p`` over f; ``track_at_over_f``: the operator at a new point (its
+    primal half computed) over f; ``track_trace_over_f``: ``mixed.linearize``
+    itself (trace, passes, primal half) over f.
+    """
+
+    params = [[1_000, 100_000]]
+    param_names = ["n"]
+    timeout = 600
+
+    def setup(self, n):
+        try:
+            from scipy.optimize import rosen, rosen_der, rosen_hess_prod
+        except ImportError:
+            raise NotImplementedError("needs SciPy") from None
+        self.rosen, self.rosen_der, self.rosen_hess_prod = rosen, rosen_der, rosen_hess_prod
+        self.x0 = np.full(n, 0.5)
+        self.x, self.p = vector(n), direction(n)
+        self.H = linearize(rosenbrock, self.x)[1]
+
+    def _scipy(self, f, jac, hessp):
+        from scipy.optimize import minimize
+        return minimize(f, self.x0, jac=jac, hessp=hessp, method="Newton-CG")
+
+    def _scipy_linearize(self):
+        return self._scipy(rosenbrock, mixed.scipy.jac(rosenbrock), _linearized_hessp(rosenbrock))
+
+    def _scipy_handwritten(self):
+        return self._scipy(self.rosen, self.rosen_der, self.rosen_hess_prod)
+
+    def time_newton_cg(self, n):
+        newton_cg(rosenbrock, self.x0, tol=1e-8)
+
+    @ratio
+    def track_scipy_linearize_over_handwritten(self, n):
+        return speed_ratio(self._scipy_linearize, self._scipy_handwritten)
+
+    @ratio
+    def track_newton_cg_linearize_over_hvp(self, n):
+        return speed_ratio(lambda: newton_cg(rosenbrock, self.x0, tol=1e-8),
+                           lambda: newton_cg(rosenbrock, self.x0, tol=1e-8, linearize=False))
+
+    @ratio
+    def track_replay_over_f(self, n):
+        return speed_ratio(lambda: self.H @ self.p, lambda: rosenbrock(self.x))
+
+    @ratio
+    def track_at_over_f(self, n):
+        return speed_ratio(lambda: self.H.at(self.x), lambda: rosenbrock(self.x))
+
+    @ratio
+    def track_trace_over_f(self, n):
+        return speed_ratio(lambda: linearize(rosenbrock, self.x), lambda: rosenbrock(self.x))

@@ -39,7 +39,7 @@ from dualad._simplify import fold_constants, simplify
 from dualad._trace import Trace, Tracer
 from dualad._tree import flatten, treedef
 
-__all__ = ["Compiled", "compile"]
+__all__ = ["Compiled", "compile", "optimize", "record", "traceable"]
 
 _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
@@ -288,72 +288,20 @@ class Compiled:
                    "its draws through that name would be baked into a program as constants")
             self._eager[key] = why
             return self._run_eagerly(key, why, args, kwargs)
-        before = [_stream_state(s) for s in streams]
-        elsewhere = next((x for x in inputs if _elsewhere(x)), None)  # another library's array
-        with transform_level() as level:
-            trace = Trace(level)
-            tracers = [RecordingGenerator(x, trace.new_slot(x), trace)
-                       if isinstance(x, np.random.Generator)
-                       else trace.input(to_host(x) if _elsewhere(x) else x) for x in inputs]
-            it = iter(tracers)
-            leaves, rebuild_args = flatten((args, kwargs))
-            new_leaves = [next(it) if (type(leaf) is np.ndarray or isinstance(leaf, np.generic)
-                                       or isinstance(leaf, np.random.Generator) or _elsewhere(leaf))
-                          else leaf for leaf in leaves]
-            targs, tkwargs = rebuild_args(new_leaves)
-            try:
-                result = self.f(*targs, **tkwargs)
-            except Exception as err:
-                if elsewhere is None:
-                    raise
-                result = err  # on NumPy copies: arrays it closes over stay of their library
-            finally:
-                trace.active = False
-            if isinstance(result, Exception):
-                why = (f"tracing it on NumPy copies of its {type(elsewhere).__module__} arrays "
-                       f"raised {type(result).__name__}: {result}")
-                self._eager[key] = why
+        program, result, why = record(self.f, args, kwargs, inputs)
+        if program is None:
+            self._eager[key] = why
+            if result is None:  # what the trace computed is not this call's result
                 return self._run_eagerly(key, why, args, kwargs)
-            out_leaves, rebuild_out = flatten(result)
-        if any(_stream_state(s) != b for s, b in zip(streams, before)):
-            trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
-                             "it closes over or reaches as a global): the draws would be baked "
-                             "into a program as constants; pass the numpy.random.Generator as an "
-                             "argument instead, and its draws become steps of the program")
-        outputs, values = [], []
-        rerun = elsewhere is not None  # the values computed are not the call's own result
-        trace.active = True  # what it returned can still spoil the program
-        for leaf in out_leaves:
-            if type(leaf) is Tracer and leaf.trace is trace:
-                outputs.append(leaf.slot)
-                values.append(leaf.val)
-            elif isinstance(leaf, Value):  # built around traced values: run f again, untraced
-                trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
-                            "or around it), which a program cannot hold")
-                rerun = True
-            else:
-                if type(leaf).__name__ == "TracedArray":
-                    trace.spoil("it returned numbers computed from a traced value outside "
-                                "dualad's primitives")
-                    leaf = leaf.view(np.ndarray)
-                outputs.append(trace.const(leaf))
-                values.append(leaf)
-        trace.active = False
-        if trace.spoiled is not None:
-            self._eager[key] = trace.spoiled
-            if rerun:
-                return self._run_eagerly(key, trace.spoiled, args, kwargs)
-            self._warn(key, trace.spoiled)
-            return rebuild_out(values)
-        program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
-                          {slot: aval(v) for slot, v in enumerate(trace.values)})
+            self._warn(key, why)
+            return result
         if self.optimize:
-            program = simplify(program)
-            program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
+            program = optimize(program)
+        elsewhere = next((x for x in inputs if _elsewhere(x)), None)
         if elsewhere is not None:
             return self._retarget(key, program, elsewhere, args, kwargs, inputs)
         self._add(key, program)
-        return rebuild_out(values)
+        return result
 
     def _retarget(self, key: Any, program: Program, like: Any, args: tuple, kwargs: dict,
                   inputs: list) -> Any:
@@ -399,6 +347,92 @@ class Compiled:
         name = getattr(self.f, "__qualname__", repr(self.f))
         warnings.warn(f"dualad.compile({name}) runs eagerly (no program) at these argument shapes: "
                       f"{why}", RuntimeWarning, stacklevel=4)
+
+
+def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
+    """Run ``f(*args, **kwargs)`` once with ``inputs`` (its array and Generator leaves, in
+    order) traced: ``(program, the eager result, None)``, or ``(None, result, why)`` where
+    the trace was spoiled (see :mod:`dualad._trace`); ``result`` is then None where what
+    the trace computed is not the call's result (``f`` returned a value type built around
+    traced values, or ran on NumPy copies of another library's arrays), so ``f`` must run
+    again. The program is not optimized."""
+    streams = _random_streams(f, args, kwargs)
+    before = [_stream_state(s) for s in streams]
+    elsewhere = next((x for x in inputs if _elsewhere(x)), None)  # another library's array
+    with transform_level() as level:
+        trace = Trace(level)
+        tracers = [RecordingGenerator(x, trace.new_slot(x), trace) if isinstance(x, np.random.Generator)
+                   else trace.input(to_host(x) if _elsewhere(x) else x) for x in inputs]
+        it = iter(tracers)
+        leaves, rebuild_args = flatten((args, kwargs))
+        new_leaves = [next(it) if _is_input(leaf) else leaf for leaf in leaves]
+        targs, tkwargs = rebuild_args(new_leaves)
+        try:
+            result = f(*targs, **tkwargs)
+        except Exception as err:
+            if elsewhere is None:
+                raise
+            return None, None, (f"tracing it on NumPy copies of its {type(elsewhere).__module__} "
+                                f"arrays raised {type(err).__name__}: {err} (arrays it closes "
+                                "over stay of their library)")
+        finally:
+            trace.active = False
+        out_leaves, rebuild_out = flatten(result)
+    if any(_stream_state(s) != b for s, b in zip(streams, before)):
+        trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
+                         "it closes over or reaches as a global): the draws would be baked "
+                         "into a program as constants; pass the numpy.random.Generator as an "
+                         "argument instead, and its draws become steps of the program")
+    outputs, values = [], []
+    rerun = elsewhere is not None
+    trace.active = True  # what it returned can still spoil the program
+    for leaf in out_leaves:
+        if type(leaf) is Tracer and leaf.trace is trace:
+            outputs.append(leaf.slot)
+            values.append(leaf.val)
+        elif isinstance(leaf, Value):
+            trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
+                        "or around it), which a program cannot hold")
+            rerun = True
+        else:
+            if type(leaf).__name__ == "TracedArray":
+                trace.spoil("it returned numbers computed from a traced value outside "
+                            "dualad's primitives")
+                leaf = leaf.view(np.ndarray)
+            outputs.append(trace.const(leaf))
+            values.append(leaf)
+    trace.active = False
+    eager_result = None if rerun else rebuild_out(values)
+    if trace.spoiled is not None:
+        return None, eager_result, trace.spoiled
+    program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
+                      {slot: aval(v) for slot, v in enumerate(trace.values)})
+    return program, eager_result, None
+
+
+def _is_input(leaf: Any) -> bool:
+    """Whether a call's leaf is an input of its program (an array or a Generator)."""
+    return traceable(leaf) or isinstance(leaf, np.random.Generator) or _elsewhere(leaf)
+
+
+def traceable(leaf: Any) -> bool:
+    """Whether a trace takes ``leaf`` as an input of its program (a NumPy array or
+    scalar); other leaves are static, or make the call run eagerly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> traceable(np.ones(2)), traceable(np.float32(1.0)), traceable(1.0)
+    (True, True, False)
+    """
+    return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
+
+
+def optimize(program: Program) -> Program:
+    """The optimization passes, in order, on a freshly traced program: exact algebraic
+    simplification, constant folding, common-subexpression and dead-code elimination."""
+    program = simplify(program)
+    return eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
 
 
 # -- random streams ------------------------------------------------------------------------

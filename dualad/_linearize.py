@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
+from dualad._calling import paired_leaves
 from dualad._checks import describe
+from dualad._compile import optimize, record, traceable
+from dualad._partial_eval import SpecializationRefused, partial_eval
+from dualad._program import GuardMiss, Program, eliminate_dead_code
 from dualad._reverse_mode import registered_vjp
 from dualad._transforms import _jvp
+from dualad._tree import flatten
 
 __all__ = ["linearize", "linear_transpose"]
 
@@ -15,10 +22,20 @@ __all__ = ["linearize", "linear_transpose"]
 def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     """``f(*primals)`` and its JVP at ``primals`` as a function of the tangents, as ``jax.linearize``.
 
-    Cost: ``f`` is evaluated once here, and the returned ``f_jvp`` evaluates
-    it again, in forward mode, on every call (JAX records the linear program
-    once and replays only it). Pass a chunk of k tangents (a leading axis on
-    each) to push k directions through one call.
+    Cost: ``f`` runs once, here, in forward mode on traced values (as
+    :func:`dualad.compile` traces), recording the JVP program with the
+    primals and the tangents as its inputs. That program is partially
+    evaluated on the primals: what depends only on them is computed now, so each call of ``f_jvp``
+    replays only the tangent half, without running ``f``. A call whose
+    tangents have other shapes (a chunk of k tangents: a leading axis on
+    each, k directions in one call) or dtypes, or that takes another way
+    through a guard on the tangents, traces ``f`` once more for them
+    (at most 8 programs are kept). Where no program can be traced (primals
+    that are not NumPy arrays, such as Dask or CuPy arrays or Python floats;
+    tangents that carry another transform's derivatives; ``f`` drawing
+    random numbers or spoiling the trace in another way), ``f_jvp``
+    silently runs ``f`` again, in forward mode, on every call: the same
+    numbers, at the cost of the whole JVP.
 
     Parameters
     ----------
@@ -33,6 +50,10 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     f_jvp : callable
         ``f_jvp(*tangents)`` is ``jvp(f, primals, tangents)``'s output tangent;
         the tangents have the structure, shapes and dtypes of ``primals``.
+        ``f_jvp.at(*new_primals)`` is ``linearize(f, *new_primals)`` made from
+        the programs traced here, without running ``f`` again where they hold
+        (for the many points of an optimizer; closed-over arrays are those of
+        the first trace, as in :func:`dualad.compile`).
 
     Examples
     --------
@@ -44,11 +65,106 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     """
     if not callable(f):
         raise TypeError(f"linearize: f must be callable, got {describe(f)}")
-    out = f(*primals)
+    return _Linearized(f, primals, None).start()
 
-    def f_jvp(*tangents: Any) -> Any:
-        return _jvp(f, primals, tangents, "linearize")[1]
-    return out, f_jvp
+
+class _Linearized:
+    """``f_jvp`` of :func:`linearize`: the tangent half of ``f``'s traced JVP at the
+    primals, replayed per call.
+
+    ``traced`` (shared by the ``at`` of one another) maps a tangent key to the
+    whole JVP programs traced for it (primals and tangents in, ``f``'s output
+    and its tangent out), one per way through the guards; None where no
+    program can be traced. ``programs`` holds them specialized to these
+    primals: (output, tangent program) pairs.
+    """
+
+    MAX_PROGRAMS = 8
+
+    def __init__(self, f: Callable, primals: tuple, traced: dict | None):
+        self.f, self.primals = f, primals
+        self.leaves, self.build = flatten(primals)
+        if traced is None and all(map(traceable, self.leaves)):
+            traced = {}
+        self.traced = traced
+        self.programs: dict = {}
+
+    def start(self) -> tuple:
+        """``(f's output, self)``: from a program traced before at other primals, or traced now."""
+        if self.traced is None:
+            return self.f(*self.primals), self
+        zeros = self.build([np.zeros_like(leaf) for leaf in self.leaves])
+        specialized = self._specialized(_key(flatten(zeros)[0]))
+        if specialized:
+            return specialized[0][0], self
+        return self.trace(zeros)[0], self
+
+    def at(self, *primals: Any) -> tuple:
+        """``linearize(f, *primals)``, from the programs this one traced: ``f`` is not
+        run again where they hold at ``primals`` (same structure, shapes and dtypes,
+        same ways through guards on the primals); arrays ``f`` closes over are
+        those of the first trace, as in :func:`dualad.compile`."""
+        same = self.traced is not None and _key(flatten(primals)[0]) == _key(self.leaves)
+        return _Linearized(self.f, primals, self.traced if same else None).start()
+
+    def __call__(self, *tangents: Any) -> Any:
+        if self.traced is None:
+            return _jvp(self.f, self.primals, tangents, "linearize")[1]
+        t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
+        if not all(map(traceable, t_leaves)):
+            return _jvp(self.f, self.primals, tangents, "linearize")[1]
+        for _, program in self._specialized(_key(t_leaves)):
+            out = program.replay(t_leaves)
+            if type(out) is not GuardMiss:
+                return program.rebuild(out)
+        return self.trace(tangents)[1]
+
+    def _specialized(self, key: tuple) -> list:
+        """The programs traced for tangents of ``key`` whose guards on the primals hold,
+        specialized to them (once per key)."""
+        got = self.programs.get(key)
+        if got is None:
+            got = self.programs[key] = []
+            for whole in self.traced.get(key, ()):
+                try:
+                    got.append(self._specialize(*whole))
+                except SpecializationRefused:
+                    pass
+        return got
+
+    def _specialize(self, program: Program, n_out: int, out_rebuild: Callable) -> tuple:
+        """``(f's output, the tangent program)`` at these primals."""
+        program = partial_eval(program, dict(enumerate(self.leaves)))
+        out = out_rebuild([program.consts[s] for s in program.outputs[:n_out]])
+        tangent = Program(program.n_inputs, program.consts, program.steps, program.outputs[n_out:],
+                          program.rebuild, program.avals)
+        return out, eliminate_dead_code(tangent)
+
+    def trace(self, tangents: tuple) -> tuple:
+        """``jvp(f, primals, tangents)``, computed while recording it; the program is
+        kept for these tangents' key, and specialized to the primals."""
+        f = self.f
+        t_leaves = flatten(tangents)[0]
+        program, result, why = record(lambda p, t: _jvp(f, p, t, "linearize"),
+                                      (self.primals, tangents), {}, [*self.leaves, *t_leaves])
+        if result is None:  # it returned a value type built around traced values
+            return _jvp(f, self.primals, tangents, "linearize")
+        out, t_out = result
+        if program is None or sum(map(len, self.traced.values())) >= self.MAX_PROGRAMS:
+            return out, t_out
+        out_leaves, out_rebuild = flatten(out)
+        program = Program(program.n_inputs, program.consts, program.steps, program.outputs,
+                          flatten(t_out)[1], program.avals)
+        whole = (optimize(program), len(out_leaves), out_rebuild)
+        key = _key(t_leaves)
+        self.traced.setdefault(key, []).append(whole)
+        self._specialized(key).append(self._specialize(*whole))
+        return out, t_out
+
+
+def _key(leaves: list) -> tuple:
+    return tuple((type(leaf), getattr(leaf, "shape", None), getattr(leaf, "dtype", None))
+                 for leaf in leaves)
 
 
 def linear_transpose(f: Callable, *primals: Any) -> Callable:

@@ -25,6 +25,9 @@ Pytrees and calling conventions
     as distinct non-negative positions), ``Selection`` (the arguments
     ``argnums`` picks), ``split_aux``, ``paired_leaves`` (a second pytree
     checked against the first's structure).
+Programs
+    ``traceable`` (whether a value is an input a trace records, so that
+    :func:`dualad.compile` and :func:`dualad.linearize` make programs of it).
 Forward mode and Jacobian assembly
     ``Dual``, ``jvp``, ``primals_at`` (a pytree with one level's Duals
     replaced by their primals), ``check_inputs``, ``basis_chunks``,
@@ -71,6 +74,7 @@ from dualad._checks import (
     is_operand,
     validate_tangent,
 )
+from dualad._compile import traceable
 from dualad._core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
 from dualad._dual import Dual
 from dualad._inplace import Accumulator, is_large, made_by_call
@@ -87,6 +91,7 @@ __all__ = [
     "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "positions", "primals_at",
     "raw", "set_cut",
-    "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "validate_tangent",
+    "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
+    "validate_tangent",
     "zeros",
 ]

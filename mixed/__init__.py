@@ -1,5 +1,6 @@
-"""mixed: forward-over-reverse Hessian-vector products and the Newton
-optimizers that use them, on NumPy or CuPy arrays.
+"""mixed: forward-over-reverse Hessian-vector products, the Hessian at a point
+as a linear operator (``linearize``), and the Newton optimizers that use
+them, on NumPy or CuPy arrays.
 
 The adapters for ``scipy.optimize.minimize`` (``jac=``, ``hessp=``) are in
 :mod:`mixed.scipy`, which needs no SciPy to import.
@@ -14,6 +15,8 @@ array([12., 48.])
 
 from mixed import scipy as scipy  # mixed.scipy after `import mixed`; it imports no SciPy
 from mixed._hvp import grad_and_hvp, hessian, hvp
+from mixed._linearize import HessianOperator, linearize
 from mixed._newton import OptimizeResult, newton_cg, trust_region
 
-__all__ = ["OptimizeResult", "grad_and_hvp", "hessian", "hvp", "newton_cg", "trust_region"]
+__all__ = ["HessianOperator", "OptimizeResult", "grad_and_hvp", "hessian", "hvp", "linearize", "newton_cg",
+           "trust_region"]

@@ -1,7 +1,9 @@
 """Newton-type optimizers driven by Hessian-vector products.
 
 Both run entirely on the backend of ``x0`` (NumPy, CuPy or Dask, float32 or
-float64); the gradient and H v come from one forward-over-reverse pass.
+float64); the gradient comes from a reverse pass, and H v from the tangent
+half of a forward-over-reverse program traced once per iterate
+(:func:`mixed.linearize`, on NumPy) or from one forward-over-reverse pass each.
 Iterates and gradients are persisted as they are made, and the scalars a
 decision needs (f, norms, slopes) are read together, as in ``mixed._krylov``.
 """
@@ -24,10 +26,13 @@ from dualad.interpreter import (
     namespace_of,
     persist,
     to_floats,
+    traceable,
 )
 from mixed._hvp import check_scalar
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
+from mixed._linearize import HessianOperator
+from mixed._linearize import linearize as _linearize
 
 __all__ = ["OptimizeResult", "newton_cg", "trust_region"]
 
@@ -241,12 +246,12 @@ def _lost_values_are_an_error(solver: Callable) -> Callable:
 def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxiter: int = 200,
               cg_maxiter: int | None = None, c1: float = 1e-4,
               callback: Callable[[OptimizeResult], None] | None = None,
-              disp: bool = False) -> OptimizeResult:
+              disp: bool = False, linearize: bool = True) -> OptimizeResult:
     """Minimize ``f`` by matrix-free truncated Newton (Newton-CG) with a line search.
 
     Each outer step solves H p = -g by CG until the residual's 1-norm is
     at most ``min(0.5, sqrt(||g||_1)) ||g||_1`` (a superlinear forcing sequence,
-    SciPy's rule), with H p from :func:`mixed.hvp`; negative curvature ends
+    SciPy's rule), with H p from :func:`mixed.linearize` (see ``linearize``); negative curvature ends
     CG with a descent direction; a backtracking Armijo line search picks the
     step length. A trial point where f is NaN or infinite is backtracked
     from; once f's change is below its rounding level, the Armijo test is
@@ -282,6 +287,12 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
     disp : bool
         Print a line per iteration (f, the gradient's norm, the counts so
         far) and a summary at the end, as SciPy's ``disp`` option does.
+    linearize : bool
+        On NumPy, take each step's H-products from :func:`mixed.linearize` at
+        the iterate: the forward-over-reverse program is traced once per
+        solve, its primal half computed once per iterate, and each product
+        replays its tangent half (the same numbers, without f's Python). False, or another backend:
+        one :func:`mixed.hvp` pass per product.
 
     Returns
     -------
@@ -314,13 +325,33 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
     check_number("c1", c1, 0.0, 1.0, high_open=True, low_open=True)
     report = _Report(disp, "")
     return report.end(_newton_cg_steps(f, x, tol, maxiter, cg_maxiter or max(2 * x.shape[0], 20), c1,
-                                       callback, report))
+                                       callback, report, linearize))
 
 
-def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report) -> OptimizeResult:
+def _hessian_at(f: Callable, x: Any, linearize: bool, last: Any) -> Any:
+    """H at ``x``, something with ``matvec``: on NumPy with ``linearize``, the operator
+    of :func:`mixed.linearize` (from ``last``'s trace, the operator at the previous
+    iterate, where there is one); else one forward-over-reverse pass per product."""
+    if not (linearize and traceable(x)):
+        return _PerProduct(f, x)
+    return last.at(x)[1] if isinstance(last, HessianOperator) else _linearize(f, x)[1]
+
+
+class _PerProduct:
+    """H at ``x`` by one :func:`mixed.hvp` pass per product."""
+
+    def __init__(self, f: Callable, x: Any):
+        self.f, self.x = f, x
+
+    def matvec(self, d: Any) -> Any:
+        return _hvp(self.f, self.x, d)
+
+
+def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linearize) -> OptimizeResult:
     vg = _value_and_grad(f)
     x, fval, g = vg(x)
     nfev, nhev = 1, 0
+    hess = None
     for it in range(maxiter + 1):
         fval, gg, g1 = to_floats(fval, vdot(g, g), abs_sum(g))  # fval is read here only at x0
         gnorm = math.sqrt(gg)
@@ -335,7 +366,8 @@ def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report) -> Op
         # 2333 steps and 5800 f-evaluations (3466 of them halvings in the
         # line search), the 1-norm 1524 and 1936, with about the same number
         # of H-products (16.9k vs 16.2k); from 0.5 * ones 47 vs 40 steps.
-        p, used, finite = truncated_cg(lambda d, x=x: _hvp(f, x, d), g,
+        hess = _hessian_at(f, x, linearize, hess)
+        p, used, finite = truncated_cg(hess.matvec, g,
                                        min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=abs_sum)
         nhev += used
         if not finite:
@@ -382,11 +414,11 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
                  initial_radius: float = 1.0, max_radius: float = 1e4, eta: float = 0.15,
                  cg_maxiter: int | None = None,
                  callback: Callable[[OptimizeResult], None] | None = None,
-                 disp: bool = False) -> OptimizeResult:
+                 disp: bool = False, linearize: bool = True) -> OptimizeResult:
     """Minimize ``f`` by a trust-region Newton method with Steihaug-CG steps.
 
     Each step minimizes the quadratic model ``g.p + p.Hp / 2`` over ``||p|| <= radius``
-    by Steihaug's truncated CG (H p from :func:`mixed.hvp`); the step is
+    by Steihaug's truncated CG (H p from :func:`mixed.linearize`); the step is
     taken if the actual decrease is more than ``eta`` times the predicted
     one, and the radius shrinks (ratio < 1/4) or doubles (ratio > 3/4 at
     the boundary). Once f's change is below its rounding level, the actual
@@ -421,6 +453,12 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
     disp : bool
         Print a line per iteration (f, the gradient's norm, the counts so
         far, the trust radius) and a summary at the end.
+    linearize : bool
+        On NumPy, take each step's H-products from :func:`mixed.linearize` at
+        the iterate: the forward-over-reverse program is traced once per
+        solve, its primal half computed once per iterate, and each product
+        replays its tangent half (the same numbers, without f's Python). False, or another backend:
+        one :func:`mixed.hvp` pass per product.
 
     Returns
     -------
@@ -448,14 +486,16 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
         raise ValueError(f"need 0 < initial_radius <= max_radius, got {initial_radius} and {max_radius}")
     report = _Report(disp, f" {'radius':>10}")
     return report.end(_trust_region_steps(f, x, tol, maxiter, initial_radius, max_radius, eta,
-                                          cg_maxiter or max(2 * x.shape[0], 20), callback, report))
+                                          cg_maxiter or max(2 * x.shape[0], 20), callback, report,
+                                          linearize))
 
 
 def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter, callback,
-                        report) -> OptimizeResult:
+                        report, linearize) -> OptimizeResult:
     vg = _value_and_grad(f)
     x, fval, g = vg(x)
     nfev, nhev = 1, 0
+    hess_x = hess = None  # a rejected step keeps x, and its H-products
     for it in range(maxiter + 1):
         fval, gg = to_floats(fval, vdot(g, g))  # fval is read here only at x0
         gnorm = math.sqrt(gg)
@@ -465,7 +505,9 @@ def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter,
             return done
         if it == maxiter:
             break
-        p, hp, used, finite = steihaug_cg(lambda d, x=x: _hvp(f, x, d), g, radius,
+        if x is not hess_x:
+            hess_x, hess = x, _hessian_at(f, x, linearize, hess)
+        p, hp, used, finite = steihaug_cg(hess.matvec, g, radius,
                                           min(0.5, math.sqrt(gnorm)) * gnorm, cg_maxiter)
         nhev += used
         if not finite:

@@ -225,7 +225,11 @@ def test_objective_turning_nan_mid_solve(solver):
     f = NanAfter(12)
     res = solver(f, np.zeros(20), maxiter=1000)
     assert not res.success
-    assert (res.message in ("non-finite Hessian-vector product", "non-finite objective or gradient")
+    # H-products replay a program traced before f turned NaN (a stateful f is not
+    # run again for them), so trust_region may see only f's NaNs and let its radius
+    # collapse; with linearize=False they are computed by f and are NaN too.
+    assert (res.message in ("non-finite Hessian-vector product", "non-finite objective or gradient",
+                            "trust region collapsed (no decrease possible)")
             or res.message.startswith("line search failed after"))
     assert f.calls < 200  # gave up promptly
     assert np.all(np.isfinite(res.x)) and math.isfinite(res.fun)
