@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._core import bind
+from dualad._memory import plan, ufunc_of
 from dualad._shapes import dtype_of, shape_of
 from dualad._trace import GUARDS, Eqn, Guard
 
@@ -197,6 +198,10 @@ def _generate(program: Program) -> Callable:
 
     args = ", ".join(f"x{i}" for i in range(program.n_inputs))
     body = []
+    memory = plan(program)
+    if memory.buffers:
+        env["_buffers"] = memory.get
+        body.append("_b = _buffers()")
     guard = 0
     for n, step in enumerate(program.steps):
         if type(step) is Guard:
@@ -206,6 +211,10 @@ def _generate(program: Program) -> Callable:
             guard += 1
             continue
         operands = ", ".join(name(s) for s in step.ins)
+        if step.outs[0] in memory.slots:  # a NumPy ufunc writing into its buffer
+            env[f"_u{n}"] = ufunc_of(step)
+            body.append(f"t{step.outs[0]} = _u{n}({operands}, out=_b[{memory.slots[step.outs[0]]}])")
+            continue
         if step.params:
             env[f"_p{n}"] = step.params
             operands += (", " if operands else "") + f"**_p{n}"
