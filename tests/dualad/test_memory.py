@@ -103,7 +103,8 @@ def test_in_place_reuse_of_a_dying_operand():
     compiled(x)
     memory = plan(compiled.program(x))
     assert len(memory.slots) == 4 and len(memory.buffers) == 1
-    np.testing.assert_array_equal(compiled(x[::-1].copy()), np.sum(np.tanh(np.exp(np.sin(x[::-1]) * 0.5) - 1.0)))
+    y = x[::-1].copy()
+    np.testing.assert_array_equal(compiled(y), np.sum(np.tanh(np.exp(np.sin(y) * 0.5) - 1.0)))
 
 
 def test_threads_replaying_one_program_do_not_share_buffers():
