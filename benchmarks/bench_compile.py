@@ -10,9 +10,20 @@ microseconds. Run the ratios without asv with
 from __future__ import annotations
 
 import dualad
+import mixed
 import reverse
 
-from .common import CHAIN_OPS, best_seconds, op_chain, ratio, rosenbrock, speed_ratio, vector
+from .common import (
+    CHAIN_OPS,
+    best_seconds,
+    direction,
+    mlp_classifier,
+    op_chain,
+    ratio,
+    rosenbrock,
+    speed_ratio,
+    vector,
+)
 
 
 class CompileOverhead:
@@ -94,24 +105,31 @@ class CompileOverhead:
 
 
 class CompiledGrad:
-    """``reverse.grad`` of ``common.rosenbrock`` at n = 1e3 and 1e5, compiled and eager,
-    over the function on plain arrays (float64). ``track_trace_over_function``
-    is the first call (trace and dead-code elimination) over one function call."""
+    """``reverse.grad`` and ``mixed.hvp`` of ``common.rosenbrock`` at n = 1e3, 1e5 and 1e6,
+    compiled and eager, over the function on plain arrays (float64).
+    ``track_trace_over_function`` is the first call (trace and passes) over one
+    function call; ``track_calls_to_pay_back`` how many compiled calls of the
+    gradient repay that first call from what each saves against the eager one."""
 
-    params = [[1_000, 100_000]]
+    params = [[1_000, 100_000, 1_000_000]]
     param_names = ["n"]
 
     def setup(self, n):
-        self.x = vector(n)
+        self.x, self.v = vector(n), direction(n)
         self.grad = reverse.grad(rosenbrock)
         self.compiled = dualad.compile(self.grad)
         self.compiled(self.x)
+        self.compiled_hvp = dualad.compile(_rosenbrock_hvp)
+        self.compiled_hvp(self.x, self.v)
 
     def _f(self):
         return rosenbrock(self.x)
 
     def _compiled(self):
         return self.compiled(self.x)
+
+    def _compiled_hvp(self):
+        return self.compiled_hvp(self.x, self.v)
 
     def _grad(self):
         return self.grad(self.x)
@@ -122,9 +140,16 @@ class CompiledGrad:
     def time_compiled_grad(self, n):
         self.compiled(self.x)
 
+    def time_compiled_hvp(self, n):
+        self.compiled_hvp(self.x, self.v)
+
     @ratio
     def track_compiled_grad_over_function(self, n):
         return speed_ratio(self._compiled, self._f)
+
+    @ratio
+    def track_compiled_hvp_over_function(self, n):
+        return speed_ratio(self._compiled_hvp, self._f)
 
     @ratio
     def track_eager_grad_over_function(self, n):
@@ -133,3 +158,43 @@ class CompiledGrad:
     @ratio
     def track_trace_over_function(self, n):
         return speed_ratio(self._trace, self._f)
+
+    def track_calls_to_pay_back(self, n):
+        first, eager, replay = (best_seconds(fn) for fn in (self._trace, self._grad, self._compiled))
+        return (first - replay) / max(eager - replay, 1e-12)
+
+    track_calls_to_pay_back.unit = "calls"
+
+
+def _rosenbrock_hvp(x, v):
+    return mixed.hvp(rosenbrock, x, v)
+
+
+class CompiledMLP:
+    """The MLP 784-256-256-10 at batch 256 (``common.mlp_classifier``): the compiled
+    gradient and H v over the loss, float64."""
+
+    def setup(self):
+        self.loss, params, direction_ = mlp_classifier()
+        self.params, self.v = tuple(params), tuple(direction_)
+        self.grad = dualad.compile(reverse.grad(self.loss))
+        self.grad(self.params)
+        self.hvp = dualad.compile(self._hvp)
+        self.hvp(self.params, self.v)
+
+    def _hvp(self, params, v):
+        return mixed.hvp(self.loss, params, v)
+
+    def _loss(self):
+        return self.loss(self.params)
+
+    def time_compiled_grad(self):
+        self.grad(self.params)
+
+    @ratio
+    def track_compiled_grad_over_loss(self):
+        return speed_ratio(lambda: self.grad(self.params), self._loss)
+
+    @ratio
+    def track_compiled_hvp_over_loss(self):
+        return speed_ratio(lambda: self.hvp(self.params, self.v), self._loss)

@@ -288,6 +288,36 @@ class Dualad(Library):
         return self.mixed.newton_cg(rosenbrock, x0, tol=NEWTON_TOL)
 
 
+class DualadCompiled(Dualad):
+    """dualad's transforms under ``dualad.compile``: traced on the first call, replayed
+    after (the first call is reported apart, as JIT compilation is for ``jax.jit``)."""
+
+    name = "dualad.compile"
+    devices = ("cpu",)
+
+    def _vector_ops(self, f, x, v):
+        d, compile_ = self, self.dualad.compile
+        jvp = compile_(lambda x, v: d.dualad.jvp(f, (x,), (v,))[1])
+        grad = compile_(d.reverse.grad(f))
+        hvp = compile_(lambda x, v: d.mixed.hvp(f, x, v))
+        return {"jvp": lambda: jvp(x, v), "grad": lambda: grad(x), "hvp": lambda: hvp(x, v)}
+
+    def chain(self, x):
+        grad = self.dualad.compile(self.reverse.grad(op_chain))
+        return {"grad": lambda: grad(x)}
+
+    def hessian50(self, f, x):
+        hessian = self.dualad.compile(self.mixed.hessian(f))
+        return {"hessian": lambda: hessian(x)}
+
+    def scalar(self, x, y):
+        vgh = self.dualad.compile(lambda x, y: hyperdual_value_grad_hessian(g, x, y))
+        x, y = np.float64(x), np.float64(y)  # arrays are traced; Python floats are static
+        return {"vgh": lambda: vgh(x, y)}
+
+    newton = newton_own = None  # the Newton row times SciPy's and our solvers, not a program
+
+
 class Jax(Library):
     name = "jax"
     modules = ("jax",)
@@ -612,7 +642,7 @@ class NumDual(Library):
         return {"hessian": lambda: nd.hessian(f, list(x))[2]}
 
 
-LIBRARIES = [NumPy, Dualad, Jax, JaxJit, TorchFunc, TorchEager, Autograd, MyGrad, NumDual]
+LIBRARIES = [NumPy, Dualad, DualadCompiled, Jax, JaxJit, TorchFunc, TorchEager, Autograd, MyGrad, NumDual]
 PEER_NAMES = [cls.name for cls in LIBRARIES[2:]]
 
 
@@ -799,12 +829,12 @@ class Runner:
             return solve
 
         for lib in self.libraries:
-            if hasattr(lib, "newton"):
+            if getattr(lib, "newton", None) is not None:
                 try:
                     solves[lib.name] = {"scipy": scipy_solve(lib.name, *lib.newton())}
                 except Exception as exc:
                     print(f"  {lib.name}: newton failed to build: {type(exc).__name__}: {exc}")
-        own = next((lib for lib in self.libraries if isinstance(lib, Dualad)), None)
+        own = next((lib for lib in self.libraries if type(lib) is Dualad), None)
         saved, self.sample_s = self.sample_s, 0.0  # a solve is long: one per sample
         self.row("newton", NEWTON_N, "scipy Newton-CG", solves, "scipy", baseline_op="scipy")
         for lib, cell in self.rows[-1]["libraries"].items():

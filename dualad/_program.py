@@ -106,6 +106,9 @@ class Program:
         for slot, value in self.consts.items():
             if not _inline(value):
                 lines.append(f"# c{slot}: {_describe(value)}")
+        memory = plan(self)
+        for b, (shape, dtype) in enumerate(memory.buffers):
+            lines.append(f"# b{b}: {dtype}{list(shape)}, a buffer kept between replays")
         args = ", ".join(f"x{i}" for i in range(self.n_inputs))
         lines.append(f"def program({args}):")
         for i, step in enumerate(self.steps):
@@ -119,6 +122,8 @@ class Program:
                 continue
             call = ", ".join([self._name(s) for s in step.ins] +
                              [f"{k}={v!r}" for k, v in step.params.items()])
+            if step.outs[0] in memory.slots:
+                call += f", out=b{memory.slots[step.outs[0]]}"
             lines.append(f"    {outs} = np.{step.prim.name}({call})")
         ret = ", ".join(self._name(s) for s in self.outputs)
         lines.append(f"    return {ret}" if len(self.outputs) == 1 else f"    return ({ret})")
