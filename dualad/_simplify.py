@@ -222,7 +222,9 @@ def _all(value: Any, test: Callable) -> bool:
         a = np.asarray(value)
     except Exception:  # noqa: BLE001 - an object that is no number is no one or zero
         return False
-    return a.dtype.kind in "biufc" and a.size > 0 and bool(np.all(test(a)))
+    if a.dtype.kind not in "biufc" or a.size == 0:
+        return False
+    return bool(test(a[()]) if a.ndim == 0 else test(a).all())  # a NumPy scalar tests fastest
 
 
 def _kind(walk: _Walk, slot: int) -> str:
