@@ -32,6 +32,8 @@ import numpy as np
 
 from dualad._backend import to_host
 from dualad._core import Value, transform_level
+from dualad._fusion import available as fusion_available
+from dualad._fusion import fuse_elementwise
 from dualad._program import GuardMiss, Program, aval, eliminate_common_subexpressions, eliminate_dead_code
 from dualad._random import RecordingGenerator
 from dualad._retarget import difference, retarget
@@ -44,7 +46,8 @@ __all__ = ["Compiled", "compile", "optimize", "record", "traceable"]
 _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
 
-def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Compiled":
+def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
+            fuse: bool | None = None) -> "Compiled":
     """``f`` traced once into a program of primitives and replayed on later calls
     (JAX users know this as ``jit``).
 
@@ -89,7 +92,14 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
         see :mod:`dualad._simplify`), constant folding (of what a rewrite left
         with constant operands only: what does not depend on the inputs is
         already computed once, while tracing), common-subexpression
-        elimination, then dead-code elimination.
+        elimination, then dead-code elimination. A memory plan then writes
+        the results of elementwise steps into buffers kept between calls.
+    fuse : bool or None
+        Fuse trees of elementwise steps (``+ - * /``, negation, squaring on
+        float64 arrays of 65536 entries or more) into one numexpr kernel
+        each, with the same numbers bit for bit (see
+        :mod:`dualad._fusion`). None: where numexpr is installed (``pip
+        install "dualad[fast]"``); True without numexpr raises ImportError.
 
     Returns
     -------
@@ -118,7 +128,11 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True) -> "Co
         raise TypeError(f"compile: f must be callable, got {type(f).__name__} ({f!r})")
     if not isinstance(max_programs, int) or max_programs < 1:
         raise ValueError(f"compile: max_programs must be a positive int, got {max_programs!r}")
-    return Compiled(f, max_programs, optimize)
+    if fuse not in (None, True, False):
+        raise TypeError(f"compile: fuse must be True, False or None, got {fuse!r}")
+    if fuse and not fusion_available():
+        raise ImportError('compile: fuse=True needs numexpr: pip install "dualad[fast]" (or numexpr)')
+    return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse)
 
 
 class Compiled:
@@ -138,10 +152,10 @@ class Compiled:
     (1, 1)
     """
 
-    def __init__(self, f: Callable, max_programs: int, optimize: bool):
+    def __init__(self, f: Callable, max_programs: int, optimize: bool, fuse: bool = False):
         self.f = f
         self.max_programs = max_programs
-        self.optimize = optimize
+        self.optimize, self.fuse = optimize, fuse
         self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
         self._by_key: dict = {}                      # key -> list of outcome tuples
         self._eager: dict = {}                       # key -> why it runs eagerly
@@ -295,9 +309,9 @@ class Compiled:
                 return self._run_eagerly(key, why, args, kwargs)
             self._warn(key, why)
             return result
-        if self.optimize:
-            program = optimize(program)
         elsewhere = next((x for x in inputs if _elsewhere(x)), None)
+        if self.optimize:  # numexpr kernels run on NumPy arrays only
+            program = optimize(program, fuse=self.fuse and elsewhere is None)
         if elsewhere is not None:
             return self._retarget(key, program, elsewhere, args, kwargs, inputs)
         self._add(key, program)
@@ -428,11 +442,13 @@ def traceable(leaf: Any) -> bool:
     return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
 
 
-def optimize(program: Program) -> Program:
+def optimize(program: Program, fuse: bool = True) -> Program:
     """The optimization passes, in order, on a freshly traced program: exact algebraic
-    simplification, constant folding, common-subexpression and dead-code elimination."""
+    simplification, constant folding, common-subexpression and dead-code elimination,
+    then (``fuse``, where numexpr is installed) elementwise fusion."""
     program = simplify(program)
-    return eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
+    program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
+    return fuse_elementwise(program) if fuse else program
 
 
 # -- random streams ------------------------------------------------------------------------

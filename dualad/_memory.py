@@ -11,8 +11,9 @@ and what other primitives make.
 What is planned is chosen so that no buffer can be seen from outside or
 change under a reader:
 
-- only the results of NumPy ufuncs (:func:`ufunc_of`), whose ``out=`` gives
-  the result eager evaluation gives (dtype and shape come from the trace);
+- only the results of NumPy ufuncs (:func:`ufunc_of`) and fused numexpr
+  kernels (:mod:`dualad._fusion`), whose ``out=`` gives the result eager
+  evaluation gives (dtype and shape come from the trace);
 - only where every step reading the result is such a ufunc too (or a
   guard): a ufunc makes a new array, never a view, so nothing keeps a
   reference to a buffer past its last reader;
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dualad._backend import _np_xp
+from dualad._fusion import Fused
 from dualad._trace import Eqn, Guard
 
 __all__ = ["MIN_SIZE", "UFUNCS", "MemoryPlan", "plan", "ufunc_of"]
@@ -53,6 +55,8 @@ def ufunc_of(step: Eqn) -> Any:
     """The NumPy ufunc that computes ``step`` as its implementation does, or None."""
     if step.xp is not _np_xp:
         return None
+    if type(step.prim) is Fused:  # a numexpr kernel takes out= as a ufunc does
+        return step.prim
     name = step.prim.name
     if name == "integer_pow" and step.params == {"exponent": 2}:
         return np.square

@@ -117,8 +117,11 @@ class Program:
                              f", 'guard {len([s for s in self.steps[:i] if type(s) is Guard])}'")
                 continue
             outs = ", ".join(f"t{s}" for s in step.outs)
-            if hasattr(step.prim, "format"):  # a draw: x1.normal(size=(3,))
-                lines.append(f"    {outs} = {step.prim.format(self._name(step.ins[0]), step.params)}")
+            if hasattr(step.prim, "format"):  # a draw (x1.normal(size=(3,))) or a fused kernel
+                call = step.prim.format([self._name(s) for s in step.ins], step.params)
+                if step.outs[0] in memory.slots:
+                    call = f"{call[:-1]}, out=b{memory.slots[step.outs[0]]})"
+                lines.append(f"    {outs} = {call}")
                 continue
             call = ", ".join([self._name(s) for s in step.ins] +
                              [f"{k}={v!r}" for k, v in step.params.items()])

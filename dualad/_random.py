@@ -52,11 +52,11 @@ class _Draw:
         return getattr(generator, method)(*args, **kwargs)
 
     @staticmethod
-    def format(generator: str, params: dict) -> str:
+    def format(names: list, params: dict) -> str:
         """The step as source: ``x1.normal(0.0, 1.0, size=(3,))``."""
         call = [repr(a) for a in params["args"]]
         call += [f"{k}={v!r}" for k, v in params["kwargs"].items()]
-        return f"{generator}.{params['method']}({', '.join(call)})"
+        return f"{names[0]}.{params['method']}({', '.join(call)})"
 
 
 DRAW = _Draw()

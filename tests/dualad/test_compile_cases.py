@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import dualad
 import reverse
-from dualad import _memory, ops
+from dualad import _fusion, _memory, ops
 from dualad._tree import flatten
 
 # Cases whose program may fall back to eager on NumPy float64 (each warns that the
@@ -49,12 +49,13 @@ SOME = settings(max_examples=max(2, settings.default.max_examples // 10))
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _plan_every_size():
-    """The memory plan skips small results; here it plans them all, so that the sweep
-    checks planned replays of every primitive too."""
-    saved, _memory.MIN_SIZE = _memory.MIN_SIZE, 1
+def _plan_and_fuse_every_size():
+    """The memory plan and fusion skip small results; here they take them all, so that
+    the sweep checks planned and fused replays of every primitive too."""
+    saved = _memory.MIN_SIZE, _fusion.MIN_SIZE
+    _memory.MIN_SIZE = _fusion.MIN_SIZE = 1
     yield
-    _memory.MIN_SIZE = saved
+    _memory.MIN_SIZE, _fusion.MIN_SIZE = saved
 TWO = settings(max_examples=2)
 
 
