@@ -34,6 +34,17 @@ def is_float(x: Any) -> bool:
     return hasattr(x, "dtype") and dtype_name(x).startswith("float")
 
 
+class Counted:
+    """``f``, counting the calls of its Python (to show a replay does not run it)."""
+
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.f(*args)
+
+
 class Prepared:
     """A case's drawn arguments on one backend, as ``f(*xs)`` of the floating ones."""
 

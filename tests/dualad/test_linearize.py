@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _support.harness import Counted
 
 import dualad
 import reverse
@@ -15,17 +16,6 @@ from dualad.extend import custom
 from dualad.interpreter import flatten
 
 RNG = np.random.default_rng(11)
-
-
-class Counted:
-    """``f``, counting the calls of its Python."""
-
-    def __init__(self, f):
-        self.f, self.calls = f, 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.f(*args)
 
 
 def rosen(x):

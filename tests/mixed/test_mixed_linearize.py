@@ -8,23 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _support.backends import BACKENDS, DASK_PARAM, to_numpy
+from _support.harness import Counted
 
 import mixed
 from dualad import ops
 from mixed import HessianOperator, hvp, linearize, newton_cg, trust_region
 
 RNG = np.random.default_rng(5)
-
-
-class Counted:
-    """``f``, counting the calls of its Python."""
-
-    def __init__(self, f):
-        self.f, self.calls = f, 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.f(*args)
 
 
 def rosenbrock(x):
