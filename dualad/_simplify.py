@@ -38,6 +38,11 @@ arithmetic, aside), with the same type, shape and dtype
     ``scatter(a, idx) + scatter(b, idx)`` with the same basic index (ints
     and slices: each element is written once) and scatters used once ->
     ``scatter(a + b, idx)``: outside ``idx`` both are ``+0.0 + +0.0``.
+``scatter_sum``
+    ``scatter(a, [i:j]) + scatter(b, [k:l])`` on 1-d slices of unit step,
+    scatters used once -> one step that writes both into one array of zeros
+    (the transposes of ``x[1:]`` and ``x[:-1]`` in a gradient), with the
+    signed zeros of the sum.
 
 A rewrite that would make an output of the program the same array as an
 input, a constant or another slot is not made (the caller may write into
@@ -377,11 +382,65 @@ def _basic(i: Any) -> bool:
     return i is None or type(i) in (int, slice)
 
 
+def _scatter_sum(walk, step):
+    """``scatter(a, x[i:j]) + scatter(b, x[k:l])`` (1-d, unit steps, used once) -> one
+    array of zeros written at both ranges (see :class:`_ScatterSum`)."""
+    if len(step.ins) != 2 or not all(map(walk.once, step.ins)):
+        return None
+    a, b = (walk.made_by(s, "scatter") for s in step.ins)
+    if a is None or b is None or a.xp is not b.xp or not _native_indexing(a.xp) \
+            or a.params["shape"] != b.params["shape"] or len(a.params["shape"]) != 1:
+        return None
+    n = a.params["shape"][0]
+    ranges = [_range(x.params["idx"], n) for x in (a, b)]
+    out = walk.avals.get(step.outs[0])
+    if None in ranges or out is None or any(walk.avals.get(x.ins[0]) is None or
+                                            walk.avals[x.ins[0]][2] != out[2] for x in (a, b)):
+        return None
+    return [Eqn(SCATTER_SUM, {"shape": (n,), "dtype": out[2], "ranges": tuple(ranges)},
+                (a.ins[0], b.ins[0]), step.outs, a.xp)]
+
+
+def _range(idx: tuple, n: int) -> tuple | None:
+    """``(start, stop)`` of a 1-d index of one unit-step slice, or None."""
+    if len(idx) != 1 or type(idx[0]) is not slice:
+        return None
+    start, stop, stride = idx[0].indices(n)
+    return (start, max(start, stop)) if stride == 1 else None
+
+
+class _ScatterSum:
+    """``scatter(a, [i:j]) + scatter(b, [k:l])`` in one array: zeros, ``a`` copied into
+    ``[i:j]``, ``b`` added into ``[k:l]``, and ``+0.0`` added where only ``a`` was written
+    (``a + 0.0`` is ``+0.0`` where ``a`` is ``-0.0``, as the two scatters' sum gives)."""
+
+    name = "scatter_sum"
+    multiple_results = False
+    effect = False
+
+    @staticmethod
+    def impl(xp: Any, a: Any, b: Any, *, shape: tuple, dtype: Any, ranges: tuple) -> Any:
+        (i, j), (k, m) = ranges
+        out = xp.zeros(shape, dtype=dtype)
+        out[i:j] = a
+        view = out[k:m]  # a view (the rule asks for a library with NumPy's indexing)
+        view += b
+        for lo, hi in ((i, min(j, k)), (max(i, m), j)):  # written by a alone
+            if lo < hi:
+                view = out[lo:hi]
+                view += 0.0
+        return out
+
+
+SCATTER_SUM = _ScatterSum()
+
+
 _RULES = {
     "multiply": [("mul_one", _mul_one), ("uniform_const", _uniform_const),
                  ("neg_scale", _scale_neg)],
     "divide": [("div_one", _div_one), ("uniform_const", _uniform_const)],
-    "add": [("add_zero", _add_zero), ("scatter_add", _scatter_add), ("uniform_const", _uniform_const)],
+    "add": [("add_zero", _add_zero), ("scatter_add", _scatter_add), ("scatter_sum", _scatter_sum),
+            ("uniform_const", _uniform_const)],
     "subtract": [("add_zero", _sub_zero), ("uniform_const", _uniform_const)],
     "negative": [("neg_neg", _neg_neg), ("neg_scale", _neg_scale)],
     "permute_dims": [("transpose", _transpose)],

@@ -227,6 +227,31 @@ def test_scatters_not_added_first(ia, ib):
     assert fired["scatter_add"] == 0
 
 
+@pytest.mark.parametrize("ia, ib", [(slice(1, None), slice(None, -1)), (slice(None, -1), slice(1, None)),
+                                    (slice(0, 2), slice(3, 6)), (slice(0, 6), slice(2, 4)),
+                                    (slice(2, 4), slice(0, 6))],
+                         ids=["shifted", "shifted back", "apart", "nested", "nesting"])
+def test_scatters_at_two_slices_become_one_step_with_the_sums_signed_zeros(ia, ib):
+    """Where only the first scatter writes, the sum is a + 0.0: +0.0 for -0.0."""
+    def f(x, y):
+        return ops.scatter(np.sin(x), (6,), (ia,)) + ops.scatter(np.sin(y), (6,), (ib,))
+
+    na, nb = len(range(6)[ia]), len(range(6)[ib])
+    draws = [(np.resize(SPECIAL[k:], na), np.resize(SPECIAL[::-1][k:], nb)) for k in range(4)]
+    draws += [(np.full(na, -0.0), np.full(nb, -0.0))]
+    q, fired = _simplified(f, *draws[0], more=draws[1:])
+    assert fired["scatter_sum"] == 1 and _names(q) == ["sin", "sin", "scatter_sum"]
+
+
+def test_scatters_that_are_not_one_dimensional_slices_stay():
+    def f(x):
+        return (ops.scatter(np.sin(x), (4, 2), (slice(1, None),))
+                + ops.scatter(np.cos(x), (4, 2), (slice(None, -1),)))
+
+    _, fired = _simplified(f, np.ones((3, 2)))
+    assert fired["scatter_sum"] == 0
+
+
 # -- rewrites of steps compile does not record (ops elides them): hand-built programs ---------
 def _hand_built(prim, params, x):
     xp = dualad.compile(np.sin).program(x).eqns[0].xp
@@ -286,7 +311,8 @@ def _mlp(params, inputs, targets):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_rosenbrock_gradient_and_hvp_simplify_and_replay_as_eager(dtype):
     """The gradient's seed (ones) times a partial is dropped, its 100s become a number,
-    and the two scatters into x[:-1] are added first."""
+    the two scatters into x[:-1] are added first, and the sum of the scatters into x[:-1]
+    and x[1:] is one step."""
     rng = np.random.default_rng(1)
     x, v = rng.normal(size=(2, 9)).astype(dtype)
     for f, args in [(reverse.grad(_rosenbrock), (x,)),
@@ -295,6 +321,7 @@ def test_rosenbrock_gradient_and_hvp_simplify_and_replay_as_eager(dtype):
         fired = Counter()
         q = eliminate_dead_code(simplify(p, fired))
         assert fired["mul_one"] >= 1 and fired["scatter_add"] >= 1 and fired["uniform_const"] >= 1
+        assert fired["scatter_sum"] >= 1
         assert len(q.eqns) < len(eliminate_dead_code(p).eqns)
         for _ in range(3):
             args = tuple(rng.normal(size=9).astype(dtype) for _ in args)
