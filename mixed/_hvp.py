@@ -52,6 +52,18 @@ def check_scalar(f: Callable, who: str, has_aux: bool = False) -> Callable:
     return checked
 
 
+def check_objective(f: Any, args: Any, who: str) -> Callable:
+    """``x -> f(x, *args)``, checked to return a scalar, after checking that ``f`` is
+    a function and ``args`` a tuple (the objective of a solver or of ``linearize``)."""
+    if not callable(f):
+        raise TypeError(f"{who}: f must be the objective, a function f(x, *args) returning a scalar, "
+                        f"got {describe(f)}")
+    if not isinstance(args, tuple):
+        raise TypeError(f"{who}: args must be a tuple of f's other arguments, got {describe(args)}; "
+                        "write args=(a,) for one")
+    return check_scalar(lambda x: f(x, *args) if args else f(x), who)
+
+
 def select(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple,
            who: str) -> tuple[Selection, Any, Any]:
     """``f`` called with the primals ``x`` at the positions ``argnums`` and ``args``

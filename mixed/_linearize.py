@@ -28,7 +28,7 @@ from dualad.interpreter import (
     shape_of,
     traceable,
 )
-from mixed._hvp import MODES, _grad_and_hvp, check_scalar
+from mixed._hvp import MODES, _grad_and_hvp, check_objective
 
 __all__ = ["HessianOperator", "linearize"]
 
@@ -78,16 +78,10 @@ def linearize(f: Callable, x: Any, *, args: tuple = ()) -> tuple[Any, "HessianOp
     >>> g, H @ np.array([1.0, 0.0])
     (array([6., 6.]), array([12.,  0.]))
     """
-    if not callable(f):
-        raise TypeError(f"linearize: f must be the objective, a function f(x, *args) returning a "
-                        f"scalar, got {describe(f)}")
-    if not isinstance(args, tuple):
-        raise TypeError(f"linearize: args must be a tuple of f's other arguments, got {describe(args)}; "
-                        "write args=(a,) for one")
+    f_of_x = check_objective(f, args, "linearize")
     if type(x) is float or getattr(x, "ndim", None) != 1:
         raise ValueError(f"linearize: x must be a 1-d floating array, got {describe(x)}")
     check_differentiable(x, "linearize: x")
-    f_of_x = check_scalar(lambda y: f(y, *args), "linearize")
     if traceable(x):
         return _operator(*dualad.linearize(reverse.grad(f_of_x), x), x)
 

@@ -28,7 +28,7 @@ from dualad.interpreter import (
     to_floats,
     traceable,
 )
-from mixed._hvp import check_scalar
+from mixed._hvp import check_objective
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
 from mixed._linearize import HessianOperator
@@ -129,12 +129,7 @@ def _check_solver(f: Any, args: Any, tol: float, maxiter: int, cg_maxiter: int |
     """The settings both solvers share, checked (a NaN or negative ``tol`` would
     never stop, or never start, the iteration; a negative ``maxiter`` returns
     garbage); returns ``x -> f(x, *args)``, checked to be a scalar."""
-    if not callable(f):
-        raise TypeError(f"{who}: f must be the objective, a function f(x, *args) returning a scalar, "
-                        f"got {describe(f)}")
-    if not isinstance(args, tuple):
-        raise TypeError(f"{who}: args must be a tuple of f's other arguments, got {describe(args)}; "
-                        "write args=(a,) for one")
+    objective = check_objective(f, args, who)
     check_number("tol", tol)
     check_count(maxiter, "maxiter")
     if cg_maxiter is not None:
@@ -142,7 +137,7 @@ def _check_solver(f: Any, args: Any, tol: float, maxiter: int, cg_maxiter: int |
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function of the OptimizeResult so far, or None, "
                         f"got {describe(callback)}")
-    return check_scalar(lambda x: f(x, *args) if args else f(x), who)
+    return objective
 
 
 def _progress(callback: Callable | None, x, fval, g, nit, nfev, nhev) -> OptimizeResult | None:
