@@ -295,13 +295,6 @@ class Compiled:
                        f"max_programs={self.max_programs} programs can hold")
                 self._eager[key] = why
                 return self._run_eagerly(key, why, args, kwargs)
-        streams = _random_streams(self.f, args, kwargs)
-        passed = [x for x in inputs if isinstance(x, np.random.Generator)]
-        if any(s is g for s in streams for g in passed):
-            why = ("a Generator passed as an argument is also closed over (or a global), and "
-                   "its draws through that name would be baked into a program as constants")
-            self._eager[key] = why
-            return self._run_eagerly(key, why, args, kwargs)
         program, result, why = record(self.f, args, kwargs, inputs)
         if program is None:
             self._eager[key] = why
@@ -368,9 +361,15 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
     order) traced: ``(program, the eager result, None)``, or ``(None, result, why)`` where
     the trace was spoiled (see :mod:`dualad._trace`); ``result`` is then None where what
     the trace computed is not the call's result (``f`` returned a value type built around
-    traced values, or ran on NumPy copies of another library's arrays), so ``f`` must run
-    again. The program is not optimized."""
+    traced values, or ran on NumPy copies of another library's arrays) or where ``f`` was
+    not run (a Generator argument it also closes over), so ``f`` must run (again). The
+    program is not optimized."""
     streams = _random_streams(f, args, kwargs)
+    passed = [x for x in inputs if isinstance(x, np.random.Generator)]
+    if any(s is g for s in streams for g in passed):
+        return None, None, ("a Generator passed as an argument is also closed over (or a global), "
+                            "and its draws through that name would be baked into a program as "
+                            "constants")
     before = [_stream_state(s) for s in streams]
     elsewhere = next((x for x in inputs if _elsewhere(x)), None)  # another library's array
     with transform_level() as level:
