@@ -261,10 +261,13 @@ class Compiled:
             if array_api_compat.is_dask_array(leaf):
                 return None, None, ("a Dask array argument: compile records programs of arrays "
                                     "in memory, and Dask builds a graph of its own")
-            if hasattr(leaf, "__array_namespace__") or hasattr(leaf, "__cuda_array_interface__"):
+            if _elsewhere(leaf):
                 parts.append((kind, leaf.shape, leaf.dtype, str(array_api_compat.device(leaf))))
                 inputs.append(leaf)
                 continue
+            if hasattr(leaf, "__cuda_array_interface__"):
+                return None, None, (f"a {kind.__module__}.{kind.__name__} argument: a GPU array "
+                                    "without the array API's namespace, which compile cannot trace")
             try:
                 hash(leaf)
             except TypeError:

@@ -124,3 +124,15 @@ def test_dask_runs_eagerly_with_a_warning():
     with pytest.warns(RuntimeWarning, match="Dask"):
         got = compiled(da.from_array(np.array([1.0, 2.0]), chunks=1))
     assert float(got.compute()) == pytest.approx(np.sin(1.0) + np.sin(2.0))
+
+
+def test_a_gpu_array_without_the_array_api_runs_eagerly_with_a_warning():
+    """Only a ``__cuda_array_interface__``: nothing to trace it on, nothing to replay it with
+    (it was taken as an input and failed reading its device)."""
+    class DeviceBuffer:
+        __cuda_array_interface__: dict = {}
+        shape, dtype = (2,), np.dtype(np.float64)
+
+    compiled = dualad.compile(lambda x: x.shape)
+    with pytest.warns(RuntimeWarning, match="without the array API's namespace"):
+        assert compiled(DeviceBuffer()) == (2,)
