@@ -103,22 +103,18 @@ def fuse_elementwise(program: Any) -> Any:
         return (slot in fusible and slot not in outputs and len(read) == 1
                 and type(read[0]) is Eqn and read[0].outs[0] in fusible)
 
-    out_steps, changed = [], False
+    out_steps = []
     for step in steps:
         if type(step) is Eqn and step.outs[0] in fusible:
             if inlined(step.outs[0]):
                 continue  # written into the kernel of its reader
-            names: dict[int, str] = {}
-            expression = _expression(program, step, fusible, inlined, names)
-            if len(_ops_in(step, fusible, inlined)) > 1:
+            if any(map(inlined, step.ins)):  # a tree of two steps or more: one kernel
+                names: dict[int, str] = {}
+                expression = _expression(program, step, fusible, inlined, names)
                 kernel = Fused(expression, tuple(f"v{i}" for i in range(len(names))))
-                out_steps.append(Eqn(kernel, {}, tuple(names), step.outs, _np_xp))
-                changed = True
-                continue
-            out_steps.append(step)
-            continue
+                step = Eqn(kernel, {}, tuple(names), step.outs, _np_xp)
         out_steps.append(step)
-    if not changed:
+    if len(out_steps) == len(steps):  # nothing inlined, so no kernel made
         return program
     return Program(program.n_inputs, program.consts, out_steps, list(program.outputs),
                    program.rebuild, program.avals)
@@ -147,15 +143,6 @@ def _fusible(program: Any, step: Eqn) -> bool:
             if k is not np.ndarray or sh != shape or dt != _F64:
                 return False
     return True
-
-
-def _ops_in(step: Eqn, fusible: dict, inlined: Any) -> list:
-    """The steps of the tree rooted at ``step``."""
-    found = [step]
-    for s in step.ins:
-        if inlined(s):
-            found += _ops_in(fusible[s], fusible, inlined)
-    return found
 
 
 def _expression(program: Any, step: Eqn, fusible: dict, inlined: Any, names: dict) -> str:
