@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dualad._core import bind
-from dualad._program import Program
+from dualad._program import Program, apply_step
 from dualad._trace import GUARDS, Eqn, Guard
 
 __all__ = ["SpecializationRefused", "partial_eval"]
@@ -92,8 +91,7 @@ def partial_eval(program: Program, known: dict[int, Any]) -> Program:
                 steps.append(Guard(new(step.slot), step.kind, step.expected))
             guard += 1
         elif all(s in values for s in step.ins) and not getattr(step.prim, "effect", False):
-            ans = _apply(step, [values[s] for s in step.ins])
-            values.update(zip(step.outs, ans if step.prim.multiple_results else (ans,)))
+            values.update(zip(step.outs, apply_step(step, [values[s] for s in step.ins])))
         else:
             read.update(step.ins)
             steps.append(Eqn(step.prim, step.params, tuple(map(new, step.ins)),
@@ -101,10 +99,3 @@ def partial_eval(program: Program, known: dict[int, Any]) -> Program:
     consts = {new(s): values[s] for s in sorted(read) if s in values}
     avals = {new(s): a for s, a in program.avals.items() if s not in known}
     return Program(m, consts, steps, [new(s) for s in program.outputs], program.rebuild, avals)
-
-
-def _apply(step: Eqn, operands: list) -> Any:
-    """One step on values, as a replay computes it (see ``dualad._program._generate``)."""
-    if step.xp is None:
-        return bind(step.prim, *operands, **step.params)
-    return step.prim.impl(step.xp, *operands, **step.params)

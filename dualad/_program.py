@@ -25,7 +25,7 @@ from dualad._memory import plan, ufunc_of
 from dualad._shapes import dtype_of, shape_of
 from dualad._trace import GUARDS, Eqn, Guard
 
-__all__ = ["GuardMiss", "Program", "eliminate_common_subexpressions", "eliminate_dead_code"]
+__all__ = ["GuardMiss", "Program", "apply_step", "eliminate_common_subexpressions", "eliminate_dead_code"]
 
 
 class GuardMiss:
@@ -249,6 +249,16 @@ def aval(value: Any) -> tuple:
     if not hasattr(value, "dtype") and not isinstance(value, (bool, int, float, complex)):
         return type(value), None, None
     return type(value), shape_of(value), dtype_of(value)
+
+
+def apply_step(step: Eqn, operands: list) -> tuple:
+    """The outputs of ``step`` on values, as a replay computes them (see :func:`_generate`):
+    a tuple, one value per output slot (passes that compute steps ahead of a replay)."""
+    if step.xp is None:
+        ans = bind(step.prim, *operands, **step.params)
+    else:
+        ans = step.prim.impl(step.xp, *operands, **step.params)
+    return ans if step.prim.multiple_results else (ans,)
 
 
 def _copy(value: Any) -> Any:

@@ -59,7 +59,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._program import Program
+from dualad._program import Program, apply_step
 from dualad._rules.shape import _native_indexing
 from dualad._trace import Eqn, Guard
 
@@ -104,7 +104,7 @@ def fold_constants(program: Program) -> Program:
     Examples
     --------
     >>> import numpy as np
-    >>> from dualad._program import Program
+    >>> from dualad._program import Program, apply_step
     >>> from dualad._trace import Eqn
     >>> from dualad.extend import REGISTRY
     >>> steps = [Eqn(REGISTRY["exp"], {}, (1,), (2,), np), Eqn(REGISTRY["add"], {}, (0, 2), (3,), np)]
@@ -117,8 +117,7 @@ def fold_constants(program: Program) -> Program:
     for step in program.steps:
         if type(step) is Eqn and step.ins and step.xp is not None \
                 and not getattr(step.prim, "effect", False) and all(s in consts for s in step.ins):
-            out = step.prim.impl(step.xp, *(consts[s] for s in step.ins), **step.params)
-            consts.update(zip(step.outs, out if step.prim.multiple_results else (out,)))
+            consts.update(zip(step.outs, apply_step(step, [consts[s] for s in step.ins])))
             continue
         steps.append(step)
     if len(steps) == len(program.steps):
