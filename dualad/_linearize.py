@@ -150,7 +150,10 @@ class _Linearized:
         if result is None:  # it returned a value type built around traced values
             return _jvp(f, self.primals, tangents, "linearize")
         out, t_out = result
-        if program is None or sum(map(len, self.traced.values())) >= self.MAX_PROGRAMS:
+        if program is None:  # spoiled: a new trace would be too, so later calls run the JVP
+            self.traced = None
+            return out, t_out
+        if sum(map(len, self.traced.values())) >= self.MAX_PROGRAMS:
             return out, t_out
         out_leaves, out_rebuild = flatten(out)
         program = Program(program.n_inputs, program.consts, program.steps, program.outputs,

@@ -144,6 +144,18 @@ def test_without_a_program_each_call_runs_f_silently(case):
     assert counted.calls == 2
 
 
+def test_a_spoiled_trace_is_not_tried_again_at_each_call(monkeypatch):
+    import dualad._linearize as module
+
+    traces = Counted(module.record)
+    monkeypatch.setattr(module, "record", traces)
+    np.random.seed(0)
+    _, f_jvp = dualad.linearize(_draws, np.ones(3))
+    for _ in range(3):
+        f_jvp(np.full(3, 2.0))
+    assert traces.calls == 1
+
+
 def test_tangents_of_an_outer_transform_run_the_jvp_under_it():
     x = np.array([1.0, 2.0])
     _, f_jvp = dualad.linearize(lambda x: np.sin(x) * x, x)
