@@ -52,6 +52,13 @@ def check_scalar(f: Callable, who: str, has_aux: bool = False) -> Callable:
     return checked
 
 
+def check_vector(x: Any, name: str) -> None:
+    """``x`` is a 1-d array (the point of a solver or of ``linearize``), or a ValueError
+    names ``name``."""
+    if type(x) is float or getattr(x, "ndim", None) != 1:
+        raise ValueError(f"{name} must be a 1-d floating array, got {describe(x)}")
+
+
 def check_objective(f: Any, args: Any, who: str) -> Callable:
     """``x -> f(x, *args)``, checked to return a scalar, after checking that ``f`` is
     a function and ``args`` a tuple (the objective of a solver or of ``linearize``)."""

@@ -28,7 +28,7 @@ from dualad.interpreter import (
     shape_of,
     traceable,
 )
-from mixed._hvp import MODES, _grad_and_hvp, check_objective
+from mixed._hvp import MODES, _grad_and_hvp, check_objective, check_vector
 
 __all__ = ["HessianOperator", "linearize"]
 
@@ -79,8 +79,7 @@ def linearize(f: Callable, x: Any, *, args: tuple = ()) -> tuple[Any, "HessianOp
     (array([6., 6.]), array([12.,  0.]))
     """
     f_of_x = check_objective(f, args, "linearize")
-    if type(x) is float or getattr(x, "ndim", None) != 1:
-        raise ValueError(f"linearize: x must be a 1-d floating array, got {describe(x)}")
+    check_vector(x, "linearize: x")
     check_differentiable(x, "linearize: x")
     if traceable(x):
         return _operator(*dualad.linearize(reverse.grad(f_of_x), x), x)
@@ -126,8 +125,7 @@ class HessianOperator:
         dtype, from this operator's trace: ``f`` is not run again on NumPy where the
         trace holds (its guards on ``x`` give the same outcomes), as an optimizer
         needs at each iterate. Arrays ``f`` closes over are those of the first trace."""
-        if type(x) is float or getattr(x, "ndim", None) != 1:
-            raise ValueError(f"HessianOperator.at: x must be a 1-d floating array, got {describe(x)}")
+        check_vector(x, "HessianOperator.at: x")
         return self._at(x)
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ from dualad.interpreter import (
     to_floats,
     traceable,
 )
-from mixed._hvp import check_objective
+from mixed._hvp import check_objective, check_vector
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
 from mixed._linearize import HessianOperator
@@ -118,8 +118,7 @@ def _result(x, fval, g, nit: int, nfev: int, nhev: int, status: int, message: st
 def _check_x0(x0: Any) -> Any:
     """``x0``, checked; a Dask ``x0`` gets keys of its own, and so every array of
     the solve (see ``fresh_keys``)."""
-    if type(x0) is float or getattr(x0, "ndim", None) != 1:
-        raise ValueError(f"x0 must be a 1-d floating array, got {describe(x0)}")
+    check_vector(x0, "x0")
     check_differentiable(x0, "x0")
     return fresh_keys(x0)
 
