@@ -357,13 +357,23 @@ def _number(value: Any) -> bool:
     return type(value) in (float, int) or (isinstance(value, np.generic) and value.dtype.kind == "f")
 
 
-def _scatter_add(walk, step):
-    if len(step.ins) != 2:
+def _two_scatters(walk, step) -> tuple | None:
+    """The two scatters a binary ``step`` adds, each used only there, into one shape with
+    one namespace of NumPy's indexing; else None."""
+    if len(step.ins) != 2 or not all(map(walk.once, step.ins)):
         return None
     a, b = (walk.made_by(s, "scatter") for s in step.ins)
-    if a is None or b is None or not all(map(walk.once, step.ins)) or a.xp is not b.xp \
-            or not _native_indexing(a.xp) or a.params["shape"] != b.params["shape"]:
+    if a is None or b is None or a.xp is not b.xp or not _native_indexing(a.xp) \
+            or a.params["shape"] != b.params["shape"]:
         return None
+    return a, b
+
+
+def _scatter_add(walk, step):
+    pair = _two_scatters(walk, step)
+    if pair is None:
+        return None
+    a, b = pair
     idx, other = a.params["idx"], b.params["idx"]
     if len(idx) != len(other) or not all(_basic(i) and _basic(j) and type(i) is type(j) and i == j
                                          for i, j in zip(idx, other)):
@@ -384,12 +394,10 @@ def _basic(i: Any) -> bool:
 def _scatter_sum(walk, step):
     """``scatter(a, x[i:j]) + scatter(b, x[k:l])`` (1-d, unit steps, used once) -> one
     array of zeros written at both ranges (see :class:`_ScatterSum`)."""
-    if len(step.ins) != 2 or not all(map(walk.once, step.ins)):
+    pair = _two_scatters(walk, step)
+    if pair is None or len(pair[0].params["shape"]) != 1:
         return None
-    a, b = (walk.made_by(s, "scatter") for s in step.ins)
-    if a is None or b is None or a.xp is not b.xp or not _native_indexing(a.xp) \
-            or a.params["shape"] != b.params["shape"] or len(a.params["shape"]) != 1:
-        return None
+    a, b = pair
     n = a.params["shape"][0]
     ranges = [_range(x.params["idx"], n) for x in (a, b)]
     out = walk.avals.get(step.outs[0])
