@@ -9,6 +9,8 @@ microseconds. Run the ratios without asv with
 
 from __future__ import annotations
 
+import numpy as np
+
 import dualad
 import mixed
 import reverse
@@ -17,6 +19,9 @@ from .common import (
     CHAIN_OPS,
     best_seconds,
     direction,
+    g,
+    g_math,
+    hyperdual_value_grad_hessian,
     mlp_classifier,
     op_chain,
     ratio,
@@ -198,3 +203,48 @@ class CompiledMLP:
     @ratio
     def track_compiled_hvp_over_loss(self):
         return speed_ratio(lambda: self.hvp(self.params, self.v), self._loss)
+
+
+class CompiledScalar:
+    """Value, gradient and Hessian of ``common.g(x, y)`` by three hyper-dual evaluations
+    (``common.hyperdual_value_grad_hessian``), compiled and called with ``np.float64``
+    scalars (Python floats are static arguments): a program of float64 scalars, which
+    replays as Python on floats (``dualad._scalar``). Over the ``math``-module ``g``
+    on floats (issue 11's target: <= 5), and over the same computation eager on
+    Python floats (HyperDual's ``math`` fast path); ``track_us_per_primitive`` is one
+    compiled call over the program's length."""
+
+    def setup(self):
+        self.x, self.y = np.float64(0.7), np.float64(-0.3)
+        self.compiled = dualad.compile(self._vgh)
+        self.compiled(self.x, self.y)
+        self.n = len(self.compiled.program(self.x, self.y).eqns)
+
+    @staticmethod
+    def _vgh(x, y):
+        return hyperdual_value_grad_hessian(g, x, y)
+
+    def _compiled(self):
+        return self.compiled(self.x, self.y)
+
+    def _eager(self):
+        return self._vgh(0.7, -0.3)
+
+    def _math(self):
+        return g_math(0.7, -0.3)
+
+    def time_compiled(self):
+        self.compiled(self.x, self.y)
+
+    @ratio
+    def track_compiled_over_math(self):
+        return speed_ratio(self._compiled, self._math)
+
+    @ratio
+    def track_eager_over_compiled(self):
+        return speed_ratio(self._eager, self._compiled)
+
+    def track_us_per_primitive(self):
+        return best_seconds(self._compiled) / self.n * 1e6
+
+    track_us_per_primitive.unit = "us/primitive"

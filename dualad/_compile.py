@@ -93,7 +93,9 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         with constant operands only: what does not depend on the inputs is
         already computed once, while tracing), common-subexpression
         elimination, then dead-code elimination. A memory plan then writes
-        the results of elementwise steps into buffers kept between calls.
+        the results of elementwise steps into buffers kept between calls. (A
+        program of float64 scalars, optimized or not, replays as Python on
+        floats: see :mod:`dualad._scalar`.)
     fuse : bool or None
         Fuse trees of elementwise steps (``+ - * /``, negation, squaring on
         float64 arrays of 262144 entries or more) into one numexpr kernel
@@ -235,8 +237,9 @@ class Compiled:
     # -- keys ----------------------------------------------------------------------
     def _key(self, args: tuple, kwargs: dict) -> tuple:
         """``(key, array inputs, why not)``: why not is set when the call must run eagerly."""
-        if not kwargs:  # the common call, NumPy arrays only: no pytree to flatten
-            parts = [(a.shape, a.dtype) for a in args if type(a) is np.ndarray]
+        if not kwargs:  # the common call, NumPy arrays or scalars only: no pytree to flatten
+            parts = [(a.shape, a.dtype) if type(a) is np.ndarray else type(a)
+                     for a in args if type(a) is np.ndarray or isinstance(a, np.generic)]
             if len(parts) == len(args):
                 return (None, tuple(parts)), list(args), None
         tree = (args, kwargs)
@@ -393,7 +396,7 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
                                 "over stay of their library)")
         finally:
             trace.active = False
-        out_leaves, rebuild_out = flatten(result)
+        out_leaves, rebuild_out = flatten(result, reused=True)
     if any(_stream_state(s) != b for s, b in zip(streams, before)):
         trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
                          "it closes over or reaches as a global): the draws would be baked "

@@ -11,7 +11,8 @@ draws as Graphviz DOT; :func:`eliminate_common_subexpressions` and
 Replay runs straight-line Python generated once per program (one local per
 slot, one ``impl`` call per primitive, one comparison per guard), so a
 replay costs a function call per primitive and nothing else: no ``bind``,
-no value types, no user Python.
+no value types, no user Python. A program of float64 scalars replays as
+Python on floats instead (:mod:`dualad._scalar`).
 """
 
 from __future__ import annotations
@@ -22,19 +23,11 @@ import numpy as np
 
 from dualad._core import bind
 from dualad._memory import plan, ufunc_of
+from dualad._scalar import scalar_executor
 from dualad._shapes import dtype_of, shape_of
-from dualad._trace import GUARDS, Eqn, Guard
+from dualad._trace import GUARDS, Eqn, Guard, GuardMiss
 
 __all__ = ["GuardMiss", "Program", "apply_step", "eliminate_common_subexpressions", "eliminate_dead_code"]
-
-
-class GuardMiss:
-    """A replay stopped at guard ``index`` of its program, whose value gave ``outcome``."""
-
-    __slots__ = ("index", "outcome")
-
-    def __init__(self, index: int, outcome: Any):
-        self.index, self.outcome = index, outcome
 
 
 class Program:
@@ -170,7 +163,8 @@ class Program:
         """The output leaves for ``inputs`` (a list of raw arrays), or a ``GuardMiss``."""
         run = self._replay
         if run is None:
-            run = self._replay = _generate(self)
+            run = _generate(self)
+            run = self._replay = scalar_executor(self, run) or run
         return run(*inputs)
 
 

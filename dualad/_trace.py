@@ -30,7 +30,7 @@ from dualad._core import EscapedValueError, Value, bind
 from dualad._shapes import dtype_of, shape_of
 from dualad._taint import TracedArray, taint
 
-__all__ = ["GUARDS", "Eqn", "Guard", "Trace", "Tracer"]
+__all__ = ["GUARDS", "Eqn", "Guard", "GuardMiss", "Trace", "Tracer"]
 
 # How a guard's outcome is computed from a value, by kind.
 GUARDS = {
@@ -65,6 +65,15 @@ class Guard:
 
     def __repr__(self) -> str:
         return f"Guard({self.kind}(t{self.slot}) == {self.expected!r})"
+
+
+class GuardMiss:
+    """A replay stopped at guard ``index`` of its program, whose value gave ``outcome``."""
+
+    __slots__ = ("index", "outcome")
+
+    def __init__(self, index: int, outcome: Any):
+        self.index, self.outcome = index, outcome
 
 
 class Trace:

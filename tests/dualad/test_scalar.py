@@ -1,0 +1,175 @@
+"""The executor of float64 scalar programs (dualad._scalar): Python floats with NumPy's
+numbers, bit for bit, where a program's every step is a ufunc of float64 scalars."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import dualad
+import mixed
+import reverse
+from dualad import HyperDual, ops
+from dualad._program import _generate
+from dualad._scalar import EXACT, scalar_executor
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-310, -1e-310, 5e-324, 1.7e308, -1.7e308, 1e154,
+           math.inf, -math.inf, math.nan, 2.0 ** -1074, 1.0 + 2.0 ** -52, 0.1, -7.25]
+
+
+def same(a, b) -> bool:
+    """Equal to the bit, the sign of a zero included (any NaN equals any NaN)."""
+    a, b = np.float64(a), np.float64(b)
+    return (np.isnan(a) and np.isnan(b)) or a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_each_exact_expression_rounds_as_its_ufunc(name):
+    ufunc = getattr(np, name)
+    expression = eval(f"lambda a, b: {EXACT[name].format('a', 'b')}")  # noqa: S307 - the table's text
+    rng = np.random.default_rng(0)
+    values = SPECIAL + (rng.standard_normal(40) * 10.0 ** rng.integers(-300, 300, 40)).tolist()
+    pairs = [(a, b) for a in values for b in values] if ufunc.nin == 2 else [(a, 0.0) for a in values]
+    checked = 0
+    for a, b in pairs:
+        with np.errstate(all="ignore"):
+            want = ufunc(np.float64(a), np.float64(b)) if ufunc.nin == 2 else ufunc(np.float64(a))
+        try:
+            got = expression(a, b)
+        except ZeroDivisionError:  # the executor replays such a call with NumPy
+            assert name in ("divide", "reciprocal")
+            continue
+        assert type(got) is float
+        assert same(got, want), (name, a, b, got, want)
+        checked += 1
+    assert checked > 0.9 * len(pairs)
+
+
+def g(x, y):
+    return ops.exp(x * y) * ops.sin(x) / (1.0 + y ** 2) + ops.log(1.0 + x ** 2)
+
+
+def value_grad_hessian(x, y):
+    xx = g(HyperDual(x, 1.0, 1.0, 0.0), HyperDual(y, 0.0, 0.0, 0.0))
+    yy = g(HyperDual(x, 0.0, 0.0, 0.0), HyperDual(y, 1.0, 1.0, 0.0))
+    xy = g(HyperDual(x, 1.0, 0.0, 0.0), HyperDual(y, 0.0, 1.0, 0.0))
+    return xy.primal, (xy.eps1, xy.eps2), ((xx.eps1eps2, xy.eps1eps2), (xy.eps1eps2, yy.eps1eps2))
+
+
+def branchy(x, y):
+    if x > y:
+        return np.sqrt(x - y) * np.tanh(y), x
+    return np.arctan2(y, x) - np.abs(x) / y, 2.5
+
+
+def fallback_counted(program):
+    """The ordinary replay of ``program``, counting its calls."""
+    ordinary = _generate(program)
+    calls = []
+
+    def run(*inputs):
+        calls.append(inputs)
+        return ordinary(*inputs)
+    return run, calls
+
+
+def both_executors(f, *args):
+    """The program of ``f`` at ``args``, its scalar replay (with the count of fallbacks)
+    and its ordinary replay."""
+    program = dualad.compile(f).program(*args)
+    fallback, calls = fallback_counted(program)
+    fast = scalar_executor(program, fallback)
+    assert fast is not None, f"no scalar executor for {program!r}"
+    return program, fast, calls, _generate(program)
+
+
+def assert_same_leaves(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert type(a) is type(b), (a, b)
+        assert same(a, b), (a, b)
+
+
+FUNCTIONS = {
+    "value_grad_hessian": value_grad_hessian,
+    "grad": reverse.grad(lambda x, y: np.exp(-x * x) * np.cos(3.0 * y) + x / (1.0 + y * y),
+                         argnums=(0, 1)),
+    "hvp": lambda x, y: mixed.hvp(lambda p: np.log1p(p[0] ** 2) * np.cosh(p[1]) + p[0] * p[1],
+                                  (x, y), (y, x)),
+    "branchy": branchy,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@given(x=st.floats(-30, 30, allow_subnormal=True) | st.sampled_from(SPECIAL),
+       y=st.floats(-30, 30, allow_subnormal=True) | st.sampled_from(SPECIAL))
+def test_scalar_replay_equals_ordinary_replay_bit_for_bit(name, x, y):
+    f = FUNCTIONS[name]
+    with np.errstate(all="ignore"):
+        _, fast, _, ordinary = both_executors(f, np.float64(0.7), np.float64(-0.3))
+        got, want = fast(np.float64(x), np.float64(y)), ordinary(np.float64(x), np.float64(y))
+    if type(want) is not list:  # a guard gave another outcome: both stop at it
+        assert (got.index, got.outcome) == (want.index, want.outcome)
+        return
+    assert_same_leaves(got, want)
+
+
+def test_compiled_scalar_calls_equal_eager_and_run_on_floats():
+    f = dualad.compile(value_grad_hessian)
+    rng = np.random.default_rng(3)
+    f(np.float64(0.7), np.float64(-0.3))
+    for x, y in rng.uniform(-2, 2, (20, 2)):
+        x, y = np.float64(x), np.float64(y)
+        got, want = f(x, y), value_grad_hessian(x, y)
+        assert repr(got) == repr(want)  # same numbers, same types, same nesting
+    assert f.stats["replays"] == 20 and f.stats["traces"] == 1
+    source = f.program(np.float64(0.7), np.float64(-0.3))._replay.source
+    assert "_u" in source and " * " in source and "_slow(" in source  # the scalar executor's
+
+
+def test_zero_d_array_inputs_and_python_number_outputs():
+    f = dualad.compile(lambda x, y: (x * y + 1.0, y, 4.0))
+    x, y = np.array(2.0), np.array(3.0)
+    f(x, y)
+    out = f(np.array(5.0), y)
+    assert type(out[0]) is np.float64 and out[0] == 16.0 and out[1] is y and out[2] == 4.0
+    assert "_slow(" in f.program(x, y)._replay.source
+
+
+def test_division_by_zero_replays_with_numpy():
+    program, fast, calls, ordinary = both_executors(lambda x, y: (x / y, 1.0 / np.square(y)),
+                                                    np.float64(1.0), np.float64(2.0))
+    assert_same_leaves(fast(np.float64(1.0), np.float64(4.0)), [np.float64(0.25), np.float64(1 / 16)])
+    assert not calls
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for x, y in [(1.0, 0.0), (-1.0, -0.0), (0.0, 0.0)]:
+            got = fast(np.float64(x), np.float64(y))
+            assert_same_leaves(got, ordinary(np.float64(x), np.float64(y)))
+    assert len(calls) == 3
+
+
+def test_guards_miss_as_in_an_ordinary_replay():
+    f = dualad.compile(branchy)
+    assert f(np.float64(3.0), np.float64(1.0))[1] == 3.0
+    assert f(np.float64(1.0), np.float64(3.0))[1] == 2.5  # the other branch, traced
+    assert f(np.float64(4.0), np.float64(2.0))[0] == branchy(np.float64(4.0), np.float64(2.0))[0]
+    assert (f.stats["traces"], f.stats["replays"], f.stats["eager"]) == (2, 1, 0)
+    assert f.stats["misses"] >= 1
+
+
+@pytest.mark.parametrize("args, why", [
+    ((np.float32(1.0), np.float32(2.0)), "float32 rounds each step to float32"),
+    ((np.complex128(1.0), np.complex128(2.0)), "complex arithmetic"),
+    ((np.ones(3), np.ones(3)), "arrays"),
+    ((np.array(1.0), np.float64(2.0), "sum"), "a reduction"),
+])
+def test_other_programs_keep_the_ordinary_executor(args, why):
+    def f(x, y, kind="product"):
+        return np.sum(x * y) if kind == "sum" else x * y + x
+
+    program = dualad.compile(f).program(*args)
+    assert scalar_executor(program, _generate(program)) is None, why
