@@ -101,6 +101,30 @@ def test_a_registered_container_is_a_pytree():
         dualad.register_pytree_node(Box, None, lambda n, ch: ch)
 
 
+def test_a_generated_rebuild_equals_the_walk():
+    """flatten(tree, reused=True) (a program's outputs) rebuilds by one generated
+    expression: the same trees as the walk, deep ones (which keep the walk) included."""
+    class Point(NamedTuple):
+        x: object
+        y: object
+
+    @dataclass
+    class Pair:
+        a: object
+        b: object
+
+    deep = 1.0
+    for _ in range(60):
+        deep = (deep, [2.0])
+    trees = [1.0, (1.0,), [], (), None, {"b": (1.0, [2.0, None]), "a": Point(3.0, (4.0,))},
+             Pair([1.0], {"k": 2.0}), ((1.0, 2.0), ((3.0, 4.0), (5.0, 6.0))), deep]
+    for tree in trees:
+        leaves, walked = flatten(tree)
+        _, generated = flatten(tree, reused=True)
+        new = [float(i) for i in range(len(leaves))]
+        assert repr(generated(new)) == repr(walked(new))
+
+
 def _two_inputs(x, y):
     return {"p": x * y[0], "q": np.sum(x ** 2) * y}
 
