@@ -281,7 +281,7 @@ class NonDifferentiable(ZeroDerivative):
 def one_direction_at_a_time(rule: Callable, tangents: list, ans: Any, multiple: bool) -> Any:
     """``rule`` applied to each of a chunk's k directions, the results stacked."""
     k = next(shape_of(t)[0] for t in tangents if t is not None)
-    outs = [rule([None if t is None else t[i] for t in tangents]) for i in range(k)]
+    outs = [rule([None if t is None else t[i, ...] for t in tangents]) for i in range(k)]  # (array API)
     if multiple:
         return tuple(_stack_or_none([o[j] for o in outs], a) for j, a in enumerate(ans))
     return _stack_or_none(outs, ans)

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of, to_host
+from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
@@ -29,6 +30,7 @@ from dualad._shapes import (
     raw,
     shape_of,
 )
+from dualad._table import non_differentiable
 
 __all__ = [
     "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
@@ -555,12 +557,23 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
         raise TypeError("sort: order= applies to structured arrays, which have no derivative")
     if axis is None:
         return sort(_shape.ravel(a), 0)
-    return take_along_axis(a, on_values(lambda r: _argsort(r, axis), a), axis)
+    return take_along_axis(a, bind(_argsort_p, a, axis=axis), axis)
 
 
-def _argsort(r, axis):
-    xp = namespace_of([r])
+def _argsort(xp, r, *, axis):
     return xp.argsort(r, axis=axis, stable=True) if hasattr(xp, "argsort") else np.argsort(r, axis)
+
+
+def _argpartition(xp, r, *, kth, axis):
+    if isinstance(r, np.ndarray):
+        return np.argpartition(r, kth, axis=axis)
+    return _argsort(xp, r, axis=axis)  # a sort is a partition
+
+
+# Sort orders as primitives (rather than computed on the values), so that dualad.compile
+# records them: a program then sorts at each replay, as eager evaluation does.
+_argsort_p = non_differentiable("argsort", _argsort, scalar_ok=False)
+_argpartition_p = non_differentiable("argpartition", _argpartition, scalar_ok=False)
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
@@ -570,9 +583,8 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
         raise TypeError("partition: order= applies to structured arrays, which have no derivative")
     if axis is None:
         return partition(_shape.ravel(a), kth, 0)
-    idx = on_values(lambda r: np.argpartition(r, kth, axis=axis) if isinstance(r, np.ndarray) else
-                    namespace_of([r]).argsort(r, axis=axis, stable=True), a)  # a sort is a partition
-    return take_along_axis(a, idx, axis)
+    kth = tuple(int(k) for k in np.ravel(kth)) if np.ndim(kth) else int(kth)  # a parameter: hashable
+    return take_along_axis(a, bind(_argpartition_p, a, kth=kth, axis=axis), axis)
 
 
 def compress(condition, a, axis=None):

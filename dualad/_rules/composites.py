@@ -8,11 +8,13 @@ import math
 import numpy as np
 
 from dualad._backend import SCALAR_TYPES, namespace_of, to_host
+from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._shapes import ndim_of, on_values, primal, raw, shape_of
+from dualad._table import non_differentiable
 
 __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
@@ -204,14 +206,38 @@ def logaddexp2(x, y):
 
 
 def floor_divide(x, y):
-    """``x // y``: a float result with zero derivative."""
+    """``x // y``: a float result with zero derivative; of integers, NumPy's integer result."""
+    if _integers(x, y):
+        return bind(_integer_floor_divide, x, y)
     return _ew.floor(_ew.divide(x, y))
 
 
 def remainder(x, y):
     """``x % y`` with the sign of ``y``: ``x - floor(x / y) * y`` (derivatives 1 and
-    ``-floor(x / y)``; a jump where ``x / y`` is an integer)."""
+    ``-floor(x / y)``; a jump where ``x / y`` is an integer); of integers, NumPy's
+    integer result."""
+    if _integers(x, y):
+        return bind(_integer_remainder, x, y)
     return _ew.subtract(x, _ew.multiply(_ew.stop_gradient(floor_divide(x, y)), y))
+
+
+def _integers(x, y) -> bool:
+    """Whether both operands are integers or booleans (arrays, values or Python numbers)."""
+    for r in (raw(x), raw(y)):
+        if type(r) in SCALAR_TYPES:
+            if type(r) not in (int, bool):
+                return False
+        elif not namespace_of([r]).isdtype(r.dtype, ("integral", "bool")):
+            return False
+    return True
+
+
+# Integer // and % (index arithmetic: x[(i + 1) % n]) as NumPy computes them, exactly and with
+# an integer result (0 where y is 0, as NumPy gives), which floor(x / y) would not be.
+_integer_floor_divide = non_differentiable("integer_floor_divide", lambda xp, x, y: xp.floor_divide(x, y),
+                                           scalar_ok=False, broadcasts=True)
+_integer_remainder = non_differentiable("integer_remainder", lambda xp, x, y: xp.remainder(x, y),
+                                        scalar_ok=False, broadcasts=True)
 
 
 mod = remainder

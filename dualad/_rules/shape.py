@@ -31,7 +31,7 @@ from dualad._shapes import (
     raw,
     shape_of,
 )
-from dualad._table import linear
+from dualad._table import custom, linear
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
@@ -384,7 +384,46 @@ _getitem_p = linear(
 
 def getitem(x, idx):
     """``x[idx]`` for basic and advanced indices; the VJP scatter-adds."""
-    return bind(_getitem_p, x, idx=_normalize_index(idx, ndim_of(x)))
+    idx = _normalize_index(idx, ndim_of(x))
+    traced = [i for i in idx if isinstance(i, Value)]
+    if traced and all(dtype_of(i).kind in "iu" for i in traced):  # integer arrays compile traces
+        return bind(_gather_p, x, *traced, template=tuple(_OPERAND if isinstance(i, Value) else i
+                                                           for i in idx))
+    return bind(_getitem_p, x, idx=idx)
+
+
+# -- indexing by traced index arrays ------------------------------------------------
+# An integer index array that dualad.compile traces (an argument, a sort order) is an
+# operand of the program, read at each replay, where getitem and scatter hold theirs as
+# parameters. ``template`` is the index with _OPERAND at the operands' places (a
+# normalized index has no Ellipsis). A traced mask stays a parameter, so the trace
+# refuses it (the result's shape would depend on the values), and so does an index of
+# another dtype, which NumPy refuses.
+_OPERAND = Ellipsis
+
+
+def _filled(template, indices):
+    it = iter(indices)
+    return tuple(next(it) if i is _OPERAND else i for i in template)
+
+
+_gather_p = custom(
+    "gather", lambda xp, x, *indices, template: _getitem_impl(xp, x, idx=_filled(template, indices)),
+    jvp=lambda primals, tangents, ans, *, template: bind(_gather_p, tangents[0], *primals[1:],
+                                                         template=template),
+    vjp=lambda g, res, *, template: (bind(_scatter_at_p, g, *res[1], shape=res[0], template=template),
+                                     *(None for _ in res[1])),
+    residual=lambda ans, x, *indices, template: (shape_of(x), indices))
+
+_scatter_at_p = custom(
+    "scatter_at", lambda xp, values, *indices, shape, template: _scatter_impl(
+        xp, xp.asarray(values) if type(values) in SCALAR_TYPES else values, shape=shape,
+        idx=_filled(template, indices)),  # a cotangent may be a number (of a 0-d gather)
+    jvp=lambda primals, tangents, ans, *, shape, template: bind(
+        _scatter_at_p, tangents[0], *primals[1:], shape=shape, template=template),
+    vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
+                                                *(None for _ in indices)),
+    residual=lambda ans, values, *indices, shape, template: indices)
 
 
 def take(x, indices, axis=None):

@@ -284,6 +284,24 @@ for _name in ("isnan", "isfinite", "isinf"):
     elementwise(_name, _of_log(_name), floats(-1, 2), prims=(_name, "log"), kind="nondiff")
 
 
+def _of_integers(name):
+    """``name`` of integer values (sort orders, which every mode keeps as values: a cast to
+    an integer dtype gives plain numbers), 0 among the divisors."""
+    op = getattr(ops, name)
+    order = functools.partial(bind, REGISTRY["argsort"], axis=-1)
+    return lambda x, y: op(order(x) - 2, order(y) - 1)
+
+
+def _two_vectors():
+    return shapes(min_dims=1, max_dims=1, min_side=1).flatmap(lambda s: st.tuples(
+        st.tuples(array(s, floats(-3, 3)), array(s, floats(-3, 3))), st.just({})))
+
+
+for _name in ("floor_divide", "remainder"):
+    case(f"integer_{_name}", _of_integers(_name), _two_vectors(), (f"integer_{_name}", "argsort"),
+         kind="nondiff")
+
+
 # -- reductions --------------------------------------------------------------------------------
 def _reduce_args(elements, min_side=0, keepdims=True, max_side=MAX_SIDE, unique=False, min_dims=0):
     def build(shape):
@@ -729,6 +747,37 @@ def _take_along_args():
 
 
 case("take_along_axis", ops.take_along_axis, _take_along_args(), ("getitem",))
+
+
+def _gather_args():
+    """An index of integer arrays and slices as compile traces it: the arrays are operands
+    (``gather``, ``scatter_at``: the getitem and scatter of traced index arrays)."""
+    def build(s):
+        axis = st.integers(0, len(s) - 1)
+        return axis.flatmap(lambda a: st.tuples(
+            st.tuples(array(s, floats(-3, 3)),
+                      hnp.arrays(np.int64, shapes(max_dims=2, max_side=3),
+                                 elements=st.integers(-s[a], s[a] - 1))),
+            st.just({"template": (slice(None),) * a + (Ellipsis,) + (slice(1, None),) * (len(s) > a + 1)})))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("gather", lambda x, i, template: bind(REGISTRY["gather"], x, i, template=template), _gather_args(),
+     ("gather",), notes="repeated indices accumulate in the VJP (scatter_at)")
+
+
+def _scatter_at_args():
+    def build(s):
+        return st.tuples(
+            st.tuples(array((3,) + s[1:], floats(-3, 3)),
+                      hnp.arrays(np.int64, st.just(3), elements=st.integers(-s[0], s[0] - 1))),
+            st.just({"shape": s, "template": (Ellipsis,) + (slice(None),) * (len(s) - 1)}))
+    return shapes(min_dims=1, min_side=1).flatmap(build)
+
+
+case("scatter_at", lambda v, i, shape, template: bind(REGISTRY["scatter_at"], v, i, shape=shape,
+                                                      template=template),
+     _scatter_at_args(), ("scatter_at",), notes="repeated indices accumulate")
 def _distinct(min_dims=1, axis=True):
     """One array of distinct grid values (sort has a kink where two entries tie)."""
     return shapes(min_dims=min_dims, min_side=1).flatmap(lambda s: st.tuples(
@@ -736,9 +785,10 @@ def _distinct(min_dims=1, axis=True):
         st.integers(-len(s), len(s) - 1).map(lambda a: {"axis": a}) if axis else st.just({})))
 
 
-case("sort", ops.sort, _distinct(), ("getitem",))
-case("sort_flat", lambda x: ops.sort(x, axis=None), _distinct(0, axis=False), ("getitem", "reshape"))
-case("partition", lambda x: ops.partition(x, 0, axis=-1), _distinct(axis=False), ("getitem",))
+case("sort", ops.sort, _distinct(), ("getitem", "argsort"))
+case("sort_flat", lambda x: ops.sort(x, axis=None), _distinct(0, axis=False),
+     ("getitem", "reshape", "argsort"))
+case("partition", lambda x: ops.partition(x, 0, axis=-1), _distinct(axis=False), ("getitem", "argpartition"))
 case("msort", ops.msort, _distinct(axis=False), ("getitem",))
 case("sort_complex", lambda x: ops.sort_complex(ops.ravel(x)), _distinct(axis=False), ("getitem",))
 case("meshgrid", lambda x, y: tuple(ops.meshgrid(x, y)), _stack_args(2, 1, 1), ("broadcast_to",))

@@ -280,7 +280,7 @@ def check_case(case, drawn, backend, dtype):
     elif case.kind == "zero":
         check_zero_derivative(prep, backend, rng)
     else:
-        check_plain_boolean_result(prep, backend, rng)
+        check_plain_result(prep, backend, rng)
     for call in record(case.fn, prep.args, prep.kw, wrap=set(prep.where)):
         check_call_vjp(call, backend, rng)
         if call.prim.builtin:
@@ -315,10 +315,11 @@ def check_zero_derivative(prep, backend, rng):
         np.testing.assert_array_equal(to_numpy(o), to_numpy(e))
 
 
-def check_plain_boolean_result(prep, backend, rng):
+def check_plain_result(prep, backend, rng):
     out = prep.f(*[Dual(x, random_like(x, rng, backend)) for x in prep.xs])
     expected = prep.f(*prep.xs)
     for o, e in zip(flatten(out)[0], flatten(expected)[0]):
         assert not isinstance(o, Value), f"{prep.case.name} returned a {type(o).__name__}, not a plain array"
-        assert dtype_name(o) == "bool" and type(o) is type(e)
+        assert dtype_name(o) == dtype_name(e) and type(o) is type(e)
+        assert dtype_name(o) == "bool" or dtype_name(o).startswith(("int", "uint"))
         np.testing.assert_array_equal(to_numpy(o), to_numpy(e))

@@ -201,6 +201,68 @@ def test_printed_guard():
     assert "assert bool(t" in text and "== True" in text
 
 
+# -- index arrays and sort orders the program computes or takes: operands, read each replay --
+INDEXED = {
+    "x[i]": lambda x, i: x[i] * 2.0,
+    "x[i, 1:]": lambda x, i: np.sin(x[i, 1:]),
+    "x[:, i]": lambda x, i: x[:, i] ** 2,
+    "x[i, i]": lambda x, i: x[i, i % x.shape[1]],
+    "take": lambda x, i: np.take(x, i, axis=1),
+    "take_along_axis": lambda x, i: np.take_along_axis(x, np.broadcast_to(i[:1], (x.shape[0], 1)) % 3, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXED))
+def test_gathers_by_index_arguments_are_replayed_with_their_gradients(name):
+    """An integer index array argument is an input of the program (where it was a parameter,
+    which made the call run eagerly): replays at new indices, repeated ones included, equal
+    eager evaluation, and so do the compiled gradient (a scatter-add) and H v."""
+    f = INDEXED[name]
+    x, v = np.arange(12.0).reshape(4, 3) / 7.0, np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    indices = [np.array([0, 2]), np.array([1, 1]), np.array([-1, 0]), np.array([2, 2])]
+    loss = lambda x, i: np.sum(np.tanh(f(x, i)) ** 2)  # noqa: E731
+    _check(f, [(x, i) for i in indices], replays=3)
+    _check(reverse.grad(loss), [(x, i) for i in indices], replays=3)
+    _check(lambda x, v, i: mixed.hvp(lambda y: loss(y, i), x, v), [(x, v, i) for i in indices], replays=3)
+    _check(lambda x, v, i: dualad.jvp(lambda y: f(y, i), (x,), (v,)), [(x, v, i) for i in indices],
+           replays=3)
+    assert "gather" in str(dualad.compile(f).program(x, indices[0]))
+
+
+def test_integer_arithmetic_keeps_numpys_integers():
+    """``//`` and ``%`` of integer arguments give NumPy's integers (they gave floats, so
+    ``x[(i + 1) % n]`` raised IndexError under compile)."""
+    def f(x, i):
+        return i // 2, i % 3, -7 // i, x[(i + 1) % x.shape[0]]
+    x = np.arange(4.0)
+    cf = _check(f, [(x, np.array([5, -3, 4])), (x, np.array([2, 7, -1]))], replays=1)
+    out = cf(x, np.array([1, 2, 3]))
+    assert [o.dtype for o in out[:3]] == [np.dtype(np.int64)] * 3
+    for got, want in zip(out, f(x, np.array([1, 2, 3]))):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_gather_out_of_range_raises_as_eager_evaluation_does():
+    cf = _check(lambda x, i: x[i], [(np.ones(3), np.array([0, 2]))])
+    with pytest.raises(IndexError):
+        cf(np.ones(3), np.array([0, 3]))
+
+
+@pytest.mark.parametrize("fn", [np.sort, lambda a: np.sort(a, axis=0), np.median,
+                                lambda a: np.quantile(a, [0.1, 0.75], axis=1),
+                                lambda a: np.partition(a, 1, axis=1), lambda a: np.percentile(a, 40.0)],
+                         ids=["sort", "sort_axis0", "median", "quantile", "partition", "percentile"])
+def test_sorts_are_replayed_and_differentiated(fn):
+    """A sort order is a step of the program (it was computed on the host, which made the
+    call run eagerly): each replay sorts its own values."""
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((4, 3)) for _ in range(4)]
+    loss = lambda a: np.sum(fn(a) ** 3)  # noqa: E731
+    _check(fn, xs, replays=3)
+    _check(reverse.grad(loss), xs, replays=3)
+    _check(lambda a, v: mixed.hvp(loss, a, v), [(x, xs[0]) for x in xs], replays=3)
+
+
 # -- what a program cannot hold: eager, with a warning that says why --------------------------
 def test_value_dependent_shape_runs_eagerly():
     def f(x):

@@ -29,14 +29,11 @@ from dualad._tree import flatten
 
 # Cases whose program may fall back to eager on NumPy float64 (each warns that the
 # numbers of a traced value were read on the host), and why.
-_SORTED = "a sort order is computed on the host: there is no traced sort primitive yet"
+_SORTED = "a sort order is computed on the host (NaNs counted, complex numbers lexsorted)"
 _SHAPE = "the result's shape depends on the values"
 _HOST = "its rule reads the numbers on the host (an index, a sign, an exponent, a mask)"
 EAGER: dict[str, str] = {
-    "sort": _SORTED, "sort_flat": _SORTED, "sort_complex": _SORTED,
-    "msort": _SORTED, "partition": _SORTED, "median": _SORTED,
-    "quantile": _SORTED, "percentile": _SORTED, "nanmedian": _SORTED,
-    "nanquantile": _SORTED, "nanpercentile": _SORTED,
+    "sort_complex": _SORTED, "nanmedian": _SORTED, "nanquantile": _SORTED, "nanpercentile": _SORTED,
     "extract": _SHAPE, "trim_zeros": _SHAPE, "place": _SHAPE,
     "roots": _SHAPE, "polydiv": _SHAPE,
     "interp": _HOST, "put": _HOST, "put_along_axis": _HOST,
