@@ -209,6 +209,19 @@ def test_negated_scale_used_twice_is_kept():
     assert fired["neg_scale"] == 0 and _names(q) == ["multiply", "negative", "add"]
 
 
+def test_dead_readers_do_not_keep_a_value_from_being_used_once():
+    """``optimize`` drops dead steps before simplifying: a negation read by a dead step
+    and by ``2.0 * (-x)`` is still folded into the scale (a JVP's tangent of an output
+    nobody returns is such a dead reader)."""
+    def f(x):
+        n = -x
+        np.exp(n)  # dead
+        return np.sin(2.0 * n)
+    p = dualad.compile(f).program(np.ones(8))
+    assert _names(p) == ["multiply", "sin"] and -2.0 in p.consts.values()
+    np.testing.assert_array_equal(p.replay([np.arange(8.0)])[0], f(np.arange(8.0)))
+
+
 # -- scatters added --------------------------------------------------------------------------
 def test_scatters_at_one_basic_index_are_added_first():
     idx = (slice(1, None),)
