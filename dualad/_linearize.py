@@ -89,6 +89,7 @@ class _Linearized:
     def __init__(self, f: Callable, primals: tuple, traced: dict | None):
         self.f, self.primals = f, primals
         self.leaves, self.build = flatten(primals)
+        self.flat = all(type(p) is np.ndarray for p in primals)  # each primal is a leaf
         if traced is None and all(map(traceable, self.leaves)):
             traced = {}
         self.traced = traced
@@ -116,7 +117,11 @@ class _Linearized:
     def __call__(self, *tangents: Any) -> Any:
         if self.traced is None:
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
-        t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
+        if self.flat and len(tangents) == len(self.primals) \
+                and all(type(t) is np.ndarray for t in tangents):
+            t_leaves = list(tangents)  # arrays for arrays: their structure is the primals'
+        else:
+            t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
         if not all(map(traceable, t_leaves)):
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
         for _, program, residuals in self._specialized(_key(t_leaves)):
