@@ -450,8 +450,10 @@ def traceable(leaf: Any) -> bool:
 def optimize(program: Program, fuse: bool = True) -> Program:
     """The optimization passes, in order, on a freshly traced program: exact algebraic
     simplification, constant folding, common-subexpression and dead-code elimination,
-    then (``fuse``, where numexpr is installed) elementwise fusion."""
-    program = simplify(program)
+    then (``fuse``, where numexpr is installed) elementwise fusion. Dead code goes first
+    too: a rewrite that needs its operand used once must not count dead readers (a
+    JVP's tangent of an output no one returns, say)."""
+    program = simplify(eliminate_dead_code(program))
     program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
     return fuse_elementwise(program) if fuse else program
 

@@ -10,8 +10,9 @@ import numpy as np
 from dualad._calling import paired_leaves
 from dualad._checks import describe
 from dualad._compile import optimize, record, traceable
-from dualad._partial_eval import SpecializationRefused, partial_eval
-from dualad._program import GuardMiss, Program, eliminate_dead_code
+from dualad._fusion import fuse_elementwise
+from dualad._partial_eval import SpecializationRefused, Staged, split
+from dualad._program import GuardMiss, Program
 from dualad._reverse_mode import registered_vjp
 from dualad._transforms import _jvp
 from dualad._tree import flatten
@@ -24,9 +25,10 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
 
     Cost: ``f`` runs once, here, in forward mode on traced values (as
     :func:`dualad.compile` traces), recording the JVP program with the
-    primals and the tangents as its inputs. That program is partially
-    evaluated on the primals: what depends only on them is computed now, so each call of ``f_jvp``
-    replays only the tangent half, without running ``f``. A call whose
+    primals and the tangents as its inputs. That program is split once into
+    a primal half, replayed now to compute what depends only on the primals,
+    and a tangent half that each call of ``f_jvp`` replays, without running
+    ``f``; ``f_jvp.at`` replays the primal half at its point. A call whose
     tangents have other shapes (a chunk of k tangents: a leading axis on
     each, k directions in one call) or dtypes, or that takes another way
     through a guard on the tangents, traces ``f`` once more for them
@@ -73,10 +75,13 @@ class _Linearized:
     primals, replayed per call.
 
     ``traced`` (shared by the ``at`` of one another) maps a tangent key to the
-    whole JVP programs traced for it (primals and tangents in, ``f``'s output
-    and its tangent out), one per way through the guards; None where no
-    program can be traced. ``programs`` holds them specialized to these
-    primals: (output, tangent program) pairs.
+    JVP programs traced for it, one per way through the guards, each split at
+    the primals: ``(Staged, primal, out_rebuild)``, where the known half takes
+    the primals and gives the residuals, the unknown half takes the tangents
+    and the residuals and gives the output tangent, and ``primal`` are the
+    slots of ``f``'s output leaves in the unknown half (residuals or
+    constants); None where no program can be traced. ``programs`` holds them
+    at these primals: (output, tangent program, residuals) triples.
     """
 
     MAX_PROGRAMS = 8
@@ -84,6 +89,7 @@ class _Linearized:
     def __init__(self, f: Callable, primals: tuple, traced: dict | None):
         self.f, self.primals = f, primals
         self.leaves, self.build = flatten(primals)
+        self.flat = all(type(p) is np.ndarray for p in primals)  # each primal is a leaf
         if traced is None and all(map(traceable, self.leaves)):
             traced = {}
         self.traced = traced
@@ -93,11 +99,12 @@ class _Linearized:
         """``(f's output, self)``: from a program traced before at other primals, or traced now."""
         if self.traced is None:
             return self.f(*self.primals), self
-        zeros = self.build([np.zeros_like(leaf) for leaf in self.leaves])
-        specialized = self._specialized(_key(flatten(zeros)[0]))
+        # the key of zero tangents (np.zeros_like of each leaf), made only to trace
+        specialized = self._specialized(tuple((np.ndarray, np.shape(leaf), leaf.dtype)
+                                              for leaf in self.leaves))
         if specialized:
             return specialized[0][0], self
-        return self.trace(zeros)[0], self
+        return self.trace(self.build([np.zeros_like(leaf) for leaf in self.leaves]))[0], self
 
     def at(self, *primals: Any) -> tuple:
         """``linearize(f, *primals)``, from the programs this one traced: ``f`` is not
@@ -110,18 +117,22 @@ class _Linearized:
     def __call__(self, *tangents: Any) -> Any:
         if self.traced is None:
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
-        t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
+        if self.flat and len(tangents) == len(self.primals) \
+                and all(type(t) is np.ndarray for t in tangents):
+            t_leaves = list(tangents)  # arrays for arrays: their structure is the primals'
+        else:
+            t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
         if not all(map(traceable, t_leaves)):
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
-        for _, program in self._specialized(_key(t_leaves)):
-            out = program.replay(t_leaves)
+        for _, program, residuals in self._specialized(_key(t_leaves)):
+            out = program.replay([*t_leaves, *residuals])
             if type(out) is not GuardMiss:
                 return program.rebuild(out)
         return self.trace(tangents)[1]
 
     def _specialized(self, key: tuple) -> list:
         """The programs traced for tangents of ``key`` whose guards on the primals hold,
-        specialized to them (once per key)."""
+        with their residuals at these primals (once per key)."""
         got = self.programs.get(key)
         if got is None:
             got = self.programs[key] = []
@@ -132,13 +143,16 @@ class _Linearized:
                     pass
         return got
 
-    def _specialize(self, program: Program, n_out: int, out_rebuild: Callable) -> tuple:
-        """``(f's output, the tangent program)`` at these primals."""
-        program = partial_eval(program, dict(enumerate(self.leaves)))
-        out = out_rebuild([program.consts[s] for s in program.outputs[:n_out]])
-        tangent = Program(program.n_inputs, program.consts, program.steps, program.outputs[n_out:],
-                          program.rebuild, program.avals)
-        return out, eliminate_dead_code(tangent)
+    def _specialize(self, staged: Staged, primal: list, out_rebuild: Callable) -> tuple:
+        """``(f's output, the tangent program, its residuals)`` at these primals: one
+        replay of the primal half (``SpecializationRefused`` where a guard on them
+        takes another way)."""
+        residuals = staged.residuals(self.leaves)
+        tangent = staged.unknown
+        first = tangent.n_inputs - len(residuals)
+        out = out_rebuild([residuals[s - first] if s < tangent.n_inputs else tangent.consts[s]
+                           for s in primal])
+        return out, tangent, residuals
 
     def trace(self, tangents: tuple) -> tuple:
         """``jvp(f, primals, tangents)``, computed while recording it; the program is
@@ -156,9 +170,13 @@ class _Linearized:
         if sum(map(len, self.traced.values())) >= self.MAX_PROGRAMS:
             return out, t_out
         out_leaves, out_rebuild = flatten(out)
-        program = Program(program.n_inputs, program.consts, program.steps, program.outputs,
-                          flatten(t_out)[1], program.avals)
-        whole = (optimize(program), len(out_leaves), out_rebuild)
+        staged = split(optimize(program, fuse=False), range(len(self.leaves)))
+        rest, n_out = staged.unknown, len(out_leaves)
+        tangent = Program(rest.n_inputs, rest.consts, rest.steps, rest.outputs[n_out:],
+                          flatten(t_out)[1], rest.avals)
+        # each half fused on its own: a kernel spanning both would redo primal work per call
+        whole = (Staged(fuse_elementwise(staged.known), fuse_elementwise(tangent), staged.guards),
+                 rest.outputs[:n_out], out_rebuild)
         key = _key(t_leaves)
         self.traced.setdefault(key, []).append(whole)
         self._specialized(key).append(self._specialize(*whole))

@@ -14,9 +14,10 @@ change under a reader:
 - only the results of NumPy ufuncs (:func:`ufunc_of`) and fused numexpr
   kernels (:mod:`dualad._fusion`), whose ``out=`` gives the result eager
   evaluation gives (dtype and shape come from the trace);
-- only where every step reading the result is such a ufunc too (or a
-  guard): a ufunc makes a new array, never a view, so nothing keeps a
-  reference to a buffer past its last reader;
+- only where every step reading the result is such a ufunc too, a guard,
+  or one of the entries of ``NEW_ARRAY`` (a sum, the two scatters' sum): a
+  ufunc makes a new array, never a view, and so do those, so nothing keeps
+  a reference to a buffer past its last reader;
 - never an output of the program, never a 0-d result (eager gives a NumPy
   scalar there), nor one under ``MIN_SIZE`` entries (a small allocation is
   cheaper than the ``out=`` keyword).
@@ -36,7 +37,7 @@ from dualad._backend import _np_xp
 from dualad._fusion import Fused
 from dualad._trace import Eqn, Guard
 
-__all__ = ["MIN_SIZE", "UFUNCS", "MemoryPlan", "plan", "ufunc_of"]
+__all__ = ["MIN_SIZE", "NEW_ARRAY", "UFUNCS", "MemoryPlan", "plan", "ufunc_of"]
 
 # Entries of the table whose implementation on NumPy is the NumPy ufunc of that name
 # (tests/dualad/test_memory.py checks each against its ufunc, bit for bit).
@@ -47,6 +48,10 @@ UFUNCS = frozenset({
     "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply",
     "negative", "not_equal", "power", "reciprocal", "sign", "sin", "sinh", "sqrt", "square",
     "subtract", "tan", "tanh", "trunc"})
+
+# Entries that read their operands into a new array on NumPy (never a view of one, nothing
+# kept), so they may read a buffer: a gradient's sums and the scatters of its slices.
+NEW_ARRAY = frozenset({"sum", "scatter_sum"})
 
 MIN_SIZE = 4096
 
@@ -95,8 +100,8 @@ def plan(program: Any) -> MemoryPlan:
     >>> import dualad
     >>> p = dualad.compile(lambda x: np.sum(np.sin(x) * 2.0 + 1.0)).program(np.zeros(10_000))
     >>> memory = plan(p)
-    >>> len(memory), sorted(memory.slots)  # sin's result and the product share one buffer
-    (1, [1, 3])
+    >>> len(memory), sorted(memory.slots)  # sin's result, the product and the sum share one buffer
+    (1, [1, 3, 5])
     """
     steps = program.steps
     readers: dict[int, list] = {}  # slot -> the steps that read it
@@ -106,6 +111,11 @@ def plan(program: Any) -> MemoryPlan:
     ufuncs = {i: ufunc_of(step) for i, step in enumerate(steps) if type(step) is Eqn}
     outputs = set(program.outputs)
 
+    def safe_reader(r: int) -> bool:  # keeps no reference to the buffer it reads
+        step = steps[r]
+        return type(step) is Guard or ufuncs[r] is not None or (
+            step.xp is _np_xp and step.prim.name in NEW_ARRAY)
+
     def planned(i: int) -> bool:
         step = steps[i]
         if type(step) is not Eqn or ufuncs[i] is None or len(step.outs) != 1:
@@ -114,7 +124,7 @@ def plan(program: Any) -> MemoryPlan:
         kind, shape, dtype = program.avals.get(s, (None, None, None))
         if kind is not np.ndarray or s in outputs or not shape or int(np.prod(shape)) < MIN_SIZE:
             return False
-        return all(type(steps[r]) is Guard or ufuncs.get(r) is not None for r in readers.get(s, ()))
+        return all(map(safe_reader, readers.get(s, ())))
 
     slots, buffers, free, holder = {}, [], {}, {}  # free: (shape, dtype) -> buffer numbers
     last = {s: max(rs) for s, rs in readers.items()}

@@ -300,12 +300,14 @@ def eliminate_common_subexpressions(program: Program) -> Program:
 
     Two steps are the same when they apply the same primitive, with the same
     namespace and parameters, to the same slots (after earlier repeats are
-    replaced). The later one's outputs then read the earlier one's. Steps
-    whose parameters cannot be compared by value (arrays among them) are
-    kept, and so is any step whose output is an output of the program (two
-    outputs the caller may write into must not share memory), and any step
-    with an effect (two draws are different numbers). The repeats
-    left unused are removed by :func:`eliminate_dead_code`.
+    replaced) or to constant numbers of the same type and value (passes make
+    a new slot for each number they write: ``2.0 * x`` twice may read two).
+    The later one's outputs then read the earlier one's. Steps whose
+    parameters cannot be compared by value (arrays among them) are kept, and
+    so is any step whose output is an output of the program (two outputs the
+    caller may write into must not share memory), and any step with an
+    effect (two draws are different numbers). The repeats left unused are
+    removed by :func:`eliminate_dead_code`.
 
     Examples
     --------
@@ -329,7 +331,7 @@ def eliminate_common_subexpressions(program: Program) -> Program:
             continue
         ins = tuple(same.get(s, s) for s in step.ins)
         step = Eqn(step.prim, step.params, ins, step.outs, step.xp)
-        key = _step_key(step)
+        key = _step_key(step, program.consts)
         first = seen.get(key) if key is not None else None
         if first is not None and not returned.intersection(step.outs):
             same.update(zip(step.outs, first))
@@ -341,14 +343,17 @@ def eliminate_common_subexpressions(program: Program) -> Program:
                    program.avals)
 
 
-def _step_key(step: Eqn) -> Any:
+def _step_key(step: Eqn, consts: dict) -> Any:
     """What makes two steps the same computation, or None where the parameters
     cannot be hashed (arrays): such steps are kept."""
     if step.xp is None or getattr(step.prim, "effect", False):  # two draws differ
         return None
+    # a number by its type and repr: 1 != 1.0, and -0.0 and 0.0 (equal, and of one hash) differ
+    ins = tuple((type(consts[s]), repr(consts[s])) if s in consts and _inline(consts[s]) else s
+                for s in step.ins)
     try:
         params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items()))  # 1 != 1.0
-        key = (step.prim, id(step.xp), step.ins, params)
+        key = (step.prim, id(step.xp), ins, params)
         hash(key)
     except TypeError:
         return None

@@ -12,7 +12,9 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
-from dualad._program import eliminate_common_subexpressions, eliminate_dead_code
+from dualad._program import Program, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._trace import Eqn
+from dualad.extend import REGISTRY
 
 
 def _same(a, b, dtype=np.float64):
@@ -465,6 +467,22 @@ def test_common_subexpressions_are_computed_once():
     raw = dualad.compile(grad, optimize=False).program(np.zeros((2, 3)))
     assert len(dualad.compile(grad).program(np.zeros((2, 3))).eqns) < len(raw.eqns)
     _check(grad, [np.zeros((2, 3)), np.linspace(-1.0, 1.0, 6).reshape(2, 3)], replays=1)
+
+
+def test_common_subexpressions_read_constant_numbers_by_value():
+    """Two ``c * x`` reading two slots that hold 2.0 are one step; numbers equal as
+    Python compares them but not as values (0.0 and -0.0, 1 and 1.0) are not."""
+    mul, add = REGISTRY["multiply"], REGISTRY["add"]
+    consts = {1: 2.0, 2: 2.0, 3: 0.0, 4: -0.0, 5: 1, 6: 1.0}
+    steps = [Eqn(mul, {}, (c, 0), (10 + c,), np) for c in consts]
+    steps += [Eqn(add, {}, (10 + c, 11 + c), (20 + c,), np) for c in (1, 3, 5)]
+    p = Program(1, consts, steps, [21, 23, 25])
+    q = eliminate_dead_code(eliminate_common_subexpressions(p))
+    assert [e.prim.name for e in q.eqns].count("multiply") == 5  # the two 2.0s merged
+    x = np.array([-1.5, 0.0, np.inf])
+    for u, w in zip(q.replay([x]), p.replay([x]), strict=True):
+        np.testing.assert_array_equal(np.signbit(u), np.signbit(w))
+        np.testing.assert_array_equal(u, w)
 
 
 def test_common_subexpressions_keep_what_differs_and_outputs_apart():

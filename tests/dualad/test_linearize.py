@@ -120,6 +120,22 @@ def test_bad_tangents_are_named_as_before():
         f_jvp(np.ones(3), np.ones(3))
 
 
+def test_array_tangents_of_array_primals_skip_the_pytree_walk(monkeypatch):
+    """The products of an optimizer's loop: arrays for arrays need no structure check
+    (a pytree walk costs as much as a small product's replay), and give the same numbers."""
+    import dualad._linearize as lin
+    x, t = RNG.standard_normal(5), RNG.standard_normal(5)
+    _, f_jvp = dualad.linearize(rosen, x)
+    walks = []
+    paired = lin.paired_leaves
+    monkeypatch.setattr(lin, "paired_leaves", lambda *a: walks.append(a) or paired(*a))
+    _same(f_jvp(t), _eager(rosen, (x,), (t,)))
+    assert not walks
+    with pytest.raises(TypeError, match="tangents must have the structure of primals"):
+        f_jvp([t])
+    assert len(walks) == 1
+
+
 def _draws(x):
     return x * np.random.default_rng(0).standard_normal(x.shape) + np.random.standard_normal()
 
@@ -187,3 +203,54 @@ def test_at_new_primals_specializes_the_same_programs():
     out, g_jvp = g_jvp.at(np.ones(3))  # another shape: traced anew
     assert counted.calls == 4
     _same(g_jvp(np.ones(3)), _eager(_branchy, (np.ones(3),), (np.ones(3),)))
+
+
+def test_at_replays_the_primal_half_and_generates_no_code(monkeypatch):
+    """A new point costs one replay of the primal half, a program made once per trace:
+    no step is interpreted and no code generated (both were done per point before)."""
+    import dualad._partial_eval as partial
+    import dualad._program as programs
+    x, t = RNG.standard_normal(8), RNG.standard_normal(8)
+    _, f_jvp = dualad.linearize(reverse.grad(rosen), x)
+    f_jvp(t)
+    counts = {"generated": 0, "replayed": 0}
+    generate, residuals = programs._generate, partial.Staged.residuals
+
+    def counted_generate(program):
+        counts["generated"] += 1
+        return generate(program)
+
+    def counted_residuals(staged, values):
+        counts["replayed"] += 1
+        return residuals(staged, values)
+    monkeypatch.setattr(programs, "_generate", counted_generate)
+    monkeypatch.setattr(partial.Staged, "residuals", counted_residuals)
+    for _ in range(3):
+        y = RNG.standard_normal(8)
+        g, g_jvp = f_jvp.at(y)
+        _same(g, reverse.grad(rosen)(y))
+        _same(g_jvp(t), _eager(reverse.grad(rosen), (y,), (t,)))
+    assert counts == {"generated": 0, "replayed": 3}
+
+
+def test_fused_halves_keep_the_primal_work_out_of_the_products():
+    """Where numexpr fuses, each half is fused on its own: no kernel of the tangent half
+    computes from the residuals alone, and the products equal the eager JVP's."""
+    from dualad._fusion import MIN_SIZE, Fused, available
+    if not available():
+        pytest.skip("needs numexpr")
+    x, t = RNG.standard_normal(MIN_SIZE), RNG.standard_normal(MIN_SIZE)
+
+    def f(x):  # its JVP's 3 * x**2 is read by the tangent's product alone
+        return x ** 3 - x
+    _, f_jvp = dualad.linearize(f, x)
+    _same(f_jvp(t), _eager(f, (x,), (t,)))
+    (entries,) = f_jvp.traced.values()
+    ((staged, _, _),) = entries
+    tangent = staged.unknown
+    assert any(type(e.prim) is Fused for e in tangent.eqns)
+    assert any(type(e.prim) is Fused for e in staged.known.eqns)
+    depends = {0}  # the slots computed from the tangent
+    for step in tangent.eqns:
+        assert depends.intersection(step.ins), step
+        depends.update(step.outs)

@@ -1,13 +1,14 @@
 """The partial-evaluation pass: a program specialized to known inputs replays as the
 whole program does on the same inputs, computes nothing that depends only on them,
-checks their guards once, and keeps the guards on the other inputs."""
+checks their guards once, and keeps the guards on the other inputs; its split into a
+known and an unknown half composes to the whole program."""
 
 import numpy as np
 import pytest
 
 import dualad
 import reverse
-from dualad._partial_eval import SpecializationRefused, partial_eval
+from dualad._partial_eval import SpecializationRefused, partial_eval, split
 from dualad._program import GuardMiss, Program
 
 RNG = np.random.default_rng(7)
@@ -59,6 +60,65 @@ def test_specialized_replay_equals_the_whole_program(f, shapes, known, dtype):
         for u, w in zip(got, want):
             assert u.dtype == w.dtype and u.shape == w.shape
             np.testing.assert_array_equal(u, w)  # the same impls on the same values
+
+
+@pytest.mark.parametrize("f, shapes, known", [
+    (hvp_of_rosen, [(6,), (6,)], [0]),
+    (mixed_terms, [(4,), (4,), (4,)], [0, 2]),
+    (with_linalg, [(3, 3), (3,)], [0]),
+])
+def test_the_split_halves_compose_to_the_whole_program(f, shapes, known):
+    args = [RNG.standard_normal(s) for s in shapes]
+    program = _program(f, *args)
+    staged = split(program, known)
+    assert staged.known.n_inputs == len(known)
+    for _ in range(2):  # new values of every input: the halves are not tied to any
+        new = [RNG.standard_normal(s) for s in shapes]
+        residuals = staged.residuals([new[i] for i in known])
+        assert staged.unknown.n_inputs == len(shapes) - len(known) + len(residuals)
+        got = staged.unknown.replay([*(a for i, a in enumerate(new) if i not in known), *residuals])
+        for u, w in zip(got, program.replay(new), strict=True):
+            np.testing.assert_array_equal(u, w)
+
+
+def _depends(program, inputs):
+    """The slots of ``program`` computed from the inputs ``inputs``."""
+    slots = set(inputs)
+    for step in program.eqns:
+        if slots.intersection(step.ins):
+            slots.update(step.outs)
+    return slots
+
+
+def test_the_unknown_half_computes_only_what_reads_an_unknown_input():
+    program = _program(hvp_of_rosen, np.ones(6), np.ones(6))
+    staged = split(program, [0])
+    rest = staged.unknown
+    depends = _depends(rest, [0])  # the tangent (unknown input 0), not the residuals
+    assert rest.eqns and all(depends.intersection(step.ins) for step in rest.eqns)
+    assert not _depends(staged.known, []) and len(staged.known.eqns) > 0
+
+
+def test_a_guard_of_the_known_half_is_refused_by_its_index_in_the_whole_program():
+    def unknown_first(x, t):
+        if np.sum(t) > 0:  # guard 0, on the unknown input
+            t = t * 2.0
+        return np.sin(x) * t if np.sum(x) > 0 else t  # guard 1, on the known input
+    program = _program(unknown_first, np.ones(2), np.ones(2))
+    staged = split(program, [0])
+    assert staged.guards == (1,) and len(staged.unknown.guards) == 1
+    with pytest.raises(SpecializationRefused, match="guard 1 gives False") as err:
+        staged.residuals([-np.ones(2)])
+    assert (err.value.index, err.value.outcome, err.value.expected) == (1, False, True)
+
+
+def test_draws_stay_in_the_unknown_half():
+    def noisy(x, rng):
+        return np.sin(x) + rng.normal(size=2)
+    program = _program(noisy, np.ones(2), np.random.default_rng(0))
+    staged = split(program, [0, 1])  # every input known: the draw still runs per replay
+    assert [e.prim.name for e in staged.unknown.eqns] == [e.prim.name for e in program.eqns
+                                                            if getattr(e.prim, "effect", False)] + ["add"]
 
 
 def test_steps_of_known_inputs_only_are_gone():

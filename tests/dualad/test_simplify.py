@@ -209,6 +209,19 @@ def test_negated_scale_used_twice_is_kept():
     assert fired["neg_scale"] == 0 and _names(q) == ["multiply", "negative", "add"]
 
 
+def test_dead_readers_do_not_keep_a_value_from_being_used_once():
+    """``optimize`` drops dead steps before simplifying: a negation read by a dead step
+    and by ``2.0 * (-x)`` is still folded into the scale (a JVP's tangent of an output
+    nobody returns is such a dead reader)."""
+    def f(x):
+        n = -x
+        np.exp(n)  # dead
+        return np.sin(2.0 * n)
+    p = dualad.compile(f).program(np.ones(8))
+    assert _names(p) == ["multiply", "sin"] and -2.0 in p.consts.values()
+    np.testing.assert_array_equal(p.replay([np.arange(8.0)])[0], f(np.arange(8.0)))
+
+
 # -- scatters added --------------------------------------------------------------------------
 def test_scatters_at_one_basic_index_are_added_first():
     idx = (slice(1, None),)
@@ -241,6 +254,24 @@ def test_scatters_at_two_slices_become_one_step_with_the_sums_signed_zeros(ia, i
     draws += [(np.full(na, -0.0), np.full(nb, -0.0))]
     q, fired = _simplified(f, *draws[0], more=draws[1:])
     assert fired["scatter_sum"] == 1 and _names(q) == ["sin", "sin", "scatter_sum"]
+
+
+def test_scatter_sum_gives_the_two_scatters_sum_bit_for_bit_at_every_pair_of_ranges():
+    """Its impl writes each stretch once (``a + b``, ``a + 0.0``, ``0.0 + b`` or zeros):
+    every pair of ranges of a 5-vector, empty, apart, touching, nested, with signed zeros."""
+    from dualad._backend import _np_xp
+    from dualad._simplify import SCATTER_SUM
+    values = np.array([-0.0, 0.0, 1.5, -2.0, np.inf])
+    ranges = [(lo, hi) for lo in range(6) for hi in range(lo, 6)]
+    for i, j in ranges:
+        for k, m in ranges:
+            a, b = values[:j - i], -values[::-1][:m - k]
+            first, second = np.zeros(5), np.zeros(5)
+            first[i:j], second[k:m] = a, b
+            want = first + second
+            got = SCATTER_SUM.impl(_np_xp, a, b, shape=(5,), dtype=np.float64, ranges=((i, j), (k, m)))
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+            np.testing.assert_array_equal(got, want)
 
 
 def test_scatters_that_are_not_one_dimensional_slices_stay():
