@@ -25,7 +25,8 @@ from dualad._memory import plan, ufunc_of
 from dualad._shapes import dtype_of, shape_of
 from dualad._trace import GUARDS, Eqn, Guard
 
-__all__ = ["GuardMiss", "Program", "apply_step", "eliminate_common_subexpressions", "eliminate_dead_code"]
+__all__ = ["GuardMiss", "Program", "apply_step", "eliminate_common_subexpressions", "eliminate_dead_code",
+           "reading"]
 
 
 class GuardMiss:
@@ -292,7 +293,7 @@ def eliminate_dead_code(program: Program) -> Program:
         if type(step) is Guard:
             live.add(step.slot)
             kept.append(step)
-        elif any(s in live for s in step.outs) or getattr(step.prim, "effect", False):
+        elif not live.isdisjoint(step.outs) or getattr(step.prim, "effect", False):
             live.update(step.ins)
             kept.append(step)
     kept.reverse()
@@ -330,11 +331,10 @@ def eliminate_common_subexpressions(program: Program) -> Program:
     seen: dict[Any, tuple] = {}  # step key -> the outputs of its first occurrence
     steps = []
     for step in program.steps:
+        step = reading(step, same)
         if type(step) is Guard:
-            steps.append(Guard(same.get(step.slot, step.slot), step.kind, step.expected))
+            steps.append(step)
             continue
-        ins = tuple(same.get(s, s) for s in step.ins)
-        step = Eqn(step.prim, step.params, ins, step.outs, step.xp)
         key = _step_key(step)
         first = seen.get(key) if key is not None else None
         if first is not None and not returned.intersection(step.outs):
@@ -347,13 +347,29 @@ def eliminate_common_subexpressions(program: Program) -> Program:
                    program.avals)
 
 
+def reading(step: Eqn | Guard, same: dict) -> Eqn | Guard:
+    """``step`` reading slot ``same[s]`` wherever it reads a slot ``s`` of ``same``.
+
+    ``step`` itself where it reads none of them: steps are never changed in
+    place, so programs share them. Making a new step for every step was a
+    third of common-subexpression elimination's time on the demo's RK4
+    ``jacfwd`` program (2.3 us a step, 1.55 without).
+    """
+    if type(step) is Guard:
+        slot = same.get(step.slot, step.slot)
+        return step if slot == step.slot else Guard(slot, step.kind, step.expected)
+    ins = tuple(map(same.get, step.ins, step.ins))
+    return step if ins == step.ins else Eqn(step.prim, step.params, ins, step.outs, step.xp)
+
+
 def _step_key(step: Eqn) -> Any:
     """What makes two steps the same computation, or None where the parameters
     cannot be hashed (arrays): such steps are kept."""
     if step.xp is None or getattr(step.prim, "effect", False):  # two draws differ
         return None
     try:
-        params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items()))  # 1 != 1.0
+        params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items())) \
+            if step.params else ()  # 1 != 1.0
         key = (step.prim, id(step.xp), step.ins, params)
         hash(key)
     except TypeError:
