@@ -112,10 +112,12 @@ class Program:
             lines.append(f"# b{b}: {dtype}{list(shape)}, a buffer kept between replays")
         args = ", ".join(f"x{i}" for i in range(self.n_inputs))
         lines.append(f"def program({args}):")
-        for i, step in enumerate(self.steps):
+        guards = 0  # the guards printed so far: the number of the next one
+        for step in self.steps:
             if type(step) is Guard:
                 lines.append(f"    assert {step.kind}({self._name(step.slot)}) == {step.expected!r}"
-                             f", 'guard {len([s for s in self.steps[:i] if type(s) is Guard])}'")
+                             f", 'guard {guards}'")
+                guards += 1
                 continue
             outs = ", ".join(f"t{s}" for s in step.outs)
             if hasattr(step.prim, "format"):  # a draw (x1.normal(size=(3,))) or a fused kernel

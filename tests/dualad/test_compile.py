@@ -201,6 +201,17 @@ def test_printed_guard():
     assert "assert bool(t" in text and "== True" in text
 
 
+def test_printed_guards_are_numbered_in_order():
+    def f(x):
+        for k in range(3):
+            x = x * 2.0 if x[k] > 0 else x - 1.0
+        return x
+
+    text = str(dualad.compile(f).program(np.array([1.0, -1.0, 2.0])))
+    numbers = [line.rsplit("'guard ", 1)[1] for line in text.splitlines() if "assert" in line]
+    assert numbers == ["0'", "1'", "2'"]
+
+
 # -- what a program cannot hold: eager, with a warning that says why --------------------------
 def test_value_dependent_shape_runs_eagerly():
     def f(x):
