@@ -234,6 +234,20 @@ def test_global_random_draws_run_eagerly():
     assert not np.array_equal(a, b)
 
 
+def test_global_state_is_the_key_and_position_get_state_reports():
+    from dualad._compile import _global_state
+
+    np.random.seed(1)
+    for draw in (lambda: None, lambda: np.random.normal(), lambda: np.random.randint(0, 2**32, 624)):
+        draw()
+        _, key, pos = np.random.get_state()[:3]
+        state = _global_state()
+        assert state == key.tobytes() + np.array(pos, dtype=np.intc).tobytes()
+    before = _global_state()
+    np.random.randint(0, 2**32, 624, dtype=np.uint32)  # a whole key's words: the position comes back
+    assert _global_state() != before
+
+
 def test_closed_over_generator_runs_eagerly():
     rng = np.random.default_rng(0)
 
