@@ -104,7 +104,7 @@ def fold_constants(program: Program) -> Program:
     Examples
     --------
     >>> import numpy as np
-    >>> from dualad._program import Program, apply_step, reading
+    >>> from dualad._program import Program, apply_step
     >>> from dualad._trace import Eqn
     >>> from dualad.extend import REGISTRY
     >>> steps = [Eqn(REGISTRY["exp"], {}, (1,), (2,), np), Eqn(REGISTRY["add"], {}, (0, 2), (3,), np)]

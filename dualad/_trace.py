@@ -113,10 +113,12 @@ class Trace:
                        "computation outside dualad's primitives")
 
     def operand(self, a: Any) -> tuple[int, Any]:
-        """The slot and concrete value of an operand of a recorded primitive that is not
-        a tracer of this trace (``record`` reads those itself)."""
+        """The slot and concrete value of one operand of a recorded primitive."""
         kind = type(a)
-        if kind is TracedArray:
+        if kind is Tracer:
+            if a._level == self.level:
+                return a.slot, a.val
+        elif kind is TracedArray:
             if a._slot is not None and a._trace is self:  # a strip, bound again: the value itself
                 return a._slot, self.values[a._slot]
             self.spoil("a number computed from a traced value outside dualad's primitives (a "
@@ -131,7 +133,7 @@ class Trace:
     def record(self, prim: Any, args: tuple, params: dict) -> Any:
         level, ins, vals, plain = self.level, [], [], True
         for a in args:
-            if type(a) is Tracer and a._level == level:
+            if type(a) is Tracer and a._level == level:  # the common operand, read here
                 ins.append(a.slot)
                 vals.append(a.val)
                 continue
