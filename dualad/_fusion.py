@@ -91,12 +91,14 @@ def fuse_elementwise(program: Any) -> Any:
     if numexpr is None:
         return program
     steps = program.steps
+    fusible = {step.outs[0]: step for step in steps if type(step) is Eqn and _fusible(program, step)}
+    if not fusible:
+        return program
     readers: dict[int, list] = {}  # slot -> the steps that read it
     for step in steps:
         for s in ((step.slot,) if type(step) is Guard else step.ins):
             readers.setdefault(s, []).append(step)
     outputs = set(program.outputs)
-    fusible = {step.outs[0]: step for step in steps if type(step) is Eqn and _fusible(program, step)}
 
     def inlined(slot: int) -> bool:  # computed inside the kernel of its one reader
         read = readers.get(slot, ())
@@ -130,7 +132,7 @@ def _fusible(program: Any, step: Eqn) -> bool:
     elif not (name == "integer_pow" and step.params == {"exponent": 2}):
         return False
     kind, shape, dtype = program.avals.get(step.outs[0], (None, None, None))
-    if kind is not np.ndarray or dtype != _F64 or not shape or int(np.prod(shape)) < MIN_SIZE:
+    if kind is not np.ndarray or dtype != _F64 or not shape or math.prod(shape) < MIN_SIZE:
         return False
     for s in step.ins:
         if s in program.consts:

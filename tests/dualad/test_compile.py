@@ -265,6 +265,17 @@ def test_sorts_are_replayed_and_differentiated(fn):
     _check(lambda a, v: mixed.hvp(loss, a, v), [(x, xs[0]) for x in xs], replays=3)
 
 
+def test_printed_guards_are_numbered_in_order():
+    def f(x):
+        for k in range(3):
+            x = x * 2.0 if x[k] > 0 else x - 1.0
+        return x
+
+    text = str(dualad.compile(f).program(np.array([1.0, -1.0, 2.0])))
+    numbers = [line.rsplit("'guard ", 1)[1] for line in text.splitlines() if "assert" in line]
+    assert numbers == ["0'", "1'", "2'"]
+
+
 # -- what a program cannot hold: eager, with a warning that says why --------------------------
 def test_value_dependent_shape_runs_eagerly():
     def f(x):
@@ -285,6 +296,20 @@ def test_global_random_draws_run_eagerly():
         a = cf(np.zeros(2))
     b = cf(np.zeros(2))
     assert not np.array_equal(a, b)
+
+
+def test_global_state_is_the_key_and_position_get_state_reports():
+    from dualad._compile import _global_state
+
+    np.random.seed(1)
+    for draw in (lambda: None, lambda: np.random.normal(), lambda: np.random.randint(0, 2**32, 624)):
+        draw()
+        _, key, pos = np.random.get_state()[:3]
+        state = _global_state()
+        assert state == key.tobytes() + np.array(pos, dtype=np.intc).tobytes()
+    before = _global_state()
+    np.random.randint(0, 2**32, 624, dtype=np.uint32)  # a whole key's words: the position comes back
+    assert _global_state() != before
 
 
 def test_closed_over_generator_runs_eagerly():
