@@ -385,8 +385,8 @@ _getitem_p = linear(
 def getitem(x, idx):
     """``x[idx]`` for basic and advanced indices; the VJP scatter-adds."""
     idx = _normalize_index(idx, ndim_of(x))
-    traced = [i for i in idx if isinstance(i, Value)]
-    if traced and all(dtype_of(i).kind in "iu" for i in traced):  # integer arrays compile traces
+    traced = [i for i in idx if isinstance(i, Value)]  # index arrays dualad.compile traces
+    if traced and all(getattr(dtype_of(i), "kind", "") in ("i", "u") for i in traced):
         return bind(_gather_p, x, *traced, template=tuple(_OPERAND if isinstance(i, Value) else i
                                                            for i in idx))
     return bind(_getitem_p, x, idx=idx)
