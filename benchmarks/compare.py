@@ -678,8 +678,11 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
     """Seconds per call of each candidate: the fastest of interleaved samples.
 
     The first call of each (JIT compilation, caches) is timed apart as
-    ``first_call_s``. A candidate whose call is slow gets fewer samples, so
-    that none takes much more than ``budget_s``.
+    ``first_call_s``; the calls per sample are sized by a third call (the
+    second generates a compiled program's replay: sized by it, a sample of
+    a scalar program held two calls, and read 2x slow). A candidate whose
+    call is slow gets fewer samples, so that none takes much more than
+    ``budget_s``.
     """
     out: dict[str, dict] = {}
     timers: dict[str, tuple] = {}
@@ -688,6 +691,7 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
             start = time.perf_counter()
             value = fn()
             first = time.perf_counter() - start
+            fn()  # dualad.compile generates a program's replay at its first replay
             start = time.perf_counter()
             fn()
             second = time.perf_counter() - start
