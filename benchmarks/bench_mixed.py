@@ -275,28 +275,17 @@ class NewtonSolvers:
     track_hvps.unit = "H-products"
 
 
-def _linearized_hessp(f: Callable) -> Callable:
-    """SciPy's ``hessp(x, p)`` from one ``mixed.linearize`` operator per point
-    (``H.at``: one trace for the whole solve)."""
-    last: dict = {}
-
-    def hessp(x, p):
-        if "x" not in last:
-            last["H"] = linearize(f, x)[1]
-        elif not np.array_equal(last["x"], x):
-            last["H"] = last["H"].at(x)[1]
-        last["x"] = x.copy()
-        return last["H"] @ p
-    return hessp
-
-
 class NewtonLinearize:
     """Newton-CG on Rosenbrock from 0.5 * ones with ``mixed.linearize``'s H-products.
 
     ``track_scipy_linearize_over_handwritten``: SciPy's ``minimize(method="Newton-CG")``
-    with ``mixed.scipy.jac`` and a ``hessp`` replaying ``mixed.linearize``'s
-    operator, over the same with SciPy's hand-written ``rosen_der`` and
-    ``rosen_hess_prod`` (the same iterates; target at n = 1e5: <= 1.5).
+    with ``mixed.scipy.linearized``'s ``jac`` and ``hessp`` (one trace per solve:
+    the gradient and the operator at each new point from one replay of the primal
+    half, each product a replay of the tangent half), over the same with SciPy's
+    hand-written ``rosen_der`` and ``rosen_hess_prod`` (the same iterates; target
+    at n = 1e5: <= 1.5); ``track_scipy_jac_linearize_over_handwritten`` the same
+    with ``mixed.scipy.jac`` (an eager gradient) and ``hessp`` replaying
+    ``mixed.linearize``'s operator, as the last session measured it.
     ``track_newton_cg_linearize_over_hvp``: ``newton_cg`` to ``|g| <= 1e-8``,
     H-products replayed, over the same with one forward-over-reverse pass each
     (``linearize=False``; the same iterates). ``track_replay_over_f``: one
@@ -324,7 +313,10 @@ class NewtonLinearize:
         return minimize(f, self.x0, jac=jac, hessp=hessp, method="Newton-CG")
 
     def _scipy_linearize(self):
-        return self._scipy(rosenbrock, mixed.scipy.jac(rosenbrock), _linearized_hessp(rosenbrock))
+        return self._scipy(rosenbrock, *mixed.scipy.linearized(rosenbrock))
+
+    def _scipy_jac_linearize(self):
+        return self._scipy(rosenbrock, mixed.scipy.jac(rosenbrock), mixed.scipy.linearized(rosenbrock)[1])
 
     def _scipy_handwritten(self):
         return self._scipy(self.rosen, self.rosen_der, self.rosen_hess_prod)
@@ -335,6 +327,10 @@ class NewtonLinearize:
     @ratio
     def track_scipy_linearize_over_handwritten(self, n):
         return speed_ratio(self._scipy_linearize, self._scipy_handwritten)
+
+    @ratio
+    def track_scipy_jac_linearize_over_handwritten(self, n):
+        return speed_ratio(self._scipy_jac_linearize, self._scipy_handwritten)
 
     @ratio
     def track_newton_cg_linearize_over_hvp(self, n):

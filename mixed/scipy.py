@@ -3,7 +3,8 @@ product of a scalar function, as the callables ``minimize`` takes.
 
 ``jac(f)`` is SciPy's ``jac=`` (called ``jac(x, *args)``) and ``hessp(f)`` its
 ``hessp=`` (called ``hessp(x, p, *args)``), for the methods that use them:
-Newton-CG, trust-ncg, trust-krylov and trust-constr. The module is named for
+Newton-CG, trust-ncg, trust-krylov and trust-constr. ``linearized(f)`` gives
+the two from one trace of ``f`` per solve (:func:`mixed.linearize`). The module is named for
 the convention it follows; it does not import SciPy (not a dependency of
 dualad), and imports in this package are absolute, so ``import scipy`` still
 means SciPy there, never this module.
@@ -22,13 +23,15 @@ Examples
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import reverse
 from dualad.interpreter import describe, dtype_of, namespace_of, raw, shape_of
 from mixed._hvp import MODES, _grad_and_hvp, check_scalar
+from mixed._linearize import linearize
 
-__all__ = ["hessp", "jac"]
+__all__ = ["hessp", "jac", "linearized"]
 
 
 def _check_function(f: Any, who: str) -> None:
@@ -97,6 +100,71 @@ def hessp(f: Callable) -> Callable:
     def hp(x: Any, p: Any, *args: Any) -> Any:
         return _grad_and_hvp(f, x, _probe(x, p), args, 0, False, MODES[0], "hessp")[1]
     return hp
+
+
+def linearized(f: Callable) -> tuple[Callable, Callable]:
+    """SciPy's ``jac=`` and ``hessp=`` for scalar ``f``, from one linearization per point.
+
+    The first call traces ``f`` once (:func:`mixed.linearize`); at each new
+    ``x`` the gradient and the Hessian operator come from one replay of the
+    trace's primal half, and each ``hessp(x, p)`` at that ``x`` replays its
+    tangent half, so ``f``'s Python runs once per solve. The numbers are
+    :func:`jac`'s and :func:`hessp`'s (the iterates of a solve are the same to
+    the bit). As with ``mixed.linearize``, arrays ``f`` closes over are those
+    of the first trace: make a new pair for a changed ``f``; new ``args``
+    (other objects) trace again.
+
+    Parameters
+    ----------
+    f : callable
+        The objective ``f(x, *args)``, returning a real scalar; ``x`` a 1-d floating array.
+
+    Returns
+    -------
+    jac, hessp : callable
+        ``jac(x, *args) -> grad f`` and ``hessp(x, p, *args) -> H p``, as :func:`jac` and
+        :func:`hessp` (``p`` of any real dtype is cast to ``x``'s).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.optimize import minimize
+    >>> from mixed.scipy import linearized
+    >>> def f(x, a):
+    ...     return ((x - a) ** 2).sum() + (x[0] * x[1]) ** 2
+    >>> jac, hessp = linearized(f)
+    >>> r = minimize(f, np.zeros(2), args=(1.0,), jac=jac, hessp=hessp, method="Newton-CG")
+    >>> bool(r.success), np.round(r.x, 6)
+    (True, array([0.682328, 0.682328]))
+    """
+    _check_function(f, "linearized")
+    last: dict = {}  # "x": a copy of the point, "args", "grad" and "H" there
+
+    def at(x: Any, args: tuple) -> Any:
+        if "H" in last and len(args) == len(last["args"]) and all(map(operator.is_, args, last["args"])):
+            if _same_point(x, last["x"]):
+                return last["H"]
+            last["grad"], last["H"] = last["H"].at(x)
+        else:
+            last["grad"], last["H"] = linearize(f, x, args=args)
+        last["x"], last["args"] = namespace_of([raw(x)]).asarray(raw(x), copy=True), args
+        return last["H"]
+
+    def jac_(x: Any, *args: Any) -> Any:
+        at(x, args)
+        return last["grad"]
+
+    def hessp_(x: Any, p: Any, *args: Any) -> Any:
+        return at(x, args) @ _probe(x, p)
+    return jac_, hessp_
+
+
+def _same_point(x: Any, y: Any) -> bool:
+    """Whether ``x`` holds the numbers of ``y`` (a copy the caller cannot change)."""
+    x = raw(x)
+    if shape_of(x) != shape_of(y) or dtype_of(x) != dtype_of(y):
+        return False
+    return bool(namespace_of([x, y]).all(x == y))
 
 
 def _probe(x: Any, p: Any) -> Any:

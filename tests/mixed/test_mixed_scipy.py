@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from _support.harness import Counted
 from scipy.optimize import minimize, rosen, rosen_der, rosen_hess_prod
 
 import mixed
@@ -181,3 +182,34 @@ def test_the_module_imports_no_scipy_and_shadows_none():
             "assert mixed.scipy.__name__ == 'mixed.scipy' and mixed.scipy.jac.__module__ == 'mixed.scipy'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert not hasattr(mixed, "jac") and not hasattr(mixed, "hessp")  # one name per role
+
+
+# -- linearized: jac and hessp from one trace per solve ----------------------------------------
+@pytest.mark.parametrize("method", HESSP_METHODS)
+def test_linearized_takes_the_path_of_jac_and_hessp_and_traces_once(method):
+    """The same iterates to the bit as jac(f) and hessp(f), with f's Python run once (the
+    trace) for every derivative of the solve."""
+    counted = Counted(rosenbrock)
+    x0 = np.full(30, 0.5)
+    jac_f, hessp_f = mixed.scipy.linearized(counted)
+    ours = minimize(rosenbrock, x0, jac=jac_f, hessp=hessp_f, method=method)
+    ref = minimize(rosenbrock, x0, jac=jac(rosenbrock), hessp=hessp(rosenbrock), method=method)
+    assert (ours.nit, ours.nfev, ours.njev, ours.nhev) == (ref.nit, ref.nfev, ref.njev, ref.nhev)
+    np.testing.assert_array_equal(ours.x, ref.x)
+    assert ours.nhev > 10 and counted.calls == 1
+
+
+def test_linearized_follows_new_points_args_and_arrays_changed_in_place():
+    def f(x, a):
+        return ops.sum(a * x ** 3) + x[0] * x[1]
+    jac_f, hessp_f = mixed.scipy.linearized(f)
+    x, p, a = np.array([1.0, 2.0]), np.array([1.0, -1.0]), np.array([2.0, 3.0])
+    for x_, a_ in [(x, a), (x, a), (np.array([3.0, -1.0]), a), (x, np.array([1.0, 1.0]))]:
+        np.testing.assert_array_equal(jac_f(x_, a_), jac(f)(x_, a_))
+        np.testing.assert_array_equal(hessp_f(x_, p, a_), hessp(f)(x_, p, a_))
+    x[0] = -4.0  # the same array, other numbers: not the point linearized before
+    np.testing.assert_array_equal(hessp_f(x, p, a), hessp(f)(x, p, a))
+    np.testing.assert_array_equal(hessp_f(x, np.array([1, 0], dtype=np.int8), a),
+                                  hessp(f)(x, np.array([1.0, 0.0]), a))
+    with pytest.raises(TypeError, match="linearized: f must be the objective"):
+        mixed.scipy.linearized(np.ones(2))
