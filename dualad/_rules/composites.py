@@ -209,6 +209,10 @@ def floor_divide(x, y):
     """``x // y``: a float result with zero derivative; of integers, NumPy's integer result."""
     if _integers(x, y):
         return bind(_integer_floor_divide, x, y)
+    return _float_floor_divide(x, y)
+
+
+def _float_floor_divide(x, y):
     return _ew.floor(_ew.divide(x, y))
 
 
@@ -218,16 +222,24 @@ def remainder(x, y):
     integer result."""
     if _integers(x, y):
         return bind(_integer_remainder, x, y)
-    return _ew.subtract(x, _ew.multiply(_ew.stop_gradient(floor_divide(x, y)), y))
+    return _ew.subtract(x, _ew.multiply(_ew.stop_gradient(_float_floor_divide(x, y)), y))
 
 
 def _integers(x, y) -> bool:
-    """Whether both operands are integers or booleans (arrays, values or Python numbers)."""
+    """Whether both operands are integers or booleans (arrays, values or Python numbers).
+    A dtype's kind answers for NumPy and CuPy (0.2 us; the array API's isdtype took 2 us,
+    a third of a float remainder's cost)."""
     for r in (raw(x), raw(y)):
-        if type(r) in SCALAR_TYPES:
-            if type(r) not in (int, bool):
+        kind = type(r)
+        if kind is float or kind is complex:
+            return False
+        if kind is int or kind is bool:
+            continue
+        code = getattr(r.dtype, "kind", None)  # array-API dtypes (array_api_strict's) have none
+        if code is None:
+            if not namespace_of([r]).isdtype(r.dtype, ("integral", "bool")):
                 return False
-        elif not namespace_of([r]).isdtype(r.dtype, ("integral", "bool")):
+        elif code not in ("i", "u", "b"):
             return False
     return True
 
