@@ -385,10 +385,9 @@ _getitem_p = linear(
 def getitem(x, idx):
     """``x[idx]`` for basic and advanced indices; the VJP scatter-adds."""
     idx = _normalize_index(idx, ndim_of(x))
-    traced = [i for i in idx if isinstance(i, Value)]  # index arrays dualad.compile traces
-    if traced and all(getattr(dtype_of(i), "kind", "") in ("i", "u") for i in traced):
-        return bind(_gather_p, x, *traced, template=tuple(_OPERAND if isinstance(i, Value) else i
-                                                           for i in idx))
+    traced = _traced_indices(idx)
+    if traced:
+        return bind(_gather_p, x, *traced, template=_template(idx))
     return bind(_getitem_p, x, idx=idx)
 
 
@@ -400,6 +399,18 @@ def getitem(x, idx):
 # refuses it (the result's shape would depend on the values), and so does an index of
 # another dtype, which NumPy refuses.
 _OPERAND = Ellipsis
+
+
+def _traced_indices(idx):
+    """The index arrays of ``idx`` that dualad.compile traces, where all are integers."""
+    traced = [i for i in idx if isinstance(i, Value)]
+    if traced and all(getattr(dtype_of(i), "kind", "") in ("i", "u") for i in traced):
+        return traced
+    return None
+
+
+def _template(idx):
+    return tuple(_OPERAND if isinstance(i, Value) else i for i in idx)
 
 
 def _filled(template, indices):
@@ -471,7 +482,11 @@ _scatter_p = linear("scatter", _scatter_impl,
 def scatter(values, shape, idx):
     """Zeros of ``shape`` with ``values`` added at ``[idx]`` (the adjoint of ``getitem``)."""
     shape = tuple(shape)
-    return bind(_scatter_p, values, shape=shape, idx=_normalize_index(idx, len(shape)))
+    idx = _normalize_index(idx, len(shape))
+    traced = _traced_indices(idx)
+    if traced:
+        return bind(_scatter_at_p, values, *traced, shape=shape, template=_template(idx))
+    return bind(_scatter_p, values, shape=shape, idx=idx)
 
 
 _copy_p = linear("copy", lambda xp, x: x if type(x) in SCALAR_TYPES else xp.asarray(x, copy=True),

@@ -231,6 +231,18 @@ def test_gathers_by_index_arguments_are_replayed_with_their_gradients(name):
     assert "gather" in str(dualad.compile(f).program(x, indices[0]))
 
 
+def test_scatter_adds_by_index_arguments_are_replayed_with_their_gradients():
+    """``index_add`` (zeros with values added at an index argument) is a step of the
+    program too, repeated indices accumulating at each replay as eagerly."""
+    def f(x, v, i):
+        return np.sum(ops.index_add(x, v * x[i], (i,)) ** 2)
+    x, v = np.arange(1.0, 6.0), np.array([1.0, -2.0, 0.5])
+    indices = [np.array([0, 0, 4]), np.array([1, 2, 1]), np.array([3, 3, 3])]
+    _check(f, [(x, v, i) for i in indices], replays=2)
+    _check(reverse.grad(f, argnums=(0, 1)), [(x, v, i) for i in indices], replays=2)
+    assert "scatter_at" in str(dualad.compile(f).program(x, v, indices[0]))
+
+
 def test_integer_arithmetic_keeps_numpys_integers():
     """``//`` and ``%`` of integer arguments give NumPy's integers (they gave floats, so
     ``x[(i + 1) % n]`` raised IndexError under compile)."""
