@@ -14,12 +14,17 @@ numbers NumPy gives, bit for bit:
 - every other ufunc (``exp``, ``sin``, a comparison) is NumPy's own, called
   on the floats (about 0.1 us): ``math``'s functions differ from NumPy's in
   the last bit for a few percent of arguments;
-- where Python raises and NumPy returns inf or nan (a division by zero),
-  the call is replayed by NumPy instead, from its start.
+- where Python raises (a division by zero) or an output is not finite, the
+  call is replayed by NumPy instead, from its start, so NumPy's inf and nan
+  come with its warnings, and with ``np.errstate(...="raise")`` its
+  ``FloatingPointError``. (An intermediate that overflows in a Python
+  operator and is mapped back to a finite output, ``1 / (x * x)`` at
+  ``x = 1e300``, gives NumPy's number without NumPy's overflow warning.)
 
 Guards are checked as in any replay. A program with any other step (a
-reduction, an array, a random draw, float32 or complex numbers) keeps the
-ordinary executor.
+reduction, an array, a random draw, float32 or complex numbers, a constant
+of another dtype: a float32 constant would make NumPy compute in float32
+beside a Python float) keeps the ordinary executor.
 """
 
 from __future__ import annotations
@@ -37,11 +42,12 @@ __all__ = ["EXACT", "scalar_executor"]
 # ufunc name -> the Python expression on floats that NumPy's float64 ufunc equals, bit for bit
 EXACT = {
     "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}", "divide": "{0} / {1}",
-    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "1.0 / {0}", "abs": "abs({0})",
+    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "1.0 / {0}", "absolute": "abs({0})",
 }
 
 _SCALAR = (np.float64, (), np.dtype(np.float64))
 _ZERO_D = (np.ndarray, (), np.dtype(np.float64))
+_NUMBERS = (float, int, bool)  # Python's: NumPy takes them at the other operand's precision
 _FLOAT_GUARDS = ("bool", "float", "int", "complex")  # the same outcome on a float as on np.float64
 
 
@@ -55,7 +61,8 @@ def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
         return None
     floats = {i: f"f{i}" for i in range(program.n_inputs)}  # slot -> its float's expression
     others: dict[int, str] = {}                              # slot -> a value kept as NumPy's
-    env: dict[str, Any] = {"_Miss": GuardMiss, "_slow": fallback, "_f64": np.float64}
+    env: dict[str, Any] = {"_Miss": GuardMiss, "_slow": fallback, "_f64": np.float64,
+                           "_finite": math.isfinite}
     body = [f"f{i} = float(x{i})" for i in range(program.n_inputs)]
     guard = 0
     for n, step in enumerate(program.steps):
@@ -75,18 +82,23 @@ def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
         if line is None:
             return None
         body.append(line)
-    returns = []
+    returns, computed = [], []
     for s in program.outputs:
         if s < program.n_inputs:
             returns.append(f"x{s}")
         elif s in program.consts:  # an array constant is copied: the caller may write into it
-            name = _constant(program, s, env)
-            returns.append(f"{name}.copy()" if isinstance(program.consts[s], np.ndarray) else name)
+            env[f"c{s}"] = program.consts[s]
+            returns.append(f"c{s}.copy()" if isinstance(program.consts[s], np.ndarray) else f"c{s}")
+        elif s in floats:
+            returns.append(f"_f64({floats[s]})")
+            computed.append(floats[s])
         else:
-            returns.append(f"_f64({floats[s]})" if s in floats else others[s])
+            returns.append(others[s])
     args = ", ".join(f"x{i}" for i in range(program.n_inputs))
+    # a sum of the outputs is finite only where each is (or it overflowed: NumPy then replays too)
+    check = f"    if not _finite({' + '.join(computed)}):\n        return _slow({args})\n" if computed else ""
     source = (f"def run({args}):\n    try:\n" + "".join(f"        {line}\n" for line in body)
-              + f"    except ArithmeticError:\n        return _slow({args})\n"
+              + f"    except ArithmeticError:\n        return _slow({args})\n" + check
               + f"    return [{', '.join(returns)}]\n")
     exec(compile(source, "<dualad scalar program>", "exec"), env)  # noqa: S102 - our own generated code
     run = env["run"]
@@ -136,8 +148,13 @@ def _float_constant(program: Any, slot: int) -> str | None:
 
 
 def _constant(program: Any, slot: int, env: dict) -> str | None:
-    """A constant operand of a NumPy call, by name (None: not a constant)."""
+    """A constant operand of a NumPy call, by name: a Python number, or a float64 or bool
+    NumPy scalar or 0-d array (None: not a constant, or another dtype)."""
     if slot not in program.consts:
         return None
-    env[f"c{slot}"] = program.consts[slot]
+    value = program.consts[slot]
+    if type(value) not in _NUMBERS and not (getattr(value, "shape", None) == ()
+                                            and value.dtype in (np.float64, np.bool_)):
+        return None
+    env[f"c{slot}"] = value
     return f"c{slot}"

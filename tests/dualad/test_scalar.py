@@ -161,6 +161,35 @@ def test_guards_miss_as_in_an_ordinary_replay():
     assert f.stats["misses"] >= 1
 
 
+def test_inf_and_nan_outputs_come_with_numpys_warnings_and_errors():
+    """An output that is not finite is recomputed by NumPy, whose errstate then applies."""
+    program, fast, calls, _ = both_executors(lambda x, y: (x * y, x - y), np.float64(1.0), np.float64(2.0))
+    big, inf = np.float64(1e300), np.float64(np.inf)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        assert_same_leaves(fast(big, big), [np.float64(np.inf), np.float64(0.0)])
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+        fast(inf, inf)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        fast(big, big)
+    assert len(calls) == 3
+    assert_same_leaves(fast(np.float64(3.0), np.float64(2.0)), [np.float64(6.0), np.float64(1.0)])
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("constant", [np.float32(0.1), np.array(0.1, dtype=np.float32), np.float16(0.5),
+                                      np.int8(3)])
+def test_a_constant_of_another_dtype_keeps_the_ordinary_executor(constant):
+    """NumPy computes a Python float beside a float32 in float32: such a program (a
+    comparison with a float32 constant deciding a branch, say) stays NumPy's."""
+    def f(x):
+        return np.sin(x) * constant if x > constant else x
+    program = dualad.compile(f).program(np.float64(0.7))
+    assert scalar_executor(program, _generate(program)) is None
+    compiled = dualad.compile(f)
+    for x in (0.7, 0.100000002, 0.0999999, 3.0):
+        assert repr(compiled(np.float64(x))) == repr(f(np.float64(x)))
+
+
 @pytest.mark.parametrize("args, why", [
     ((np.float32(1.0), np.float32(2.0)), "float32 rounds each step to float32"),
     ((np.complex128(1.0), np.complex128(2.0)), "complex arithmetic"),
