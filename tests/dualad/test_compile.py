@@ -243,6 +243,19 @@ def test_scatter_adds_by_index_arguments_are_replayed_with_their_gradients():
     assert "scatter_at" in str(dualad.compile(f).program(x, v, indices[0]))
 
 
+def test_numpy_scalars_of_one_type_and_two_dtypes_have_programs_of_their_own():
+    """datetime64[D] and datetime64[s] are one Python type: a program whose cast was a
+    no-op for the first must not replay for the second."""
+    def f(x, t):  # whole days since 2020-01-01, scaled by x
+        return x * ((t.astype(np.dtype("M8[D]")) - np.datetime64("2020-01-01")) / np.timedelta64(1, "D"))
+    cf = dualad.compile(f)
+    for t in (np.datetime64("2020-01-02", "D"), np.datetime64("2020-01-03T12:00:00", "s")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert cf(np.float64(1.0), t) == f(np.float64(1.0), t)
+    assert cf.stats["replays"] == 0
+
+
 def test_integer_arithmetic_keeps_numpys_integers():
     """``//`` and ``%`` of integer arguments give NumPy's integers (they gave floats, so
     ``x[(i + 1) % n]`` raised IndexError under compile)."""
