@@ -152,7 +152,7 @@ def linearized(f: Callable) -> tuple[Callable, Callable]:
 
     def jac_(x: Any, *args: Any) -> Any:
         at(x, args)
-        return last["grad"]
+        return namespace_of([last["grad"]]).asarray(last["grad"], copy=True)  # the caller's to write
 
     def hessp_(x: Any, p: Any, *args: Any) -> Any:
         return at(x, args) @ _probe(x, p)
@@ -160,11 +160,13 @@ def linearized(f: Callable) -> tuple[Callable, Callable]:
 
 
 def _same_point(x: Any, y: Any) -> bool:
-    """Whether ``x`` holds the numbers of ``y`` (a copy the caller cannot change)."""
+    """Whether ``x`` holds the numbers of ``y`` (a copy the caller cannot change), signs of
+    zeros included (the derivative of sqrt at -0.0 is -inf); a NaN is never the same."""
     x = raw(x)
     if shape_of(x) != shape_of(y) or dtype_of(x) != dtype_of(y):
         return False
-    return bool(namespace_of([x, y]).all(x == y))
+    xp = namespace_of([x, y])
+    return bool(xp.all((x == y) & (xp.signbit(x) == xp.signbit(y))))
 
 
 def _probe(x: Any, p: Any) -> Any:

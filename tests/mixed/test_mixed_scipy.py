@@ -213,3 +213,14 @@ def test_linearized_follows_new_points_args_and_arrays_changed_in_place():
                                   hessp(f)(x, np.array([1.0, 0.0]), a))
     with pytest.raises(TypeError, match="linearized: f must be the objective"):
         mixed.scipy.linearized(np.ones(2))
+
+
+def test_linearized_gives_gradients_to_keep_and_tells_signed_zeros_apart():
+    jac_f, _ = mixed.scipy.linearized(lambda x: ops.sum(ops.sqrt(x)) + ops.sum(x ** 3))
+    x = np.array([1.0, 4.0])
+    g = jac_f(x)
+    g *= -1.0  # the caller's array
+    np.testing.assert_array_equal(jac_f(x.copy()), [3.5, 48.25])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert jac_f(np.array([0.0, 1.0]))[0] == np.inf
+        assert jac_f(np.array([-0.0, 1.0]))[0] == -np.inf  # sqrt's slope at -0.0
