@@ -76,9 +76,12 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     hi_v = _shape.take(s, _shape._index_like(s, hi), axis=-1)
     weight = _shape._numbers_like(s, w)
     out = lo_v + (hi_v - lo_v) * weight  # (..., len(q))
+    # NaNs sort last: where the last is one, NumPy's quantile is NaN
+    last = _shape.take(s, _shape._index_like(s, np.array([n - 1])), axis=-1)
+    out = _ew.where(_ew.isnan(primal(last)), np.nan, out)
     out = _shape.moveaxis(out, -1, 0)
-    if qs.ndim == 0:
-        out = _shape.reshape(out, front)
+    if qs.ndim == 0:  # indexed rather than reshaped: a number where NumPy gives one
+        out = _shape.getitem(out, 0)
     return _restore(out, a, axis, keepdims, qs.shape) if axis is not None or keepdims else out
 
 

@@ -290,6 +290,25 @@ def test_sorts_are_replayed_and_differentiated(fn):
     _check(lambda a, v: mixed.hvp(loss, a, v), [(x, xs[0]) for x in xs], replays=3)
 
 
+@pytest.mark.parametrize("fn", [np.median, lambda a: np.quantile(a, 0.3),
+                                lambda a: np.percentile(a, [10.0, 90.0]), lambda a: np.median(a, axis=0),
+                                lambda a: np.quantile(a, 0.5, axis=1, keepdims=True)],
+                         ids=["median", "quantile", "percentile", "median_axis0", "quantile_keepdims"])
+def test_quantiles_of_nan_data_are_nan_with_numpys_types(fn):
+    """NumPy's quantile is NaN where a NaN is among the values (the rule took the middle of
+    the sorted values, NaNs last), and a number where NumPy gives one (not a 0-d array):
+    eagerly and in every replay."""
+    xs = [np.array([[1.0, np.nan, 0.0], [2.0, -1.0, 4.0]]), np.array([[3.0, 1.0, 2.0], [5.0, 0.5, np.nan]]),
+          np.arange(6.0).reshape(2, 3)]
+    cf = dualad.compile(fn)
+    for x in xs:
+        want = fn(x)
+        for got in (cf(x), dualad.jvp(fn, (x,), (np.ones_like(x),))[0]):
+            assert type(got) is type(want)
+            np.testing.assert_array_equal(got, want)
+    assert cf.stats["replays"] == 2
+
+
 def test_printed_guards_are_numbered_in_order():
     def f(x):
         for k in range(3):
