@@ -163,7 +163,10 @@ class ArrayLike:
     def flatten(self): return ops.ravel(self)
     def squeeze(self, axis=None): return ops.squeeze(self, axis)
     def swapaxes(self, a, b): return ops.swapaxes(self, a, b)
-    def astype(self, dtype): return ops.astype(self, dtype)
+    def astype(self, dtype, copy=True):  # as NumPy's: a copy unless told otherwise
+        out = ops.astype(self, dtype)
+        return ops.copy(out) if copy and out is self else out
+
     def clip(self, a_min=None, a_max=None): return ops.clip(self, a_min, a_max)
     def dot(self, other): return ops.dot(self, other)
     def repeat(self, repeats, axis=None): return ops.repeat(self, repeats, axis)

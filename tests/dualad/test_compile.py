@@ -243,6 +243,19 @@ def test_scatter_adds_by_index_arguments_are_replayed_with_their_gradients():
     assert "scatter_at" in str(dualad.compile(f).program(x, v, indices[0]))
 
 
+def test_astype_to_its_own_dtype_copies_as_numpy_does():
+    """x.astype(x.dtype) is a copy in NumPy (copy=True): a program returned the caller's
+    input itself, which the caller may write into."""
+    cf = dualad.compile(lambda x: x.astype(x.dtype))
+    x = np.ones(3)
+    cf(x)
+    out = cf(x)
+    assert not np.shares_memory(out, x)
+    same = dualad.compile(lambda x: x.astype(x.dtype, copy=False))
+    same(x)
+    assert same(x) is x
+
+
 def test_numpy_scalars_of_one_type_and_two_dtypes_have_programs_of_their_own():
     """datetime64[D] and datetime64[s] are one Python type: a program whose cast was a
     no-op for the first must not replay for the second."""
