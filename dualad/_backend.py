@@ -77,6 +77,10 @@ class _ScalarNamespace:
     minimum = staticmethod(lambda x, y: x if x <= y or x != x else y)
     where = staticmethod(lambda c, x, y: x if c else y)
     divide = staticmethod(_guarded(lambda x, y: x / y, "divide"))
+    # NumPy's floored division and remainder (math.remainder is IEEE's, to the nearest); two
+    # Python ints give an int, as NumPy gives an integer
+    floor_divide = staticmethod(lambda x, y: np.floor_divide(x, y).item())
+    remainder = staticmethod(lambda x, y: np.remainder(x, y).item())
     isnan, isfinite, isinf = staticmethod(math.isnan), staticmethod(math.isfinite), staticmethod(math.isinf)
 
     def __getattr__(self, name: str):

@@ -8,18 +8,16 @@ import math
 import numpy as np
 
 from dualad._backend import SCALAR_TYPES, namespace_of, to_host
-from dualad._core import bind
 from dualad._rules import elementwise as _ew
 from dualad._rules import linalg as _la
 from dualad._rules import reductions as _red
 from dualad._rules import shape as _shape
 from dualad._shapes import ndim_of, on_values, primal, raw, shape_of
-from dualad._table import non_differentiable
 
 __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
            "diagonal", "trace", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
-           "rad2deg", "radians", "degrees", "logaddexp2", "floor_divide", "remainder", "mod",
+           "rad2deg", "radians", "degrees", "logaddexp2", "mod",
            "fmod", "divmod", "copysign", "heaviside", "fix", "modf", "ldexp", "frexp", "float_power"]
 
 
@@ -205,54 +203,7 @@ def logaddexp2(x, y):
     return _ew.logaddexp(x * ln2, y * ln2) / ln2
 
 
-def floor_divide(x, y):
-    """``x // y``: a float result with zero derivative; of integers, NumPy's integer result."""
-    if _integers(x, y):
-        return bind(_integer_floor_divide, x, y)
-    return _float_floor_divide(x, y)
-
-
-def _float_floor_divide(x, y):
-    return _ew.floor(_ew.divide(x, y))
-
-
-def remainder(x, y):
-    """``x % y`` with the sign of ``y``: ``x - floor(x / y) * y`` (derivatives 1 and
-    ``-floor(x / y)``; a jump where ``x / y`` is an integer); of integers, NumPy's
-    integer result."""
-    if _integers(x, y):
-        return bind(_integer_remainder, x, y)
-    return _ew.subtract(x, _ew.multiply(_ew.stop_gradient(_float_floor_divide(x, y)), y))
-
-
-def _integers(x, y) -> bool:
-    """Whether both operands are integers or booleans (arrays, values or Python numbers).
-    A dtype's kind answers for NumPy and CuPy (0.2 us; the array API's isdtype took 2 us,
-    a third of a float remainder's cost)."""
-    for r in (raw(x), raw(y)):
-        kind = type(r)
-        if kind is float or kind is complex:
-            return False
-        if kind is int or kind is bool:
-            continue
-        code = getattr(r.dtype, "kind", None)  # array-API dtypes (array_api_strict's) have none
-        if code is None:
-            if not namespace_of([r]).isdtype(r.dtype, ("integral", "bool")):
-                return False
-        elif code not in ("i", "u", "b"):
-            return False
-    return True
-
-
-# Integer // and % (index arithmetic: x[(i + 1) % n]) as NumPy computes them, exactly and with
-# an integer result (0 where y is 0, as NumPy gives), which floor(x / y) would not be.
-_integer_floor_divide = non_differentiable("integer_floor_divide", lambda xp, x, y: xp.floor_divide(x, y),
-                                           scalar_ok=False, broadcasts=True)
-_integer_remainder = non_differentiable("integer_remainder", lambda xp, x, y: xp.remainder(x, y),
-                                        scalar_ok=False, broadcasts=True)
-
-
-mod = remainder
+mod = _ew.remainder
 
 
 def fmod(x, y):
@@ -261,7 +212,7 @@ def fmod(x, y):
 
 
 def divmod(x, y):
-    return floor_divide(x, y), remainder(x, y)
+    return _ew.floor_divide(x, y), _ew.remainder(x, y)
 
 
 def copysign(x, y):

@@ -33,7 +33,7 @@ __all__ = [
     "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos",
     "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
     "arctanh", "hypot", "logaddexp", "maximum", "minimum", "relu", "where", "floor",
-    "ceil", "round", "rint", "trunc", "less", "less_equal", "greater",
+    "ceil", "round", "rint", "trunc", "floor_divide", "remainder", "less", "less_equal", "greater",
     "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
     "logical_not", "isnan", "isfinite", "isinf", "stop_gradient", "real", "imag",
     "conj", "angle",
@@ -350,6 +350,14 @@ floor = _zero("floor", lambda xp, x: xp.floor(x))
 ceil = _zero("ceil", lambda xp, x: xp.ceil(x))
 trunc = _zero("trunc", lambda xp, x: xp.trunc(x))
 rint = _zero("round", lambda xp, x: xp.round(x))
+floor_divide = _zero("floor_divide", lambda xp, x, y: xp.floor_divide(x, y))
+floor_divide.__doc__ = ("``x // y``, NumPy's floored division (not ``floor(x / y)``: ``1.0 // 0.1`` "
+                        "is 9.0), with zero derivative; of integers, an integer.")
+# NumPy's remainder, x - floor_divide(x, y) * y to the last bit as NumPy rounds it, with the
+# sign of y: derivatives 1 and -(x // y), jumping where x / y is an integer.
+remainder = _elementwise("remainder", lambda xp, x, y: xp.remainder(x, y), _one,
+                         lambda ans, x, y: negative(floor_divide(x, y)),
+                         doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.")
 
 
 def round(x, decimals=0):

@@ -298,8 +298,7 @@ def _two_vectors():
 
 
 for _name in ("floor_divide", "remainder"):
-    case(f"integer_{_name}", _of_integers(_name), _two_vectors(), (f"integer_{_name}", "argsort"),
-         kind="nondiff")
+    case(f"integer_{_name}", _of_integers(_name), _two_vectors(), (_name, "argsort"), kind="nondiff")
 
 
 # -- reductions --------------------------------------------------------------------------------
@@ -719,7 +718,7 @@ case("insert", lambda x, y: ops.insert(x, [0, 1, 1], y[..., :1], axis=-1), _stac
 case("compress", lambda x: ops.compress([True, False, True], x, axis=0),
      _one_array(lambda s: st.just({}), min_dims=1, min_side=3), ("getitem",))
 case("divmod", lambda x, y: ops.divmod(x, y)[1] + ops.divmod(x, y)[0], _no_kw(_elementwise_args(
-    [floats(0.1, 0.9), floats(1.25, 2)])), ("floor", "subtract", "multiply"))
+    [floats(0.1, 0.9), floats(1.25, 2)])), ("floor_divide", "remainder"))
 case("copy", lambda x: ops.copy(x) * 1.5, _no_kw(_elementwise_args([floats(-3, 3)])), ("copy", "multiply"))
 case("asarray", lambda x, y: ops.asarray([[x, y], [y * x, x]]), _stack_args(2), ("concatenate",))
 case("diff_prepend", lambda x: ops.diff(x, prepend=0.5, append=x[..., :1]),
@@ -927,13 +926,13 @@ elementwise("sinc", ops.sinc, with_zeros(floats(-2, 2)), prims=("sin", "divide",
 elementwise("deg2rad", ops.deg2rad, floats(-180, 180), prims=("multiply",))
 elementwise("rad2deg", ops.rad2deg, floats(-3, 3), prims=("multiply",))
 elementwise("logaddexp2", ops.logaddexp2, floats(-3, 3), floats(-3, 3), prims=("logaddexp",))
-elementwise("remainder", ops.remainder, off_integers(), st.just(1.0), prims=("subtract", "floor"),
+elementwise("remainder", ops.remainder, off_integers(), st.just(1.0), prims=("remainder",),
             static=(1,), scalar=False)
 elementwise("remainder_divisor", lambda x, y: x % y if hasattr(x, "_level") else ops.remainder(x, y),
-            floats(0.1, 0.9), floats(1.25, 2), prims=("subtract", "floor", "multiply"), scalar=False)
+            floats(0.1, 0.9), floats(1.25, 2), prims=("remainder",), scalar=False)
 elementwise("fmod", ops.fmod, floats(-0.9, 0.9), floats(1.25, 2), prims=("subtract", "trunc"), scalar=False)
-elementwise("floor_divide", ops.floor_divide, off_integers(), st.just(1.0), prims=("floor",), kind="zero",
-            static=(1,), scalar=False)
+elementwise("floor_divide", ops.floor_divide, off_integers(), st.just(1.0), prims=("floor_divide",),
+            kind="zero", static=(1,), scalar=False)
 elementwise("copysign", ops.copysign, away_from_zero(0.2, 3), away_from_zero(0.2, 3),
             prims=("where", "abs"), scalar=False)
 elementwise("heaviside", ops.heaviside, away_from_zero(0.2, 3), floats(-1, 1), prims=("where",),

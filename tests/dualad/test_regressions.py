@@ -332,3 +332,20 @@ def test_compile_of_a_function_returning_a_dual_runs_it_eagerly():
     np.testing.assert_array_equal(out.tangent, [2.0, 2.0])
     with pytest.raises(ValueError, match="returned a Dual"):
         compiled.program(np.array([1.0, 2.0]))
+
+
+# x // y and x % y were floor(x / y) and x - floor(x / y) * y: 1.0 // 0.1 gave 10.0 (NumPy 9.0,
+# as 0.1 is a little more than a tenth), 1.0 % 0.1 gave 0.0 (NumPy 0.1), -0.0 % -2.0 gave +0.0.
+@pytest.mark.parametrize("op, numpy_op", [(ops.floor_divide, np.floor_divide), (ops.remainder, np.remainder)])
+@pytest.mark.parametrize("x, y", [(np.array([1.0, 0.3, -0.0, 7.5, -7.5]), 0.1),
+                                  (np.array([1.0, 0.3, -0.0, 7.5, -7.5]), -2.0),
+                                  (np.array([5, -5, 0, 7]), 3), (np.float64(1.0), 0.1)])
+def test_floor_divide_and_remainder_are_numpys(op, numpy_op, x, y):
+    want = numpy_op(x, y)
+    compiled = dualad.compile(lambda v: op(v, y))
+    got = [op(x, y), compiled(x), compiled(x)]
+    if x.dtype.kind == "f":
+        got.append(jvp(lambda v: op(v, y), (x,), (np.ones_like(x),))[0])
+    for g in got:
+        np.testing.assert_array_equal(g, want)
+        assert np.array_equal(np.signbit(g), np.signbit(want)) and np.result_type(g) == np.result_type(want)
