@@ -73,7 +73,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
     outer transform closed over) makes ``f`` run eagerly at that key, with a
     warning saying why. Side effects of ``f`` (printing, appending to a
     list) happen when it is traced, not when it is replayed; arrays it
-    closes over are constants of the program.
+    closes over are constants of the program, and so are numbers drawn from
+    a generator ``f`` makes itself (``np.random.default_rng()`` inside ``f``,
+    Python's ``random``), which no trace can tell from other constants:
+    pass the Generator as an argument.
 
     Parameters
     ----------
