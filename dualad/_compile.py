@@ -241,8 +241,9 @@ class Compiled:
     def _key(self, args: tuple, kwargs: dict) -> tuple:
         """``(key, array inputs, why not)``: why not is set when the call must run eagerly."""
         if not kwargs:  # the common call, NumPy arrays or scalars only: no pytree to flatten
-            # a scalar by its dtype too: datetime64[D] and datetime64[s] are one type
-            parts = [(a.shape, a.dtype) if type(a) is np.ndarray else (type(a), a.dtype)
+            # a NumPy scalar by its dtype, which tells its type (not the other way round:
+            # datetime64[D] and datetime64[s] are one type)
+            parts = [(a.shape, a.dtype) if type(a) is np.ndarray else a.dtype
                      for a in args if type(a) is np.ndarray or isinstance(a, np.generic)]
             if len(parts) == len(args):
                 return (None, tuple(parts)), list(args), None
