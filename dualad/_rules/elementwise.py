@@ -353,8 +353,8 @@ rint = _zero("round", lambda xp, x: xp.round(x))
 floor_divide = _zero("floor_divide", lambda xp, x, y: xp.floor_divide(x, y))
 floor_divide.__doc__ = ("``x // y``, NumPy's floored division (not ``floor(x / y)``: ``1.0 // 0.1`` "
                         "is 9.0), with zero derivative; of integers, an integer.")
-# NumPy's remainder, x - floor_divide(x, y) * y to the last bit as NumPy rounds it, with the
-# sign of y: derivatives 1 and -(x // y), jumping where x / y is an integer.
+# NumPy's remainder (by fmod, exact, where x - (x // y) * y rounds), with the sign of y:
+# derivatives 1 and -(x // y), jumping where x / y is an integer.
 remainder = _elementwise("remainder", lambda xp, x, y: xp.remainder(x, y), _one,
                          lambda ans, x, y: negative(floor_divide(x, y)),
                          doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.")
