@@ -112,7 +112,8 @@ def linearized(f: Callable) -> tuple[Callable, Callable]:
     :func:`jac`'s and :func:`hessp`'s (the iterates of a solve are the same to
     the bit). As with ``mixed.linearize``, arrays ``f`` closes over are those
     of the first trace: make a new pair for a changed ``f``; new ``args``
-    (other objects) trace again.
+    (other objects) trace again, but an argument changed in place is not
+    seen, as SciPy never changes them.
 
     Parameters
     ----------
