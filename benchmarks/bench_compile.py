@@ -209,7 +209,7 @@ class CompiledScalar:
     """Value, gradient and Hessian of ``common.g(x, y)`` by three hyper-dual evaluations
     (``common.hyperdual_value_grad_hessian``), compiled and called with ``np.float64``
     scalars (Python floats are static arguments): a program of float64 scalars, which
-    replays as Python on floats (``dualad._scalar``). Over the ``math``-module ``g``
+    replays as Python on floats (``dualad._program.executors.scalar``). Over the ``math``-module ``g``
     on floats (issue 11's target: <= 5), and over the same computation eager on
     Python floats (HyperDual's ``math`` fast path); ``track_us_per_primitive`` is one
     compiled call over the program's length."""

@@ -15,17 +15,17 @@ Examples
 import importlib
 
 from dualad import extend, ops
-from dualad._arraylike import register_numpy
-from dualad._compile import Compiled, compile
-from dualad._core import EscapedValueError, bind
-from dualad._dual import Dual
-from dualad._hyperdual import HyperDual
-from dualad._linearize import linear_transpose, linearize
-from dualad._program import Program
-from dualad._table import Primitive
-from dualad._transforms import derivative, hessian, jacfwd, jvp
-from dualad._tree import register_pytree_node
-from dualad._vmap import vmap
+from dualad._base.core import EscapedValueError, bind
+from dualad._base.tree import register_pytree_node
+from dualad._batching.vmap import vmap
+from dualad._forward.dual import Dual
+from dualad._forward.hyperdual import HyperDual
+from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
+from dualad._numpy.arraylike import register_numpy
+from dualad._program.program import Program
+from dualad._staging.compile import Compiled, compile
+from dualad._staging.linearize import linear_transpose, linearize
+from dualad._table.entries import Primitive
 
 __all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind", "compile",
            "derivative", "extend", "hessian", "jacfwd", "jvp", "linear_transpose", "linearize", "ops",

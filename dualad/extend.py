@@ -23,10 +23,10 @@ Examples
 >>> unregister("softsign")
 """
 
-from dualad._arraylike import register_numpy
-from dualad._core import EscapedValueError, bind, transform_level
-from dualad._reverse_mode import register_vjp
-from dualad._table import (
+from dualad._base.core import EscapedValueError, bind, transform_level
+from dualad._base.reverse_mode import register_vjp
+from dualad._numpy.arraylike import register_numpy
+from dualad._table.entries import (
     NONZERO,
     POSITIVE,
     REAL,

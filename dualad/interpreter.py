@@ -52,8 +52,7 @@ Examples
 ((3,), 2.0)
 """
 
-from dualad._arraylike import ArrayLike
-from dualad._backend import (
+from dualad._base.backend import (
     SCALAR_TYPES,
     fresh_keys,
     is_float_dtype,
@@ -63,8 +62,8 @@ from dualad._backend import (
     to_floats,
     to_host,
 )
-from dualad._calling import Selection, check_argnums, paired_leaves, positions, split_aux
-from dualad._checks import (
+from dualad._base.calling import Selection, check_argnums, paired_leaves, positions, split_aux
+from dualad._base.checks import (
     check_count,
     check_differentiable,
     check_number,
@@ -74,14 +73,15 @@ from dualad._checks import (
     is_operand,
     validate_tangent,
 )
-from dualad._compile import traceable
-from dualad._core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
-from dualad._dual import Dual
-from dualad._inplace import Accumulator, is_large, made_by_call
-from dualad._shapes import dtype_of, is_complex, raw, shape_of, zeros
-from dualad._transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, primals_at, split
-from dualad._tree import flatten, leaf_paths
-from dualad._vjp import Dropped, aval, shared_by_key
+from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
+from dualad._base.shapes import dtype_of, is_complex, raw, shape_of, zeros
+from dualad._base.tree import flatten, leaf_paths
+from dualad._forward.dual import Dual
+from dualad._forward.transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, primals_at, split
+from dualad._numpy.arraylike import ArrayLike
+from dualad._staging.compile import traceable
+from dualad._table.ownership import Accumulator, is_large, made_by_call
+from dualad._table.vjp import Dropped, aval, shared_by_key
 
 __all__ = [
     "Accumulator", "ArrayLike", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",

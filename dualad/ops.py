@@ -15,32 +15,32 @@ Examples
 
 from __future__ import annotations
 
-from dualad._backend import ARRAY_API_NAMES
-from dualad._rules import fft as fft  # noqa: F401  (ops.fft.fft, ...)
-from dualad._rules import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
-from dualad._rules.arrays import *  # noqa: F403
-from dualad._rules.arrays import __all__ as _arrays
-from dualad._rules.composites import *  # noqa: F403
-from dualad._rules.composites import __all__ as _composites
-from dualad._rules.conv import *  # noqa: F403
-from dualad._rules.conv import __all__ as _conv
-from dualad._rules.elementwise import *  # noqa: F403
-from dualad._rules.elementwise import __all__ as _elementwise
-from dualad._rules.linalg import *  # noqa: F403
-from dualad._rules.linalg import __all__ as _linalg_names
-from dualad._rules.polynomials import *  # noqa: F403
-from dualad._rules.polynomials import __all__ as _polynomials
-from dualad._rules.reductions import *  # noqa: F403
-from dualad._rules.reductions import __all__ as _reductions
-from dualad._rules.shape import *  # noqa: F403
-from dualad._rules.shape import __all__ as _shape_names
-from dualad._rules.special import *  # noqa: F403
-from dualad._rules.special import __all__ as _special
-from dualad._rules.statistics import *  # noqa: F403
-from dualad._rules.statistics import __all__ as _statistics
-from dualad._rules.values import *  # noqa: F403
-from dualad._rules.values import __all__ as _values
-from dualad._table import seal_builtins as _seal_builtins
+from dualad._base.backend import ARRAY_API_NAMES
+from dualad._numpy.arrays import *  # noqa: F403
+from dualad._numpy.arrays import __all__ as _arrays
+from dualad._numpy.composites import *  # noqa: F403
+from dualad._numpy.composites import __all__ as _composites
+from dualad._numpy.conv import *  # noqa: F403
+from dualad._numpy.conv import __all__ as _conv
+from dualad._numpy.polynomials import *  # noqa: F403
+from dualad._numpy.polynomials import __all__ as _polynomials
+from dualad._numpy.statistics import *  # noqa: F403
+from dualad._numpy.statistics import __all__ as _statistics
+from dualad._numpy.values import *  # noqa: F403
+from dualad._numpy.values import __all__ as _values
+from dualad._primitives import fft as fft  # noqa: F401  (ops.fft.fft, ...)
+from dualad._primitives import linalg as linalg  # noqa: F401  (ops.linalg.solve, ...)
+from dualad._primitives.elementwise import *  # noqa: F403
+from dualad._primitives.elementwise import __all__ as _elementwise
+from dualad._primitives.linalg import *  # noqa: F403
+from dualad._primitives.linalg import __all__ as _linalg_names
+from dualad._primitives.reductions import *  # noqa: F403
+from dualad._primitives.reductions import __all__ as _reductions
+from dualad._primitives.shape import *  # noqa: F403
+from dualad._primitives.shape import __all__ as _shape_names
+from dualad._primitives.special import *  # noqa: F403
+from dualad._primitives.special import __all__ as _special
+from dualad._table.entries import seal_builtins as _seal_builtins
 
 # Array-API and other spellings of the NumPy names above.
 _ALIASES = {

@@ -27,12 +27,12 @@ from typing import Any, Callable, Sequence
 import array_api_compat
 import numpy as np
 
-from dualad._backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._checks import check_output_leaves, describe
-from dualad._reverse_mode import registered_vjp
-from dualad._shapes import raw, shape_of, zeros
-from dualad._transforms import jvp
-from dualad._tree import flatten
+from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._base.checks import check_output_leaves, describe
+from dualad._base.reverse_mode import registered_vjp
+from dualad._base.shapes import raw, shape_of, zeros
+from dualad._base.tree import flatten
+from dualad._forward.transforms import jvp
 
 __all__ = ["check_grads"]
 

@@ -27,8 +27,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from dualad import ops
-from dualad._shapes import raw, shape_of
-from dualad._table import Elementwise
+from dualad._base.shapes import raw, shape_of
+from dualad._table.entries import Elementwise
 from dualad.extend import REGISTRY, bind
 
 
@@ -659,7 +659,7 @@ case("trace", ops.trace, _diagonal_args(), ("getitem", "permute_dims", "sum"))
 
 
 
-# -- assembly, rearranging, order (dualad/_rules/arrays.py) --------------------------------------
+# -- assembly, rearranging, order (dualad/_numpy/arrays.py) --------------------------------------
 case("diag_of_matrix", lambda x, **kw: ops.diag(x, **kw),
      shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(
          st.tuples(array(s, floats(-3, 3))), st.integers(-3, 3).map(lambda k: {"k": k}))), ("getitem",))
@@ -862,7 +862,7 @@ case("frexp", lambda x: ops.frexp(x)[0],  # values away from powers of 2, where 
      ("divide",))
 
 
-# -- convolution (dualad/_rules/conv.py) -----------------------------------------------------------
+# -- convolution (dualad/_numpy/conv.py) -----------------------------------------------------------
 def _conv_args():
     def build(t):
         n, c, g, size, k, stride = t
@@ -879,7 +879,7 @@ case("conv", ops.conv, _conv_args(), ("getitem", "matmul"))
 case("sliding_window_view", lambda x: ops.sliding_window_view(x, 2, axis=-1),
      _one_array(lambda s: st.just({}), min_dims=1, min_side=2), ("getitem",))
 
-# -- statistics (dualad/_rules/statistics.py) ------------------------------------------------------
+# -- statistics (dualad/_numpy/statistics.py) ------------------------------------------------------
 case("median", ops.median, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
 case("quantile", lambda x, **kw: ops.quantile(x, np.array([0.1, 0.5, 0.9]), **kw),
      _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem", "multiply"))
@@ -917,7 +917,7 @@ case("corrcoef", ops.corrcoef, st.tuples(st.integers(2, 3), st.integers(3, 5)).f
     lambda t: st.tuples(st.tuples(array(t, floats(-3, 3), unique=True)), st.just({}))),
      ("matmul", "sqrt", "divide"))
 
-# -- elementwise extras (dualad/_rules/composites.py) ---------------------------------------------
+# -- elementwise extras (dualad/_numpy/composites.py) ---------------------------------------------
 elementwise("fmax", ops.fmax, grid(), grid(0.125), prims=("maximum", "where"), scalar=False)
 elementwise("fmin", ops.fmin, grid(), grid(0.125), prims=("minimum", "where"), scalar=False)
 elementwise("nan_to_num", lambda x: ops.nan_to_num(ops.log(x)), away_from_zero(0.2, 3),
@@ -940,7 +940,7 @@ elementwise("heaviside", ops.heaviside, away_from_zero(0.2, 3), floats(-1, 1), p
 elementwise("float_power", ops.float_power, floats(0.5, 3), floats(-2, 2), prims=("power",), scalar=False)
 
 
-# -- numpy.fft (dualad/_rules/fft.py): real in, real out through complex spectra ----------------
+# -- numpy.fft (dualad/_primitives/fft.py): real in, real out through complex spectra ----------------
 def _realify(z):
     return ops.real(z) + 0.5 * ops.imag(z)
 
@@ -1090,7 +1090,7 @@ case("apply_over_axes_mean", lambda x, axes: ops.apply_over_axes(ops.mean, x, ax
      _over_axes_args(min_side=1), ("sum", "divide", "reshape"))
 
 
-# -- scipy.special (dualad/_rules/special.py): NumPy with SciPy, CuPy ---------------------------
+# -- scipy.special (dualad/_primitives/special.py): NumPy with SciPy, CuPy ---------------------------
 # Points the entries' domains leave out of their default cases.
 SPECIAL_BACKENDS = ("numpy", "cupy")
 elementwise("i1_near_zero", ops.i1, with_zeros(floats(-0.2, 0.2)), prims=("i1",), backends=SPECIAL_BACKENDS,

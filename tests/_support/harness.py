@@ -14,8 +14,8 @@ from _support.backends import BACKENDS, DTYPES, dtype_name, to_numpy
 from _support.known_bugs import known_bug_marks
 from _support.recorder import record
 from dualad import Dual, HyperDual, ops
-from dualad._core import Value, bind
-from dualad._tree import flatten
+from dualad._base.core import Value, bind
+from dualad._base.tree import flatten
 from dualad.testing import check_grads
 
 # For every backend and dtype but NumPy float64: a quarter of the profile's examples.
@@ -192,7 +192,7 @@ def _arrays(x, out):
 
 def check_new_or_given(label, result, again, given) -> None:
     """The contract of a built-in rule that lets its caller write into what it returns
-    (``dualad._inplace.made_by_call``): each array of ``result`` is one it was
+    (``dualad._table.ownership.made_by_call``): each array of ``result`` is one it was
     ``given``, a view of one, or memory of its own, shared with nothing it was
     given nor with what a second call (``again``) returned (no cache)."""
     given_arrays = _arrays(given, [])

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dualad._arraylike import ArrayLike
-from dualad._core import Value, bind, new_level
-from dualad._shapes import dtype_of, shape_of
+from dualad._base.core import Value, bind, new_level
+from dualad._base.shapes import dtype_of, shape_of
+from dualad._numpy.arraylike import ArrayLike
 from dualad.extend import Primitive
 
 

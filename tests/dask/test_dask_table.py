@@ -42,7 +42,7 @@ from _support.harness import EXACT_RTOL, Prepared, is_float, random_like  # noqa
 
 import dualad  # noqa: E402
 import reverse  # noqa: E402
-from dualad._tree import flatten  # noqa: E402
+from dualad._base.tree import flatten  # noqa: E402
 
 pytestmark = pytest.mark.dask
 

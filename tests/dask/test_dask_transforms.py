@@ -18,7 +18,7 @@ import dualad  # noqa: E402
 import mixed  # noqa: E402
 import reverse  # noqa: E402
 from dualad import ops  # noqa: E402
-from dualad._tree import flatten  # noqa: E402
+from dualad._base.tree import flatten  # noqa: E402
 
 pytestmark = pytest.mark.dask
 

@@ -14,7 +14,7 @@ import pytest
 import dualad
 import mixed
 import reverse
-from dualad._tree import flatten
+from dualad._base.tree import flatten
 
 RNG = np.random.default_rng(11)
 A = RNG.standard_normal(3)

@@ -12,8 +12,8 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
-from dualad._program import Program, eliminate_common_subexpressions, eliminate_dead_code
-from dualad._trace import Eqn
+from dualad._program.program import Program, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._staging.trace import Eqn
 from dualad.extend import REGISTRY
 
 

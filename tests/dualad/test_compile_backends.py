@@ -1,5 +1,5 @@
 """``dualad.compile`` on arrays of other libraries: traced on NumPy copies, replayed
-on the arguments' own library (``dualad._retarget``), checked against eager on
+on the arguments' own library (``dualad._staging.retarget``), checked against eager on
 the first call. CuPy takes the same path; it is exercised here on
 array_api_strict, the CPU stand-in the issue names."""
 

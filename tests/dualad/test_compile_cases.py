@@ -24,8 +24,10 @@ from hypothesis import strategies as st
 
 import dualad
 import reverse
-from dualad import _fusion, _memory, ops
-from dualad._tree import flatten
+from dualad import ops
+from dualad._base.tree import flatten
+from dualad._program.passes import fusion as _fusion
+from dualad._program.passes import memory as _memory
 
 # Cases whose program may fall back to eager on NumPy float64 (each warns that the
 # numbers of a traced value were read on the host), and why.
@@ -104,7 +106,7 @@ def test_compile_of_every_case(case, backend, dtype, data):
 @TWO
 @given(data=st.data())
 def test_compile_of_every_case_array_api_strict_float32(case, backend, dtype, data):
-    """Traced on NumPy copies, replayed on array_api_strict (dualad._retarget)."""
+    """Traced on NumPy copies, replayed on array_api_strict (dualad._staging.retarget)."""
     check_compiled_case(case, backend, dtype, data)
 
 

@@ -1,4 +1,4 @@
-"""Elementwise fusion (dualad._fusion): trees of + - * /, negation and squaring on float64
+"""Elementwise fusion (dualad._program.passes.fusion): trees of + - * /, negation and squaring on float64
 become one numexpr kernel, whose replays equal eager evaluation bit for bit."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 import dualad
 import mixed
 import reverse
-from dualad import _fusion
-from dualad._memory import plan
+from dualad._program.passes import fusion as _fusion
+from dualad._program.passes.memory import plan
 
 pytest.importorskip("numexpr")
 N = _fusion.MIN_SIZE

@@ -123,7 +123,7 @@ def test_bad_tangents_are_named_as_before():
 def test_array_tangents_of_array_primals_skip_the_pytree_walk(monkeypatch):
     """The products of an optimizer's loop: arrays for arrays need no structure check
     (a pytree walk costs as much as a small product's replay), and give the same numbers."""
-    import dualad._linearize as lin
+    import dualad._staging.linearize as lin
     x, t = RNG.standard_normal(5), RNG.standard_normal(5)
     _, f_jvp = dualad.linearize(rosen, x)
     walks = []
@@ -161,7 +161,7 @@ def test_without_a_program_each_call_runs_f_silently(case):
 
 
 def test_a_spoiled_trace_is_not_tried_again_at_each_call(monkeypatch):
-    import dualad._linearize as module
+    import dualad._staging.linearize as module
 
     traces = Counted(module.record)
     monkeypatch.setattr(module, "record", traces)
@@ -208,8 +208,8 @@ def test_at_new_primals_specializes_the_same_programs():
 def test_at_replays_the_primal_half_and_generates_no_code(monkeypatch):
     """A new point costs one replay of the primal half, a program made once per trace:
     no step is interpreted and no code generated (both were done per point before)."""
-    import dualad._partial_eval as partial
-    import dualad._program as programs
+    import dualad._program.partial_eval as partial
+    import dualad._program.program as programs
     x, t = RNG.standard_normal(8), RNG.standard_normal(8)
     _, f_jvp = dualad.linearize(reverse.grad(rosen), x)
     f_jvp(t)
@@ -236,7 +236,7 @@ def test_at_replays_the_primal_half_and_generates_no_code(monkeypatch):
 def test_fused_halves_keep_the_primal_work_out_of_the_products():
     """Where numexpr fuses, each half is fused on its own: no kernel of the tangent half
     computes from the residuals alone, and the products equal the eager JVP's."""
-    from dualad._fusion import MIN_SIZE, Fused, available
+    from dualad._program.passes.fusion import MIN_SIZE, Fused, available
     if not available():
         pytest.skip("needs numexpr")
     x, t = RNG.standard_normal(MIN_SIZE), RNG.standard_normal(MIN_SIZE)

@@ -1,4 +1,4 @@
-"""The memory plan (dualad._memory): which intermediates replays write into kept buffers,
+"""The memory plan (dualad._program.passes.memory): which intermediates replays write into kept buffers,
 and that a planned replay equals eager evaluation without sharing memory with its caller."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import dualad
 import mixed
 import reverse
-from dualad._backend import _np_xp
-from dualad._memory import MIN_SIZE, UFUNCS, plan
+from dualad._base.backend import _np_xp
+from dualad._program.passes.memory import MIN_SIZE, UFUNCS, plan
 from dualad.extend import REGISTRY
 
 N = 2 * MIN_SIZE

@@ -1,4 +1,4 @@
-"""Ownership as data (``dualad._inplace``): what may be written in place, and what never is.
+"""Ownership as data (``dualad._table.ownership``): what may be written in place, and what never is.
 
 The arithmetic and the accumulators write into an operand only when the
 caller says it owns it; the reuse is counted (``count_reuses``), so a
@@ -12,8 +12,9 @@ from _support.harness import check_new_or_given
 
 import mixed
 import reverse
-from dualad import Dual, _inplace, jvp
-from dualad._table import REGISTRY
+from dualad import Dual, jvp
+from dualad._table import ownership as _inplace
+from dualad._table.entries import REGISTRY
 from dualad.extend import elementwise, unregister
 
 N = 3 * _inplace._MIN_SIZE + 1  # large enough to be written in place

@@ -8,8 +8,8 @@ import pytest
 
 import dualad
 import reverse
-from dualad._partial_eval import SpecializationRefused, partial_eval, split
-from dualad._program import GuardMiss, Program
+from dualad._program.partial_eval import SpecializationRefused, partial_eval, split
+from dualad._program.program import GuardMiss, Program
 
 RNG = np.random.default_rng(7)
 

@@ -1,4 +1,4 @@
-"""The executor of float64 scalar programs (dualad._scalar): Python floats with NumPy's
+"""The executor of float64 scalar programs (dualad._program.executors.scalar): Python floats with NumPy's
 numbers, bit for bit, where a program's every step is a ufunc of float64 scalars."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import dualad
 import mixed
 import reverse
 from dualad import HyperDual, ops
-from dualad._program import _generate
-from dualad._scalar import EXACT, scalar_executor
+from dualad._program.executors.scalar import EXACT, scalar_executor
+from dualad._program.program import _generate
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-310, -1e-310, 5e-324, 1.7e308, -1.7e308, 1e154,
            math.inf, -math.inf, math.nan, 2.0 ** -1074, 1.0 + 2.0 ** -52, 0.1, -7.25]

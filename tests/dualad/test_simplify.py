@@ -1,4 +1,4 @@
-"""dualad._simplify: each rewrite fires where it is exact, does not fire where it is not
+"""dualad._program.passes.simplify: each rewrite fires where it is exact, does not fire where it is not
 (shapes, dtypes, -0.0, nan/inf), and a simplified program replays bit for bit as eager."""
 
 from collections import Counter
@@ -10,9 +10,9 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
-from dualad._program import Program, eliminate_common_subexpressions, eliminate_dead_code
-from dualad._simplify import fold_constants, simplify
-from dualad._trace import Eqn
+from dualad._program.passes.simplify import fold_constants, simplify
+from dualad._program.program import Program, eliminate_common_subexpressions, eliminate_dead_code
+from dualad._staging.trace import Eqn
 from dualad.extend import REGISTRY
 
 SPECIAL = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 1.5, -2.25, 1e308])
@@ -259,8 +259,8 @@ def test_scatters_at_two_slices_become_one_step_with_the_sums_signed_zeros(ia, i
 def test_scatter_sum_gives_the_two_scatters_sum_bit_for_bit_at_every_pair_of_ranges():
     """Its impl writes each stretch once (``a + b``, ``a + 0.0``, ``0.0 + b`` or zeros):
     every pair of ranges of a 5-vector, empty, apart, touching, nested, with signed zeros."""
-    from dualad._backend import _np_xp
-    from dualad._simplify import SCATTER_SUM
+    from dualad._base.backend import _np_xp
+    from dualad._program.passes.simplify import SCATTER_SUM
     values = np.array([-0.0, 0.0, 1.5, -2.0, np.inf])
     ranges = [(lo, hi) for lo in range(6) for hi in range(lo, 6)]
     for i, j in ranges:
@@ -392,8 +392,8 @@ def test_fold_constants_gives_what_a_replay_gives(const):
 
 
 def test_fold_constants_keeps_draws_and_guards():
-    from dualad._random import DRAW
-    from dualad._trace import Guard
+    from dualad._staging.random import DRAW
+    from dualad._staging.trace import Guard
     steps = [Eqn(DRAW, {"method": "random", "args": (), "kwargs": {}}, (0,), (2,), np),
              Eqn(REGISTRY["negative"], {}, (1,), (3,), _xp()), Guard(3, "float", -1.0)]
     p = Program(1, {1: 1.0}, steps, [2, 3], lambda leaves: tuple(leaves))

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from _support.backends import BACKENDS
 
-from dualad import _reverse_mode, bind, ops
+from dualad import bind, ops
+from dualad._base import reverse_mode as _reverse_mode
 from dualad.extend import custom, elementwise, register_vjp, unregister
 from dualad.testing import check_grads
 

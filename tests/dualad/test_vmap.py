@@ -14,7 +14,8 @@ from _support.backends import BACKENDS, dtype_name, to_numpy
 import dualad
 import mixed
 import reverse
-from dualad import _batched, ops, vmap
+from dualad import ops, vmap
+from dualad._batching import batched as _batched
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 3))
@@ -301,7 +302,7 @@ def test_vmap_semantics_match_jax(f, in_axes, out_axes, jax):
     x, w = RNG.standard_normal((3, 3)), RNG.standard_normal(3)
     got = vmap(f, in_axes, out_axes)(x, w)
     want = jax.vmap(f, in_axes, out_axes)(jax.numpy.asarray(x), jax.numpy.asarray(w))
-    got_leaves, want_leaves = dualad._tree.flatten(got)[0], jax.tree_util.tree_leaves(want)
+    got_leaves, want_leaves = dualad._base.tree.flatten(got)[0], jax.tree_util.tree_leaves(want)
     assert len(got_leaves) == len(want_leaves)
     for g, v in zip(got_leaves, want_leaves):
         np.testing.assert_allclose(g, np.asarray(v), rtol=1e-12)

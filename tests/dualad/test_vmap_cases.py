@@ -26,8 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dualad
-from dualad._core import Value
-from dualad._tree import flatten
+from dualad._base.core import Value
+from dualad._base.tree import flatten
 
 # case -> the operation vmap names when it refuses it
 REFUSED = {"extract": "extract", "trim_zeros": "trim_zeros", "roots": "roots", "place": "place"}

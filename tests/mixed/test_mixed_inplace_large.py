@@ -1,4 +1,4 @@
-"""Derivatives at sizes where temporaries are reused in place (``dualad._inplace``).
+"""Derivatives at sizes where temporaries are reused in place (``dualad._table.ownership``).
 
 Most tests use small arrays, below ``_inplace._MIN_SIZE``, where every
 operation allocates. Here each mode runs on arrays above it twice, with the
@@ -12,7 +12,8 @@ import pytest
 
 import mixed
 import reverse
-from dualad import _inplace, jvp
+from dualad import jvp
+from dualad._table import ownership as _inplace
 
 N = 3 * _inplace._MIN_SIZE + 1
 

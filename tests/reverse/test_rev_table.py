@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import reverse
-from dualad._tree import flatten
+from dualad._base.tree import flatten
 from dualad.testing import check_grads
 
 DIFF = [c for c in CASES if c.kind == "diff"]

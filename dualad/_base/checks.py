@@ -1,0 +1,131 @@
+"""Argument checks shared by every transform, in all three packages.
+
+Each error names the argument, says what was expected and what came
+(:func:`describe`), so a wrong call fails where it is made rather than as an
+``AttributeError`` deep inside a rule.
+"""
+
+from __future__ import annotations
+
+import math
+import reprlib
+from typing import Any
+
+from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._base.shapes import dtype_of, raw, shape_of
+from dualad._base.tree import leaf_paths
+
+__all__ = ["check_count", "check_differentiable", "check_number", "check_output_leaves",
+           "check_scalar_output", "describe", "is_operand", "validate_tangent"]
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 30
+
+
+def is_operand(x: Any) -> bool:
+    """Whether ``x`` is something a transform can compute with: a number, an array
+    (anything with ``shape`` and ``dtype``) or a value type holding one."""
+    r = raw(x)
+    return type(r) in SCALAR_TYPES or (hasattr(r, "shape") and hasattr(r, "dtype"))
+
+
+def describe(x: Any) -> str:
+    """What ``x`` is, for the "got ..." part of an error message."""
+    if x is None:
+        return "None"
+    r = raw(x)
+    wrapper = f" (in a {type(x).__name__})" if r is not x else ""
+    if type(r) in SCALAR_TYPES:
+        return f"{type(r).__name__} {r!r}{wrapper}"
+    if hasattr(r, "shape") and hasattr(r, "dtype"):
+        return f"an array of shape {shape_of(r)} and dtype {dtype_of(r)}{wrapper}"
+    return f"a {type(x).__name__} ({_short.repr(x)})"
+
+
+def check_differentiable(x: Any, name: str) -> None:
+    """``x`` is a float, a floating array or a value type holding one (ints are
+    accepted where the caller turns them into floats)."""
+    r = raw(x)
+    if not is_operand(r):
+        raise TypeError(f"{name} must be a float or a floating array, got {describe(x)}")
+    if isinstance(r, bool) or (type(r) not in SCALAR_TYPES
+                               and not is_float_dtype(namespace_of([r]), r.dtype)):
+        raise TypeError(f"{name} must be floating point to be differentiated, "
+                        f"got dtype {dtype_of(r)}; convert it with astype(float)")
+
+
+def validate_tangent(primal: Any, tangent: Any, name: str,
+                     primal_name: str | None = None) -> tuple[Any, int]:
+    """Check ``tangent`` against ``primal``; return it and its number of batch axes.
+
+    Errors about the primal name it ``primal_name`` (default ``"{name}: primal"``),
+    so that ``hvp`` blames ``x``, not ``v``, for an integer point.
+    """
+    primal_name = f"{name}: primal" if primal_name is None else primal_name
+    check_differentiable(primal, primal_name)
+    if isinstance(raw(primal), int):
+        raise TypeError(f"{primal_name} must be a float or a floating array, got int; "
+                        "write 1.0 instead of 1")
+    pshape = shape_of(primal)
+    if not is_operand(tangent):
+        raise TypeError(f"{name}: tangent must be a float or an array of the primal's shape "
+                        f"{pshape}, got {describe(tangent)}")
+    tshape = shape_of(tangent)
+    if tshape == pshape:
+        nb = 0
+    elif tshape[1:] == pshape and len(tshape) == len(pshape) + 1:
+        nb = 1
+    else:
+        raise ValueError(f"{name}: tangent must have the primal's shape {pshape} or "
+                         f"(k,) + {pshape} for k directions, got shape {tshape}")
+    pdt, tdt = dtype_of(raw(primal)), dtype_of(raw(tangent))
+    if pdt is float:
+        if tdt not in (float, int) and not (nb == 0 and hasattr(tangent, "_strip")):
+            raise TypeError(f"{name}: the tangent of a float must be a float, got {tdt}")
+        return (float(tangent) if type(tangent) is int else tangent), nb
+    if pdt != tdt:
+        raise TypeError(f"{name}: tangent dtype {tdt} does not match primal dtype {pdt}")
+    return tangent, nb
+
+
+def check_output_leaves(leaves: list, out: Any, who: str) -> None:
+    """The output ``out`` of a user's ``f`` (flattened to ``leaves``) holds only
+    numbers, arrays and value types: None or a string is an error naming its place."""
+    for i, leaf in enumerate(leaves):
+        if not is_operand(leaf):
+            path = leaf_paths(out)[i]
+            where = f" at output{path}" if path else ""
+            raise TypeError(f"{who}: f must return arrays or floats (or tuples, lists or dicts of "
+                            f"them), got {describe(leaf)}{where}")
+
+
+def check_scalar_output(out: Any, who: str, hint: str = "") -> None:
+    """``out`` is one scalar: a number, a 0-d array, or a value type holding one."""
+    if isinstance(out, (tuple, list, dict)) or not is_operand(out) or shape_of(out) != ():
+        raise TypeError(f"{who}: f must return a scalar (a float or a 0-d array), "
+                        f"got {describe(out)}{hint}")
+
+
+def check_count(value: Any, name: str, low: int = 0) -> int:
+    """``value`` as an int >= ``low`` (a bool or a float such as 1.5 is refused)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int >= {low}, got {describe(value)}")
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value}")
+    return value
+
+
+def check_number(name: str, value: Any, low: float = 0.0, high: float | None = None,
+                 high_open: bool = False, low_open: bool = False) -> float:
+    """``value`` as a float in ``[low, high]`` (either end open on request), else an
+    error naming it; NaN is never in range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    value = float(value)
+    above = value > low if low_open else value >= low
+    below = high is None or (value < high if high_open else value <= high)
+    if not (above and below) or math.isnan(value):
+        lower = f"{'>' if low_open else '>='} {low}"
+        upper = "" if high is None else f" and {'<' if high_open else '<='} {high}"
+        raise ValueError(f"{name} must be {lower}{upper}, got {value}")
+    return value

@@ -1,0 +1,239 @@
+"""Shape helpers shared by the rules and the value types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dualad._base.backend import SCALAR_TYPES, namespace_of, to_host
+from dualad._base.core import Value
+from dualad._base.tree import _UNWRAP
+
+
+def shape_of(x: Any) -> tuple:
+    return () if type(x) in SCALAR_TYPES else tuple(x.shape)
+
+
+def ndim_of(x: Any) -> int:
+    return 0 if type(x) in SCALAR_TYPES else x.ndim
+
+
+def dtype_of(x: Any):
+    return type(x) if type(x) in SCALAR_TYPES else x.dtype
+
+
+def raw(x: Any) -> Any:
+    """The innermost raw array (or float) inside nested value types."""
+    while hasattr(x, "_strip"):
+        x = x._strip()
+    return x
+
+
+def primal(x: Any) -> Any:
+    """``x`` without the derivatives its value types carry, for masks, indices and
+    sort orders computed from its values.
+
+    Outside :func:`dualad.vmap` this is :func:`raw`. A value batched by vmap
+    stands for several values at once, so it is kept (its elements stripped):
+    a comparison on it then gives a batched mask, where :func:`raw` would
+    spread the batch axis into the numbers as if it were one more axis.
+    """
+    while True:
+        unwrap = _UNWRAP.get(type(x))  # a dualad.numpy buffer is its content
+        if unwrap is not None:
+            x = unwrap(x)
+        elif not isinstance(x, Value):
+            return x
+        elif x.carries_derivative:
+            x = x._strip()
+        else:
+            return x._constant(primal(x._strip()))
+
+
+def batched(x: Any) -> bool:
+    """Whether ``x`` is batched by :func:`dualad.vmap` (its primal stands for several
+    values at once), as opposed to a plain, differentiated or traced value."""
+    p = primal(x)
+    return isinstance(p, Value) and p.batches
+
+
+def concrete(x: Any, what: str) -> Any:
+    """The numbers of ``x`` as a NumPy array, for a decision taken on the host (which
+    entries to keep, how long a result is).
+
+    Under :func:`dualad.vmap` a batched ``x`` has different numbers for each
+    element, so no one decision holds for the batch: a ``TypeError`` names
+    vmap and ``what`` (the operation and argument), as JAX refuses a traced
+    value where a concrete one is needed, rather than return a wrong result.
+    """
+    y = x
+    while True:
+        unwrap = _UNWRAP.get(type(y))
+        if unwrap is not None:
+            y = unwrap(y)
+        elif not isinstance(y, Value):
+            return to_host(y)
+        elif not y.batches:  # a derivative carrier, or a value compile traces (its trace hears of the read)
+            y = y._strip()
+        else:
+            raise TypeError(
+                f"vmap: {what} depends on the values of a batched argument, which differ from "
+                "element to element, so the result's shape (or a choice made on the host) is not "
+                "the same for the whole batch; vmap cannot batch it. Loop over the batch instead, "
+                "or keep that argument out of the batch (in_axes=None)")
+
+
+def same_for_every_element(x: Any, decide: Any, what: str) -> Any:
+    """``decide(numbers)`` for ``x``'s numbers (a NumPy array); under vmap, for each
+    element's, and that answer if every element gives the same one (a result's
+    length, say), else the ``TypeError`` of :func:`concrete` naming ``what``."""
+    host = to_host(raw(x))
+    lead = host.ndim - ndim_of(x)  # batch axes, one per vmap that batches x
+    answers = {decide(e) for e in host.reshape((-1,) + host.shape[lead:])} if lead else {decide(host)}
+    if len(answers) != 1:
+        concrete(x, what)
+    return answers.pop()
+
+
+def on_values(fn: Any, *args: Any, what: str | None = None, reads_numbers: bool = True) -> Any:
+    """``fn(*args)`` on the numbers of ``args`` (their derivatives stripped), for
+    results that carry no derivative: indices, sort orders, masks, counts.
+
+    Under :func:`dualad.vmap`, ``fn`` is applied to each element of the batch
+    and the results are stacked into a batched value, so an index or order
+    computed on the host is each element's own. ``what`` names an operation
+    whose result's shape depends on the values: it is refused under vmap
+    instead (see :func:`concrete`). Under :func:`dualad.compile`, the numbers
+    of a traced value are read on the host (the trace hears of it and keeps
+    no program that bakes the result in), unless ``reads_numbers`` is False:
+    ``fn`` then reads only shapes and dtypes (``zeros_like``).
+    """
+    stripped = [_primal_within(a, reads_numbers) for a in args]
+    batched = [v for a in stripped for v in _values_within(a)]
+    if not batched:
+        return fn(*stripped)
+    if what is not None:
+        concrete(batched[0], what)
+    top = max(batched, key=lambda a: a._level)
+    level, k = top._level, shape_of(top._strip())[0]
+    outs = [on_values(fn, *[_element_within(a, i, level) for a in stripped]) for i in range(k)]
+    if not outs:
+        raise ValueError("vmap: the batch is empty, so the shape of a result computed from the "
+                         "values of its elements is unknown")
+    return top._constant(_stack_results(outs, raw(top)))
+
+
+# Arguments may be lists or tuples of values (np.lexsort((a, b)), ravel_multi_index):
+# the batched values inside them are found and indexed too.
+# A value compile traces is read on the host here where ``fn`` reads its numbers (its
+# trace hears of it, and refuses to bake what ``fn`` computes into a program): host
+# functions such as np.searchsorted drop the marks of _taint from what they return.
+def _primal_within(a: Any, reads_numbers: bool) -> Any:
+    if type(a) in (list, tuple):
+        return type(a)(_primal_within(e, reads_numbers) for e in a)
+    a = primal(a)
+    if isinstance(a, Value) and not a.batches:
+        return to_host(a._strip()) if reads_numbers else a._strip()
+    return a
+
+
+def _values_within(a: Any) -> list:
+    if type(a) in (list, tuple):
+        return [v for e in a for v in _values_within(e)]
+    return [a] if isinstance(a, Value) else []
+
+
+def _element_within(a: Any, i: int, level: int) -> Any:
+    if type(a) in (list, tuple):
+        return type(a)(_element_within(e, i, level) for e in a)
+    return a._strip()[i, ...] if isinstance(a, Value) and a._level == level else a
+
+
+def _stack_results(outs: list, like: Any) -> Any:
+    from dualad import ops  # ops is built from the rules, which import this module
+
+    first = outs[0]
+    if isinstance(first, tuple):
+        return tuple(_stack_results([o[j] for o in outs], like) for j in range(len(first)))
+    if type(first) in SCALAR_TYPES or type(first) is bool or isinstance(first, np.generic):
+        return namespace_of([like]).asarray(outs)
+    return ops.stack(outs, axis=0)
+
+
+def zeros(like: Any, shape: tuple | None = None, dtype: Any = None) -> Any:
+    """Raw zeros with the backend of ``like``, and its dtype and shape unless given."""
+    r = raw(like)
+    if type(r) in SCALAR_TYPES:
+        if not shape and dtype is None:
+            return 0.0
+        r = np.zeros((), dtype=np.float64)
+    xp = namespace_of([r])
+    if dtype is None:
+        dtype = r.dtype if hasattr(r, "dtype") else xp.float64
+    device = getattr(r, "device", None)
+    shape = shape_of(like) if shape is None else shape
+    try:
+        return xp.zeros(shape, dtype=dtype, device=device)
+    except TypeError:  # namespaces without a ``device`` keyword
+        return xp.zeros(shape, dtype=dtype)
+
+
+def normalize_axes(axis: Any, ndim: int, name: str = "axis") -> tuple:
+    """``axis`` (None, int or sequence) as a sorted tuple of negative axes."""
+    if axis is None:
+        return tuple(range(-ndim, 0))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise TypeError(f"{name} must be an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{name}={axis!r} is out of range for an array of ndim {ndim}")
+        out.append(a - ndim if a >= 0 else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}={axis!r} repeats an axis")
+    return tuple(sorted(out))
+
+
+def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
+    return normalize_axes(axis, ndim, name)[0]
+
+
+def complex_dtype(x: Any) -> Any:
+    """The complex dtype of the precision of the array inside ``x`` (complex64 for
+    float32 and complex64, else complex128)."""
+    r = raw(x)
+    xp = namespace_of([r])
+    return xp.complex64 if r.dtype in (xp.float32, xp.complex64) else xp.complex128
+
+
+def is_complex(x: Any) -> bool:
+    """Whether the raw value inside ``x`` has a complex floating dtype."""
+    r = raw(x)
+    if type(r) in SCALAR_TYPES:
+        return type(r) is complex
+    kind = getattr(r.dtype, "kind", None)
+    if kind is not None:
+        return kind == "c"
+    return namespace_of([r]).isdtype(r.dtype, "complex floating")
+
+
+def is_mask(x: Any) -> bool:
+    """Whether ``x`` is boolean (a partial that selects rather than scales).
+
+    Masks come from comparisons, which return raw arrays in every mode.
+    """
+    t = type(x)
+    if t is np.ndarray:  # the common case first
+        return x.dtype.kind == "b"
+    if t is bool:
+        return True
+    if t in SCALAR_TYPES:
+        return False
+    if hasattr(x, "_strip"):  # a mask staged by compile is still a mask; a derivative carrier is not
+        return not x.carries_derivative and is_mask(x._strip())
+    kind = getattr(x.dtype, "kind", None)
+    if kind is not None:
+        return kind == "b"
+    return namespace_of([x]).isdtype(x.dtype, "bool")

@@ -1,0 +1,1 @@
+"""Batching: the ``Batched`` value type and ``vmap``."""

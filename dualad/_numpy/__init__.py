@@ -1,0 +1,3 @@
+"""NumPy's functions written with the table's entries (composites), and the
+array-like protocol of the value types.
+"""

@@ -1,0 +1,613 @@
+"""Shape and indexing primitives (linear: the JVP applies the primitive to
+the tangent and ``transpose`` gives the VJP), and the composites built on them.
+
+Axis parameters are normalized to negative axes before ``bind``, so a chunk
+of tangents with a leading batch axis goes through the same primitive; the
+few whose parameters name every axis (reshape, permute, broadcast, index)
+say how to prefix the batch axis in ``batch``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of, positions
+from dualad._base.backend import _np_xp as _NUMPY_XP
+from dualad._base.core import Value, bind
+from dualad._base.shapes import (
+    batched,
+    concrete,
+    dtype_of,
+    is_mask,
+    ndim_of,
+    normalize_axes,
+    normalize_axis,
+    on_values,
+    primal,
+    raw,
+    shape_of,
+)
+from dualad._primitives import elementwise as _ew
+from dualad._primitives import reductions as _reductions
+from dualad._table.entries import custom, linear
+
+__all__ = [
+    "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
+    "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "concatenate",
+    "stack", "split", "flip", "repeat", "tile", "getitem", "take",
+    "astype", "asarray", "copy", "cumsum", "unbroadcast", "index_add", "index_set", "scatter",
+    "matrix_transpose",
+]
+
+
+# -- reshape and friends ------------------------------------------------------
+def _reshape_impl(xp, x, *, shape):
+    if 0 in shape_of(x):  # nothing to move; Dask's reshape fails on an empty array
+        return xp.zeros(shape, dtype=x.dtype)
+    try:
+        return xp.reshape(x, shape)
+    except NotImplementedError:  # Dask, where axes neither merge nor split: (2, 3) -> (3, 2)
+        return xp.reshape(xp.reshape(x, (math.prod(x.shape),)), shape)
+
+
+_reshape_p = linear(
+    "reshape", _reshape_impl,
+    lambda g, x, *, shape: (reshape(g, x[0]),),
+    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+
+
+def reshape(x, shape, order="C"):
+    """Reshape ``x``; one entry of ``shape`` may be -1. ``order="F"`` reads and
+    writes the entries first axis fastest, as NumPy's."""
+    if order != "C":
+        if order != "F":
+            raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return permute_dims(reshape(permute_dims(x), shape[::-1]))
+    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    old = shape_of(x)
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if shape.count(-1) > 1 or known == 0 or math.prod(old) % known:
+            raise ValueError(f"cannot reshape an array of shape {old} into {shape}")
+        shape = tuple(math.prod(old) // known if s == -1 else s for s in shape)
+    if math.prod(shape) != math.prod(old):
+        raise ValueError(f"cannot reshape an array of shape {old} into {shape}")
+    if shape == old:
+        return x
+    return bind(_reshape_p, x, shape=shape)
+
+
+def ravel(x):
+    return reshape(x, (-1,))
+
+
+_permute_p = linear(
+    "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
+    lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
+    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
+
+
+def permute_dims(x, axes=None):
+    """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    n = ndim_of(x)
+    axes = tuple(range(n))[::-1] if axes is None else tuple(a % n if n else a for a in axes)
+    if sorted(axes) != list(range(n)):
+        raise ValueError(f"axes must be a permutation of range({n}), got {axes}")
+    if axes == tuple(range(n)):
+        return x
+    return bind(_permute_p, x, axes=axes)
+
+
+transpose = permute_dims
+
+
+def matrix_transpose(x):
+    n = ndim_of(x)
+    if n < 2:
+        raise ValueError(f"matrix_transpose needs ndim >= 2, got shape {shape_of(x)}")
+    return swapaxes(x, -1, -2)
+
+
+def swapaxes(x, axis1, axis2):
+    n = ndim_of(x)
+    axes = list(range(n))
+    a, b = axis1 % n, axis2 % n
+    axes[a], axes[b] = axes[b], axes[a]
+    return permute_dims(x, tuple(axes))
+
+
+def moveaxis(x, source, destination):
+    n = ndim_of(x)
+    src = [s % n for s in ((source,) if isinstance(source, int) else source)]
+    dst = [d % n for d in ((destination,) if isinstance(destination, int) else destination)]
+    order = [a for a in range(n) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def squeeze(x, axis=None):
+    shape = shape_of(x)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        axes = tuple(a % len(shape) for a in normalize_axes(axis, len(shape)))
+        if any(shape[a] != 1 for a in axes):
+            raise ValueError(f"cannot squeeze axis {axis} of an array of shape {shape}")
+    return reshape(x, tuple(s for i, s in enumerate(shape) if i not in axes))
+
+
+def expand_dims(x, axis=0):
+    shape = list(shape_of(x))
+    n = len(shape) + (1 if isinstance(axis, int) else len(axis))
+    for a in sorted(a % n for a in ((axis,) if isinstance(axis, int) else axis)):
+        shape.insert(a, 1)
+    return reshape(x, tuple(shape))
+
+
+# -- broadcasting ---------------------------------------------------------------
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes along which an array of ``shape`` was broadcast."""
+    gshape = shape_of(g)
+    if gshape == tuple(shape):
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if axes:
+        g = _reductions.sum(g, axis=axes)
+    return reshape(g, shape)
+
+
+_broadcast_p = linear(
+    "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
+    lambda g, x, *, shape: (unbroadcast(g, x[0]),),
+    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+
+
+def broadcast_to(x, shape):
+    shape = tuple(shape)
+    if shape_of(x) == shape:
+        return x
+    if type(x) in SCALAR_TYPES:
+        x = np.asarray(x)
+    missing = len(shape) - ndim_of(x)
+    if missing > 0:  # new leading axes first, so a chunk of tangents keeps its batch axis in front
+        x = reshape(x, (1,) * missing + shape_of(x))
+    return bind(_broadcast_p, x, shape=shape)
+
+
+def broadcast_arrays(*arrays):
+    shape = _broadcast_shapes(*(shape_of(a) for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def _broadcast_shapes(*shapes):
+    n = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(n):
+        dims = {s[i - n + len(s)] for s in shapes if i - n + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            raise ValueError(f"shapes {shapes} cannot be broadcast together")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+# -- joining and splitting ---------------------------------------------------------
+def _concat_transpose(g, *avals, axis):
+    outs, start = [], 0
+    for shape, _ in avals:
+        size = shape[axis]
+        outs.append(getitem(g, (slice(None),) * (len(shape) + axis) + (slice(start, start + size),)))
+        start += size
+    return tuple(outs)
+
+
+_concat_p = linear("concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis),
+                   _concat_transpose, linear_args=None)
+
+
+def concatenate(arrays, axis=0):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("concatenate needs at least one array")
+    n = ndim_of(arrays[0])
+    if n == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(_concat_p, *arrays, axis=normalize_axis(axis, n))
+
+
+def stack(arrays, axis=0):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("stack needs at least one array")
+    n = ndim_of(arrays[0]) + 1
+    axis = normalize_axis(axis, n)
+    return concatenate([expand_dims(a, axis % n) for a in arrays], axis=axis)
+
+
+def split(x, indices_or_sections, axis=0):
+    size = shape_of(x)[axis]
+    if isinstance(indices_or_sections, int):
+        if size % indices_or_sections:
+            raise ValueError(f"an axis of size {size} does not split into {indices_or_sections} equal parts")
+        step = size // indices_or_sections
+        bounds = list(range(0, size + 1, step)) if step else [0] * (indices_or_sections + 1)
+    else:  # clamped as NumPy clamps them (strict array-API namespaces refuse out-of-range stops)
+        bounds = [0, *(min(max(i if i >= 0 else i + size, 0), size) for i in indices_or_sections), size]
+        bounds = [max(a, b) for a, b in zip(bounds, [0] + bounds[:-1])]  # never decreasing
+    lead = (slice(None),) * (axis % ndim_of(x))
+    return [getitem(x, lead + (slice(a, b),)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+_flip_p = linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
+                 lambda g, x, *, axis: (flip(g, axis),))
+
+
+def flip(x, axis=None):
+    axes = normalize_axes(axis, ndim_of(x))
+    return bind(_flip_p, x, axis=axes) if axes else x
+
+
+def repeat(x, repeats, axis=None):
+    """``numpy.repeat``, as a gather (so its VJP is the gather's scatter-add)."""
+    if axis is None:
+        x, axis = ravel(x), 0
+    n = shape_of(x)[axis]
+    index = np.repeat(np.arange(n), repeats)
+    return take(x, _index_like(x, index), axis=axis)
+
+
+def tile(x, reps):
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = shape_of(x)
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + shape
+    reps = (1,) * (n - len(reps)) + reps
+    x = reshape(x, tuple(d for s in shape for d in (1, s)))
+    x = broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def _pad_impl(xp, x, *, pad_width):
+    shape = tuple(s + a + b for s, (a, b) in zip(x.shape, pad_width))
+    out = xp.zeros(shape, dtype=x.dtype)
+    if 0 not in x.shape:  # nothing to copy; Dask's assignment fails on an empty value
+        out[tuple(slice(a, a + s) for s, (a, _) in zip(x.shape, pad_width))] = x
+    return out
+
+
+_pad_p = linear(
+    "pad", _pad_impl,
+    lambda g, x, *, pad_width: (getitem(g, tuple(slice(a, a + s) for s, (a, _) in zip(x[0], pad_width))),),
+    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
+
+
+def pad(x, pad_width, constant_values=0.0):
+    """Constant padding with one value (``ops.pad`` has NumPy's other modes)."""
+    n = ndim_of(x)
+    width = tuple(tuple(int(v) for v in p) for p in np.broadcast_to(np.asarray(pad_width), (n, 2)))
+    out = bind(_pad_p, x, pad_width=width)
+    if constant_values is not None and (isinstance(constant_values, Value) or constant_values != 0):
+        ones = bind(_pad_p, _ones_like_raw(x), pad_width=width)
+        out = out + (1.0 - ones) * constant_values
+    return out
+
+
+def _ones_like_raw(x):
+    """Raw ones of ``x``'s shape (one element's, under vmap), backend and dtype."""
+    r = raw(x)
+    return namespace_of([r]).ones(shape_of(x), dtype=r.dtype)
+
+
+# -- indexing -----------------------------------------------------------------
+def _is_advanced(i):
+    return not isinstance(i, (int, slice)) and i is not None
+
+
+def _normalize_index(idx, ndim):
+    """``idx`` as a tuple without Ellipsis (so a batch axis can be prefixed)."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    idx = tuple(_plain_index(i) for i in idx)
+    idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
+    used = sum(0 if i is None or i is Ellipsis else i.ndim if _is_advanced(i) and is_mask(i) else 1
+               for i in idx)
+    if any(i is Ellipsis for i in idx):
+        k = next(j for j, i in enumerate(idx) if i is Ellipsis)
+        idx = idx[:k] + (slice(None),) * (ndim - used) + idx[k + 1:]
+    elif used < ndim:
+        idx = idx + (slice(None),) * (ndim - used)
+    return idx
+
+
+def _plain_index(i):
+    """An index entry as raw numbers; a batched index array (vmap) is refused: the
+    index is a parameter of the entries, the same for every element."""
+    p = primal(i)
+    if batched(p):
+        concrete(p, "indexing with an index array or mask computed from batched values")
+    return p
+
+
+def _index_like(x, index):
+    r = raw(x)
+    if type(r) in SCALAR_TYPES:
+        return index
+    return namespace_of([r]).asarray(index)
+
+
+def _numbers_like(x, numbers, dtype=None):
+    """Host numbers (weights, exponents: a NumPy array) in ``x``'s backend, and in
+    its dtype unless ``dtype`` is given."""
+    return astype(_index_like(x, numbers), dtype_of(raw(x)) if dtype is None else dtype)
+
+
+def _getitem_batch(params, k):
+    idx = params["idx"]
+    adv = [j for j, i in enumerate(idx) if _is_advanced(i)]
+    if adv and adv != list(range(adv[0], adv[-1] + 1)):
+        return None  # separated advanced indices move their axes to the front
+    return {"idx": (slice(None),) + idx}
+
+
+def _native_indexing(xp) -> bool:
+    """NumPy and CuPy index (and scatter-add) with every NumPy index form."""
+    return xp is _NUMPY_XP or xp.__name__.startswith(("cupy", "array_api_compat.cupy"))
+
+
+def _flat_positions(shape, idx):
+    """``arange(size).reshape(shape)[idx]`` on the host: the flat position of
+    each selected element, in result order (for namespaces whose indexing is
+    only the array API's: one integer array, masks alone, no mixing)."""
+    host = tuple(np.asarray(i) if _is_advanced(i) else i for i in idx)
+    return np.arange(math.prod(shape)).reshape(shape)[host]
+
+
+def _getitem_impl(xp, x, *, idx):
+    if _native_indexing(xp) or not any(_is_advanced(i) for i in idx):
+        return x[idx]
+    pos = _flat_positions(x.shape, idx)
+    flat = xp.take(_reshape_impl(xp, x, shape=(math.prod(x.shape),)), positions(xp, pos.reshape(-1)), axis=0)
+    return _reshape_impl(xp, flat, shape=pos.shape)
+
+
+_getitem_p = linear(
+    "getitem", _getitem_impl,
+    lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
+    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g))
+
+
+def getitem(x, idx):
+    """``x[idx]`` for basic and advanced indices; the VJP scatter-adds."""
+    idx = _normalize_index(idx, ndim_of(x))
+    traced = _traced_indices(idx)
+    if traced:
+        return bind(_gather_p, x, *traced, template=_template(idx))
+    return bind(_getitem_p, x, idx=idx)
+
+
+# -- indexing by traced index arrays ------------------------------------------------
+# An integer index array that dualad.compile traces (an argument, a sort order) is an
+# operand of the program, read at each replay, where getitem and scatter hold theirs as
+# parameters. ``template`` is the index with _OPERAND at the operands' places (a
+# normalized index has no Ellipsis). A traced mask stays a parameter, so the trace
+# refuses it (the result's shape would depend on the values), and so does an index of
+# another dtype, which NumPy refuses.
+_OPERAND = Ellipsis
+
+
+def _traced_indices(idx):
+    """The index arrays of ``idx`` that dualad.compile traces, where all are integers."""
+    traced = [i for i in idx if isinstance(i, Value)]
+    if traced and all(getattr(dtype_of(i), "kind", "") in ("i", "u") for i in traced):
+        return traced
+    return None
+
+
+def _template(idx):
+    return tuple(_OPERAND if isinstance(i, Value) else i for i in idx)
+
+
+def _filled(template, indices):
+    it = iter(indices)
+    return tuple(next(it) if i is _OPERAND else i for i in template)
+
+
+_gather_p = custom(
+    "gather", lambda xp, x, *indices, template: _getitem_impl(xp, x, idx=_filled(template, indices)),
+    jvp=lambda primals, tangents, ans, *, template: bind(_gather_p, tangents[0], *primals[1:],
+                                                         template=template),
+    vjp=lambda g, res, *, template: (bind(_scatter_at_p, g, *res[1], shape=res[0], template=template),
+                                     *(None for _ in res[1])),
+    residual=lambda ans, x, *indices, template: (shape_of(x), indices))
+
+_scatter_at_p = custom(
+    "scatter_at", lambda xp, values, *indices, shape, template: _scatter_impl(
+        xp, xp.asarray(values) if type(values) in SCALAR_TYPES else values, shape=shape,
+        idx=_filled(template, indices)),  # a cotangent may be a number (of a 0-d gather)
+    jvp=lambda primals, tangents, ans, *, shape, template: bind(
+        _scatter_at_p, tangents[0], *primals[1:], shape=shape, template=template),
+    vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
+                                                *(None for _ in indices)),
+    residual=lambda ans, values, *indices, shape, template: indices)
+
+
+def take(x, indices, axis=None):
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = axis % ndim_of(x)
+    return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def _scatter_impl(xp, values, *, shape, idx):
+    out = xp.zeros(shape, dtype=values.dtype)
+    advanced = any(_is_advanced(i) for i in idx)
+    if _native_indexing(xp):
+        if not advanced:
+            out[idx] = values  # basic indices select each element once
+        elif xp is _NUMPY_XP:
+            xp.add.at(out, idx, values)  # repeated indices accumulate
+        else:
+            import cupyx
+            cupyx.scatter_add(out, idx, values)
+        return out
+    # Elsewhere: add into the flat array at the selected flat positions, as a
+    # one-hot matrix product (the array API has no scatter-add).
+    pos = _flat_positions(shape, idx).reshape(-1)
+    n = math.prod(shape)
+    if pos.size == 0 or n == 0:
+        return out
+    onehot = xp.asarray(pos[:, None] == np.arange(n)[None, :], dtype=values.dtype)
+    added = xp.reshape(values, (1, -1)) @ onehot
+    return xp.reshape(added, shape)
+
+
+def _scatter_batch(params, k):
+    batched = _getitem_batch(params, k)
+    return None if batched is None else {"shape": (k,) + params["shape"], **batched}
+
+
+# The transpose of getitem: zeros of ``shape`` with ``values`` added at ``idx``
+# (repeated advanced indices accumulate).
+_scatter_p = linear("scatter", _scatter_impl,
+                    lambda g, values, *, shape, idx: (getitem(g, idx),),
+                    batch=_scatter_batch)
+
+
+def scatter(values, shape, idx):
+    """Zeros of ``shape`` with ``values`` added at ``[idx]`` (the adjoint of ``getitem``)."""
+    shape = tuple(shape)
+    idx = _normalize_index(idx, len(shape))
+    traced = _traced_indices(idx)
+    if traced:
+        return bind(_scatter_at_p, values, *traced, shape=shape, template=_template(idx))
+    return bind(_scatter_p, values, shape=shape, idx=idx)
+
+
+_copy_p = linear("copy", lambda xp, x: x if type(x) in SCALAR_TYPES else xp.asarray(x, copy=True),
+                 lambda g, x: (g,), scalar_ok=True)  # a Python number is immutable: itself
+
+
+def copy(x):
+    """``numpy.copy``: a new value with its own buffer, so assigning into it
+    (``y = x.copy(); y[0] = 1``) never changes ``x``."""
+    return x if type(x) in SCALAR_TYPES else bind(_copy_p, x)
+
+
+def index_add(base, values, idx):
+    """``base`` with ``values`` added at ``base[idx]`` (repeated indices accumulate)."""
+    return base + scatter(values, shape_of(base), idx)
+
+
+def _first_value(obj):
+    """The first array or value type inside nested lists and tuples, or None."""
+    if isinstance(obj, (list, tuple)):
+        return next((v for v in map(_first_value, obj) if v is not None), None)
+    return None if type(obj) in SCALAR_TYPES else obj
+
+
+def asarray(obj, dtype=None, *, like=None):
+    """``numpy.asarray`` that keeps derivatives: nested lists of values are stacked.
+
+    Python numbers and host lists take the backend of the first array inside
+    ``obj`` (else of ``like``, else NumPy); with a floating array among them
+    they take its dtype, as NumPy treats Python numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(lambda x: ops.asarray([x, 2.0 * x, 1.0]), (3.0,), (1.0,))
+    (array([3., 6., 1.]), array([1., 2., 0.]))
+    """
+    first = _first_value(obj)
+    if first is not None and isinstance(obj, (list, tuple)):
+        out = stack([asarray(o, like=first) for o in obj])
+    elif first is not None:  # already an array or a value
+        out = obj
+    else:  # Python numbers and host lists
+        r = None if like is None else raw(like)
+        if r is None or type(r) in SCALAR_TYPES:
+            out = np.asarray(obj)
+        else:
+            xp = namespace_of([r])
+            out = xp.asarray(obj, dtype=r.dtype if is_float_dtype(xp, r.dtype) else None)
+    return out if dtype is None or dtype_of(raw(out)) == dtype else astype(out, dtype)
+
+
+def index_set(base, values, idx):
+    """``base`` with ``base[idx] = values`` done functionally, as NumPy assigns:
+    ``values`` broadcast to ``base[idx]``'s shape and cast to ``base``'s dtype,
+    written exactly, and where ``idx`` repeats a position the last write wins
+    (``x[[0, 0]] = [5, 7]`` leaves 7).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> f = lambda v: ops.index_set(np.zeros(3), v, ([0, 0],))
+    >>> jvp(f, (np.array([5.0, 7.0]),), (np.array([1.0, 10.0]),))
+    (array([7., 0., 0.]), array([10.,  0.,  0.]))
+    """
+    shape = shape_of(base)
+    nidx = _normalize_index(idx, len(shape))
+    values = asarray(values, dtype_of(raw(base)), like=base)  # NumPy casts into the target
+    positions = _flat_positions(shape, nidx)  # the flat position of each target
+    values = broadcast_to(values, positions.shape)
+    flat = positions.reshape(-1)
+    if any(_is_advanced(i) and not is_mask(i) for i in nidx):
+        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        if len(last) < len(flat):  # a repeated position: keep each one's last write
+            kept = getitem(reshape(values, (-1,)), (_index_like(base, last),))
+            return reshape(index_set(reshape(base, (-1,)), kept, (flat[last],)), shape)
+    written = np.zeros(math.prod(shape), dtype=bool)
+    written[flat] = True
+    return _ew.where(_index_like(base, written.reshape(shape)), scatter(values, shape, nidx), base)
+
+
+# -- dtype and prefix sums ------------------------------------------------------------
+# The transpose casts back: a linear entry's cotangent takes its input's dtype (the
+# real part first for a real input, since strict namespaces refuse complex-to-real).
+_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
+                   lambda g, x, *, dtype: (g,))
+
+
+_PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
+
+
+def astype(x, dtype):
+    """Cast ``x``; a cast to a non-float dtype has no derivative. ``dtype`` may be
+    spelled as NumPy spells it too (``"float32"``, ``float``, ``np.float32``)."""
+    r = raw(x)
+    if type(r) in SCALAR_TYPES:
+        return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
+    if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
+        xp = namespace_of([r])
+        name = _PYTHON_DTYPES.get(dtype, dtype)
+        dtype = np.dtype(name) if xp is _NUMPY_XP else getattr(xp, name)
+    if dtype_of(r) == dtype:
+        return x
+    if not is_float_dtype(namespace_of([r]), dtype):
+        return on_values(lambda v: namespace_of([v]).astype(v, dtype), x)
+    return bind(_astype_p, x, dtype=dtype)
+
+
+def _cumsum_impl(xp, x, *, axis):
+    f = getattr(xp, "cumulative_sum", None) or xp.cumsum
+    return f(x, axis=axis)
+
+
+_cumsum_p = linear("cumsum", _cumsum_impl,
+                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
+
+
+def cumsum(x, axis=None):
+    if axis is None:
+        x, axis = ravel(x), 0
+    return bind(_cumsum_p, x, axis=normalize_axis(axis, ndim_of(x)))
+

@@ -1,0 +1,1 @@
+"""Programs: the traced representation, its passes and its executors."""

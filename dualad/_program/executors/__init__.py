@@ -1,0 +1,1 @@
+"""Executors that replay a program in another form than the generated NumPy code."""

@@ -1,0 +1,1 @@
+"""Passes over a program: simplification and constant folding, fusion, the memory plan."""

@@ -1,1 +1,0 @@
-"""The primitive table, one module per family; importing it registers every entry."""

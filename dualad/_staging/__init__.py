@@ -1,0 +1,3 @@
+"""Staging: tracing a function into a program, and the transforms that replay
+programs (``compile``, ``linearize``).
+"""

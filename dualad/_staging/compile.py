@@ -1,0 +1,525 @@
+"""``compile``: trace a function once into a program of primitives, replay it many times.
+
+A call is keyed by what a program depends on besides the arrays' numbers:
+the pytree structure of the arguments, each array leaf's type, shape and
+dtype, and the value of each other leaf (static: it must be hashable). The
+first call at a key traces (the eager result is computed while recording);
+later calls replay a program of that key. A key holds one program per path
+through the guards met so far: a replay that misses a guard moves to the
+program that took the other way there, or traces that path. The programs
+of one function are bounded (least recently used dropped first).
+
+A call runs ``f`` eagerly, without a program, when its arguments carry
+derivatives of a transform (``Dual``, ``Tensor``, an outer compile's
+tracer): the outer transform then sees every primitive and every construct
+that acts on its values (``no_grad``, a custom ``Function``'s backward,
+hooks), which a program traced on plain arrays did not record. It also runs
+eagerly, with a warning the first time, where a program could be wrong: the
+trace was spoiled (see :mod:`dualad._staging.trace`), ``f`` drew random numbers
+from a generator that is not an argument (an argument's draws are steps:
+:mod:`dualad._staging.random`), or the guards keep missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable
+
+import array_api_compat
+import numpy as np
+
+from dualad._base.backend import to_host
+from dualad._base.core import Value, transform_level
+from dualad._base.tree import flatten, treedef
+from dualad._program.passes.fusion import available as fusion_available
+from dualad._program.passes.fusion import fuse_elementwise
+from dualad._program.passes.simplify import fold_constants, simplify
+from dualad._program.program import (
+    GuardMiss,
+    Program,
+    aval,
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+)
+from dualad._staging.random import RecordingGenerator
+from dualad._staging.retarget import difference, retarget
+from dualad._staging.trace import Trace, Tracer
+
+__all__ = ["Compiled", "compile", "optimize", "record", "traceable"]
+
+_STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
+            fuse: bool | None = None) -> "Compiled":
+    """``f`` traced once into a program of primitives and replayed on later calls
+    (JAX users know this as ``jit``).
+
+    The first call at given argument shapes, dtypes and structure (and values
+    of the non-array arguments, which are static) runs ``f`` once on traced
+    values: each primitive it applies is recorded and computed, so that call
+    returns the eager result. Later calls replay the program on the new
+    arrays, calling each primitive's implementation, without running ``f``.
+    Derivatives compose both ways: ``compile(reverse.grad(f))`` records the
+    backward pass as primitives too, and ``reverse.grad(compile(f))`` or
+    ``jvp(compile(f), ...)`` run ``f`` under the outer transform.
+
+    Where ``f`` turns a traced value into Python control (``if x > 0``,
+    ``float(x)``, ``int(n)``, ``x.item()``), the trace records a guard; a
+    replay whose guard gives another outcome switches to the program of that
+    branch, tracing it on first use, so a replay is never silently wrong.
+    A ``numpy.random.Generator`` argument is an input of the program: each
+    draw from it is a step that draws from the Generator of each call, so
+    the stream moves as in eager evaluation. What a program cannot hold
+    (draws from NumPy's global generator or a Generator closed over, draws
+    whose size or parameters are traced, numbers read on the host for a
+    value-dependent shape, NumPy functions without a rule, values of an
+    outer transform closed over) makes ``f`` run eagerly at that key, with a
+    warning saying why. Side effects of ``f`` (printing, appending to a
+    list) happen when it is traced, not when it is replayed; arrays it
+    closes over are constants of the program, and so are numbers drawn from
+    a generator ``f`` makes itself (``np.random.default_rng()`` inside ``f``,
+    Python's ``random``), which no trace can tell from other constants:
+    pass the Generator as an argument.
+
+    Parameters
+    ----------
+    f : callable
+        A function of arrays, pytrees of them, and static arguments. NumPy
+        arrays are traced as they are; arrays of another library
+        (array_api_strict, CuPy) are traced on NumPy copies and the program
+        replays on their library, once its first replay has agreed with
+        eager evaluation. Dask arrays run eagerly (Dask builds a graph).
+    max_programs : int
+        How many programs (keys and branches together) are kept; the least
+        recently used is dropped first.
+    optimize : bool
+        Run the optimization passes on each program: exact algebraic
+        simplification (``x * 1``, ``-(-x)``, a transpose of a transpose, ...:
+        see :mod:`dualad._program.passes.simplify`), constant folding (of what a rewrite left
+        with constant operands only: what does not depend on the inputs is
+        already computed once, while tracing), common-subexpression
+        elimination, then dead-code elimination. A memory plan then writes
+        the results of elementwise steps into buffers kept between calls. (A
+        program of float64 scalars, optimized or not, replays as Python on
+        floats: see :mod:`dualad._program.executors.scalar`.)
+    fuse : bool or None
+        Fuse trees of elementwise steps (``+ - * /``, negation, squaring on
+        float64 arrays of 262144 entries or more) into one numexpr kernel
+        each, with the same numbers bit for bit (see
+        :mod:`dualad._program.passes.fusion`). None: where numexpr is installed (``pip
+        install "dualad[fast]"``); True without numexpr raises ImportError.
+
+    Returns
+    -------
+    Compiled
+        Callable like ``f``; ``.program(*args)`` gives the program for those arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> @dualad.compile
+    ... def f(x):
+    ...     return np.sum(np.sin(x) ** 2) if x[0] > 0 else np.sum(x)
+    >>> float(f(np.array([1.0, 2.0]))) == float(np.sum(np.sin([1.0, 2.0]) ** 2))
+    True
+    >>> float(f(np.array([-1.0, 2.0])))  # the guard on x[0] > 0 misses: the other branch is traced
+    1.0
+    >>> f.stats["traces"], f.stats["replays"]
+    (2, 0)
+    >>> float(f(np.array([-3.0, 2.0])))
+    -1.0
+    >>> f.stats["replays"]
+    1
+    """
+    if not callable(f):
+        raise TypeError(f"compile: f must be callable, got {type(f).__name__} ({f!r})")
+    if not isinstance(max_programs, int) or max_programs < 1:
+        raise ValueError(f"compile: max_programs must be a positive int, got {max_programs!r}")
+    if fuse not in (None, True, False):
+        raise TypeError(f"compile: fuse must be True, False or None, got {fuse!r}")
+    if fuse and not fusion_available():
+        raise ImportError('compile: fuse=True needs numexpr: pip install "dualad[fast]" (or numexpr)')
+    return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse)
+
+
+class Compiled:
+    """A function compiled by :func:`compile`: call it as the function itself.
+
+    ``stats`` counts ``traces``, ``replays``, ``misses`` (guards that gave
+    another outcome) and ``eager`` calls.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> f = dualad.compile(lambda x, n: x ** n)
+    >>> f(np.array([2.0]), 3), f(np.array([3.0]), 3)
+    (array([8.]), array([27.]))
+    >>> f.stats["traces"], f.stats["replays"]
+    (1, 1)
+    """
+
+    def __init__(self, f: Callable, max_programs: int, optimize: bool, fuse: bool = False):
+        self.f = f
+        self.max_programs = max_programs
+        self.optimize, self.fuse = optimize, fuse
+        self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
+        self._by_key: dict = {}                      # key -> list of outcome tuples
+        self._eager: dict = {}                       # key -> why it runs eagerly
+        self._retraces: dict = {}                    # key -> traces after a missed guard
+        self._warned: set = set()
+        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0}
+        functools.update_wrapper(self, f, updated=())
+
+    def __repr__(self) -> str:
+        return f"<dualad.compile of {getattr(self.f, '__qualname__', self.f)!r}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    # -- calling -----------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key, inputs, why = self._key(args, kwargs)
+        if why is not None:
+            return self._run_eagerly(key, why, args, kwargs)
+        if key in self._eager:
+            return self._run_eagerly(key, self._eager[key], args, kwargs)
+        outcomes = self._by_key.get(key)
+        if not outcomes:
+            return self._trace(key, args, kwargs, inputs)
+        program = self._programs[(key, outcomes[0])]
+        while True:
+            out = program.replay(inputs)
+            if type(out) is not GuardMiss:
+                self.stats["replays"] += 1
+                self._programs.move_to_end((key, program.outcomes))
+                return program.rebuild(out)
+            self.stats["misses"] += 1
+            prefix = program.outcomes[:out.index] + (out.outcome,)
+            nxt = next((o for o in outcomes if o[:out.index + 1] == prefix), None)
+            if nxt is None:
+                return self._trace(key, args, kwargs, inputs, missed=True)
+            program = self._programs[(key, nxt)]
+
+    def program(self, *args: Any, **kwargs: Any) -> Program:
+        """The program a call with these arguments replays (traced now if there is none).
+
+        Where the function has guards, finding the program replays it (a
+        Generator argument then moves as in a call); where none is traced
+        yet, this is a call.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import dualad
+        >>> f = dualad.compile(lambda x: np.exp(x) + 1.0)
+        >>> print(f.program(np.ones(2)))
+        def program(x0):
+            t1 = np.exp(x0)
+            t3 = np.add(t1, 1.0)
+            return t3
+        """
+        key, inputs, why = self._key(args, kwargs)
+        if why is None and key not in self._eager:
+            outcomes = self._by_key.get(key)
+            if outcomes:
+                program = self._programs[(key, outcomes[0])]
+                if not program.guards or type(program.replay(inputs)) is not GuardMiss:
+                    return program
+                for o in outcomes:
+                    candidate = self._programs[(key, o)]
+                    if type(candidate.replay(inputs)) is not GuardMiss:
+                        return candidate
+            self._trace(key, args, kwargs, inputs)
+            if key not in self._eager:
+                for o in self._by_key[key]:
+                    candidate = self._programs[(key, o)]
+                    if type(candidate.replay(inputs)) is not GuardMiss:
+                        return candidate
+        raise ValueError(f"compile: no program for these arguments: "
+                         f"{why or self._eager.get(key, 'the guards keep missing')}")
+
+    # -- keys ----------------------------------------------------------------------
+    def _key(self, args: tuple, kwargs: dict) -> tuple:
+        """``(key, array inputs, why not)``: why not is set when the call must run eagerly."""
+        if not kwargs:  # the common call, NumPy arrays or scalars only: no pytree to flatten
+            # a NumPy scalar by its dtype, which tells its type (not the other way round:
+            # datetime64[D] and datetime64[s] are one type)
+            parts = [(a.shape, a.dtype) if type(a) is np.ndarray else a.dtype
+                     for a in args if type(a) is np.ndarray or isinstance(a, np.generic)]
+            if len(parts) == len(args):
+                return (None, tuple(parts)), list(args), None
+        tree = (args, kwargs)
+        leaves, _ = flatten(tree)
+        parts, inputs = [], []
+        for i, leaf in enumerate(leaves):
+            kind = type(leaf)
+            if kind is np.ndarray or isinstance(leaf, np.generic):
+                parts.append((kind, leaf.shape, leaf.dtype))
+                inputs.append(leaf)
+                continue
+            if isinstance(leaf, Value):
+                return None, None, ""  # a transform's value: f runs under it (no warning)
+            if isinstance(leaf, np.random.Generator):  # an input: its draws are steps
+                parts.append((np.random.Generator,))
+                inputs.append(leaf)
+                continue
+            if isinstance(leaf, _STREAMS):
+                return None, None, (f"a {kind.__name__} is an argument: its draws would be baked "
+                                    "into a program as constants; pass a numpy.random.Generator "
+                                    "instead, whose draws a program records")
+            if array_api_compat.is_dask_array(leaf):
+                return None, None, ("a Dask array argument: compile records programs of arrays "
+                                    "in memory, and Dask builds a graph of its own")
+            if _elsewhere(leaf):
+                parts.append((kind, leaf.shape, leaf.dtype, str(array_api_compat.device(leaf))))
+                inputs.append(leaf)
+                continue
+            if hasattr(leaf, "__cuda_array_interface__"):
+                return None, None, (f"a {kind.__module__}.{kind.__name__} argument: a GPU array "
+                                    "without the array API's namespace, which compile cannot trace")
+            try:
+                hash(leaf)
+            except TypeError:
+                raise TypeError(
+                    f"compile: argument leaf {i} is a {kind.__name__}, which is neither an array "
+                    "nor hashable; non-array arguments are static (their values key the cache of "
+                    "programs), so they must be hashable: pass it as a NumPy array, a tuple, or "
+                    "close over it") from None
+            parts.append((kind, leaf))
+        try:
+            structure = treedef(tree)
+            hash(structure)
+        except TypeError:
+            structure = repr(structure)
+        libraries = {type(x) for x in inputs if _elsewhere(x)}
+        if len(libraries) > 1 or (libraries and any(isinstance(x, (np.ndarray, np.generic)) for x in inputs)):
+            return None, None, "its arguments are arrays of more than one library"
+        return (structure, tuple(parts)), inputs, None
+
+    # -- tracing -----------------------------------------------------------------
+    def _trace(self, key: Any, args: tuple, kwargs: dict, inputs: list, missed: bool = False) -> Any:
+        self.stats["traces"] += 1
+        if missed:
+            n = self._retraces[key] = self._retraces.get(key, 0) + 1
+            if n > self.max_programs:
+                why = (f"its guards missed on {n} calls in a row of new values (a float(x) or "
+                       "x.item() that takes a new value each call is such a guard), more than "
+                       f"max_programs={self.max_programs} programs can hold")
+                self._eager[key] = why
+                return self._run_eagerly(key, why, args, kwargs)
+        program, result, why = record(self.f, args, kwargs, inputs)
+        if program is None:
+            self._eager[key] = why
+            if result is None:  # what the trace computed is not this call's result
+                return self._run_eagerly(key, why, args, kwargs)
+            self._warn(key, why)
+            return result
+        elsewhere = next((x for x in inputs if _elsewhere(x)), None)
+        if self.optimize:  # numexpr kernels run on NumPy arrays only
+            program = optimize(program, fuse=self.fuse and elsewhere is None)
+        if elsewhere is not None:
+            return self._retarget(key, program, elsewhere, args, kwargs, inputs)
+        self._add(key, program)
+        return result
+
+    def _retarget(self, key: Any, program: Program, like: Any, args: tuple, kwargs: dict,
+                  inputs: list) -> Any:
+        """Keep ``program`` (traced on NumPy copies) retargeted to the library of ``like``
+        if its replay on ``inputs`` agrees with eager evaluation; the eager result."""
+        program = retarget(program, array_api_compat.array_namespace(like), array_api_compat.device(like))
+        want = self.f(*args, **kwargs)
+        try:
+            out = program.replay(inputs)
+            why = ("a guard gave another outcome" if type(out) is GuardMiss
+                   else difference(program.rebuild(out), want))
+        except Exception as err:  # a primitive the library cannot run as NumPy did
+            why = f"{type(err).__name__}: {err}"
+        if why is None:
+            self._add(key, program)
+        else:
+            self._eager[key] = why = (f"the program traced on NumPy copies of its "
+                                      f"{type(like).__module__} arrays, replayed on them, differs "
+                                      f"from eager evaluation ({why})")
+            self._warn(key, why)
+        return want
+
+    def _add(self, key: Any, program: Program) -> None:
+        outcomes = self._by_key.setdefault(key, [])
+        if program.outcomes not in outcomes:
+            outcomes.insert(0, program.outcomes)
+        self._programs[(key, program.outcomes)] = program
+        self._programs.move_to_end((key, program.outcomes))
+        while len(self._programs) > self.max_programs:
+            (old_key, old_outcomes), _ = self._programs.popitem(last=False)
+            self._by_key[old_key].remove(old_outcomes)
+
+    def _run_eagerly(self, key: Any, why: str, args: tuple, kwargs: dict) -> Any:
+        self.stats["eager"] += 1
+        if why:
+            self._warn(key, why)
+        return self.f(*args, **kwargs)
+
+    def _warn(self, key: Any, why: str) -> None:
+        if why in self._warned:
+            return
+        self._warned.add(why)
+        name = getattr(self.f, "__qualname__", repr(self.f))
+        warnings.warn(f"dualad.compile({name}) runs eagerly (no program) at these argument shapes: "
+                      f"{why}", RuntimeWarning, stacklevel=4)
+
+
+def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
+    """Run ``f(*args, **kwargs)`` once with ``inputs`` (its array and Generator leaves, in
+    order) traced: ``(program, the eager result, None)``, or ``(None, result, why)`` where
+    the trace was spoiled (see :mod:`dualad._staging.trace`); ``result`` is then None where what
+    the trace computed is not the call's result (``f`` returned a value type built around
+    traced values, or ran on NumPy copies of another library's arrays) or where ``f`` was
+    not run (a Generator argument it also closes over), so ``f`` must run (again). The
+    program is not optimized."""
+    streams = _random_streams(f, args, kwargs)
+    passed = [x for x in inputs if isinstance(x, np.random.Generator)]
+    if any(s is g for s in streams for g in passed):
+        return None, None, ("a Generator passed as an argument is also closed over (or a global), "
+                            "and its draws through that name would be baked into a program as "
+                            "constants")
+    before = [_stream_state(s) for s in streams]
+    elsewhere = next((x for x in inputs if _elsewhere(x)), None)  # another library's array
+    with transform_level() as level:
+        trace = Trace(level)
+        tracers = [RecordingGenerator(x, trace.new_slot(x), trace) if isinstance(x, np.random.Generator)
+                   else trace.input(to_host(x) if _elsewhere(x) else x) for x in inputs]
+        it = iter(tracers)
+        leaves, rebuild_args = flatten((args, kwargs))
+        new_leaves = [next(it) if _is_input(leaf) else leaf for leaf in leaves]
+        targs, tkwargs = rebuild_args(new_leaves)
+        try:
+            result = f(*targs, **tkwargs)
+        except Exception as err:
+            if elsewhere is None:
+                raise
+            return None, None, (f"tracing it on NumPy copies of its {type(elsewhere).__module__} "
+                                f"arrays raised {type(err).__name__}: {err} (arrays it closes "
+                                "over stay of their library)")
+        finally:
+            trace.active = False
+        out_leaves, rebuild_out = flatten(result, reused=True)
+    if any(_stream_state(s) != b for s, b in zip(streams, before)):
+        trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
+                         "it closes over or reaches as a global): the draws would be baked "
+                         "into a program as constants; pass the numpy.random.Generator as an "
+                         "argument instead, and its draws become steps of the program")
+    outputs, values = [], []
+    rerun = elsewhere is not None
+    trace.active = True  # what it returned can still spoil the program
+    for leaf in out_leaves:
+        if type(leaf) is Tracer and leaf.trace is trace:
+            outputs.append(leaf.slot)
+            values.append(leaf.val)
+        elif isinstance(leaf, Value):
+            trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
+                        "or around it), which a program cannot hold")
+            rerun = True
+        else:
+            if type(leaf).__name__ == "TracedArray":
+                trace.spoil("it returned numbers computed from a traced value outside "
+                            "dualad's primitives")
+                leaf = leaf.view(np.ndarray)
+            outputs.append(trace.const(leaf))
+            values.append(leaf)
+    trace.active = False
+    eager_result = None if rerun else rebuild_out(values)
+    if trace.spoiled is not None:
+        return None, eager_result, trace.spoiled
+    program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
+                      {slot: aval(v) for slot, v in enumerate(trace.values)})
+    return program, eager_result, None
+
+
+def _is_input(leaf: Any) -> bool:
+    """Whether a call's leaf is an input of its program (an array or a Generator)."""
+    return traceable(leaf) or isinstance(leaf, np.random.Generator) or _elsewhere(leaf)
+
+
+def traceable(leaf: Any) -> bool:
+    """Whether a trace takes ``leaf`` as an input of its program (a NumPy array or
+    scalar); other leaves are static, or make the call run eagerly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> traceable(np.ones(2)), traceable(np.float32(1.0)), traceable(1.0)
+    (True, True, False)
+    """
+    return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
+
+
+def optimize(program: Program, fuse: bool = True) -> Program:
+    """The optimization passes, in order, on a freshly traced program: exact algebraic
+    simplification, constant folding, common-subexpression and dead-code elimination,
+    then (``fuse``, where numexpr is installed) elementwise fusion. Dead code goes first
+    too: a rewrite that needs its operand used once must not count dead readers (a
+    JVP's tangent of an output no one returns, say)."""
+    program = simplify(eliminate_dead_code(program))
+    program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
+    return fuse_elementwise(program) if fuse else program
+
+
+# -- random streams ------------------------------------------------------------------------
+def _elsewhere(x: Any) -> bool:
+    """Whether ``x`` is an array of a library other than NumPy (traced on a NumPy copy)."""
+    return hasattr(x, "__array_namespace__") and not isinstance(x, (np.ndarray, np.generic))
+
+
+def _random_streams(f: Callable, args: tuple, kwargs: dict) -> list:
+    """NumPy's global generator, and the generators ``f`` closes over or names as globals
+    (bound methods and ``functools.partial`` looked through): a draw from any of them
+    during the trace changes its state."""
+    found: list = [None]  # None: the global state
+    seen: set = set()
+    stack = [f]
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if isinstance(fn, _STREAMS):
+            found.append(fn)
+            continue
+        if isinstance(fn, functools.partial):
+            stack.extend([fn.func, *fn.args, *fn.keywords.values()])
+            continue
+        target = getattr(fn, "__func__", fn)
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, type(np)):
+            stack.extend(v for v in getattr(owner, "__dict__", {}).values())
+        code = getattr(target, "__code__", None)
+        if code is None:
+            continue
+        for cell in getattr(target, "__closure__", None) or ():
+            try:
+                stack.append(cell.cell_contents)
+            except ValueError:
+                pass
+        names = getattr(target, "__globals__", {})
+        stack.extend(names[n] for n in code.co_names if n in names)
+    return found
+
+
+def _stream_state(stream: Any) -> Any:
+    """What a draw from ``stream`` (None: NumPy's global generator) changes.
+
+    A RandomState's (the global one's too) is its key and position and the
+    Gaussian it keeps for the next normal draw: a scalar ``np.random.normal()``
+    that uses the kept one moves neither key nor position, and a program
+    would bake its number in. ``get_state`` costs about 30 us (twice a trace).
+    """
+    if stream is None or isinstance(stream, np.random.RandomState):
+        _, key, pos, has_gauss, gauss = (np.random if stream is None else stream).get_state()
+        return key.tobytes(), pos, has_gauss, gauss
+    bits = stream.bit_generator if hasattr(stream, "bit_generator") else stream
+    return repr(bits.state)

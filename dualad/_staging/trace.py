@@ -1,0 +1,305 @@
+"""Tracing by execution: ``Tracer``, the value type of :func:`dualad.compile`'s level.
+
+A ``Tracer`` holds a concrete value and the *slot* that names it in the
+program being recorded. ``bind`` hands it each operation at its level as it
+hands a ``Dual`` its own: the tracer computes the result on the concrete
+values (so the first call's result is the eager one) and appends the
+application to the trace, the same (primitive, parameters, inputs) a tape
+record holds. Value types above it (``Dual``, a tape's ``Tensor``) unwrap to
+tracers and bind again, so their derivative arithmetic is recorded too.
+
+Where the code turns a traced value into Python control (``bool``,
+``float``, ``int``, ``item``, ...), the trace records a *guard*: the
+outcome, which a replay checks. Where it cannot follow (numbers read on the
+host for a value-dependent shape, a NumPy function without a rule, a value
+of an outer transform, numbers computed outside the primitives: see
+:mod:`dualad._base.taint`), it marks the trace *spoiled* with the reason, keeps
+computing eagerly, and the program is not kept.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from dualad._base.backend import namespace_of, scalar_xp
+from dualad._base.core import EscapedValueError, Value, bind
+from dualad._base.shapes import dtype_of, shape_of
+from dualad._base.taint import TracedArray, taint
+from dualad._numpy.arraylike import NUMPY_FUNCTIONS, ArrayLike, _scipy_special_ufunc
+
+__all__ = ["GUARDS", "Eqn", "Guard", "GuardMiss", "Trace", "Tracer"]
+
+# How a guard's outcome is computed from a value, by kind.
+GUARDS = {
+    "bool": bool, "float": float, "int": int, "index": operator.index, "complex": complex,
+    "item": lambda v: v.item(), "tolist": lambda v: v.tolist(),
+}
+
+
+class Eqn:
+    """One primitive application: ``outs = prim(*ins, **params)`` over slots.
+
+    ``xp`` is the namespace its ``impl`` ran with (None: ``bind`` decides at
+    replay, for the few calls ``bind`` converts first).
+    """
+
+    __slots__ = ("prim", "params", "ins", "outs", "xp")
+
+    def __init__(self, prim: Any, params: dict, ins: tuple, outs: tuple, xp: Any):
+        self.prim, self.params, self.ins, self.outs, self.xp = prim, params, ins, outs, xp
+
+    def __repr__(self) -> str:
+        return f"Eqn({self.prim.name}, ins={self.ins}, outs={self.outs})"
+
+
+class Guard:
+    """``GUARDS[kind](slot's value) == expected``, checked where the trace met it."""
+
+    __slots__ = ("slot", "kind", "expected")
+
+    def __init__(self, slot: int, kind: str, expected: Any):
+        self.slot, self.kind, self.expected = slot, kind, expected
+
+    def __repr__(self) -> str:
+        return f"Guard({self.kind}(t{self.slot}) == {self.expected!r})"
+
+
+class GuardMiss:
+    """A replay stopped at guard ``index`` of its program, whose value gave ``outcome``."""
+
+    __slots__ = ("index", "outcome")
+
+    def __init__(self, index: int, outcome: Any):
+        self.index, self.outcome = index, outcome
+
+
+class Trace:
+    """The record of one traced call: slot values, steps (``Eqn`` and ``Guard``), constants."""
+
+    def __init__(self, level: int):
+        self.level = level
+        self.values: list = []        # slot -> concrete value (keeps ids stable while tracing)
+        self.consts: dict = {}        # slot -> constant value
+        self._const_ids: dict = {}    # id(constant) -> slot
+        self.steps: list = []
+        self.spoiled: str | None = None
+        self.active = True
+
+    def new_slot(self, value: Any) -> int:
+        self.values.append(value)
+        return len(self.values) - 1
+
+    def input(self, value: Any) -> "Tracer":
+        return Tracer(value, self.new_slot(value), self)
+
+    def const(self, value: Any) -> int:
+        slot = self._const_ids.get(id(value))
+        if slot is None:
+            slot = self.new_slot(value)
+            self.consts[slot] = value
+            self._const_ids[id(value)] = slot
+        return slot
+
+    def spoil(self, reason: str) -> None:
+        if self.active and self.spoiled is None:
+            self.spoiled = reason
+
+    def guard(self, slot: int, kind: str, outcome: Any) -> None:
+        if self.active:
+            self.steps.append(Guard(slot, kind, outcome))
+
+    def host_read(self, slot: int | None, kind: str, outcome: Any) -> None:
+        """A ``TracedArray``'s numbers were read: a guard when it is a traced value
+        itself and the read is a Python conversion, else the trace is spoiled."""
+        if slot is not None and kind in GUARDS:
+            self.guard(slot, kind, outcome)
+        else:
+            self.spoil("the numbers of a traced value were read on the host (a value-dependent "
+                       "shape or index: nonzero, boolean indexing, unique, ...) or used in a "
+                       "computation outside dualad's primitives")
+
+    def operand(self, a: Any) -> tuple[int, Any]:
+        """The slot and concrete value of one operand of a recorded primitive."""
+        kind = type(a)
+        if kind is Tracer:
+            if a._level == self.level:
+                return a.slot, a.val
+        elif kind is TracedArray:
+            if a._slot is not None and a._trace is self:  # a strip, bound again: the value itself
+                return a._slot, self.values[a._slot]
+            self.spoil("a number computed from a traced value outside dualad's primitives (a "
+                       "rule or user code reading raw numbers) met a traced value again")
+            return self.const(a), a.view(np.ndarray)
+        elif isinstance(a, Value):
+            self.spoil(f"a {type(a).__name__} of an outer transform (closed over by the compiled "
+                       "function) met a traced value; its derivative would be lost from a program")
+            return -1, a
+        return self.const(a), a
+
+    def record(self, prim: Any, args: tuple, params: dict) -> Any:
+        level, ins, vals, plain = self.level, [], [], True
+        for a in args:
+            if type(a) is Tracer and a._level == level:  # the common operand, read here
+                ins.append(a.slot)
+                vals.append(a.val)
+                continue
+            slot, v = self.operand(a)
+            ins.append(slot)
+            vals.append(v)
+            plain = plain and not isinstance(v, Value)
+        for p in params.values():
+            if _staged(p):
+                self.spoil(f"a traced value reached the parameters of {prim.name}")
+        if plain:
+            xp = _replay_namespace(prim, vals)
+            ans = _apply(prim, vals, params, xp)
+        else:
+            ans = bind(prim, *vals, **params)
+            if -1 in ins:  # an outer transform's value: computed, not recorded
+                return ans
+            xp = _replay_namespace(prim, vals)
+        if prim.multiple_results:
+            outs = tuple(self.new_slot(a) for a in ans)
+            self.steps.append(Eqn(prim, params, tuple(ins), outs, xp))
+            return tuple(Tracer(a, s, self, level) for a, s in zip(ans, outs))
+        slot = self.new_slot(ans)
+        self.steps.append(Eqn(prim, params, tuple(ins), (slot,), xp))
+        return Tracer(ans, slot, self, level)
+
+
+def _staged(p: Any) -> bool:
+    if type(p) in (Tracer, TracedArray):
+        return True
+    if type(p) in (tuple, list):
+        return any(map(_staged, p))
+    return False
+
+
+def _apply(prim: Any, vals: list, params: dict, xp: Any) -> Any:
+    """``bind(prim, *vals, **params)`` for ``vals`` that are no value types, where ``xp``
+    is their :func:`_replay_namespace`: ``prim.impl`` called with it, as ``bind`` calls it
+    (``bind`` itself where ``xp`` is None: it converts the operands first). Skipping
+    ``bind``'s dispatch and a second ``namespace_of`` took ``Trace.record`` of a
+    multiplication of 16 entries by a number from 2.6 to 2.1 us (NumPy's own: 0.4 us)."""
+    return bind(prim, *vals, **params) if xp is None else prim.impl(xp, *vals, **params)
+
+
+def _replay_namespace(prim: Any, vals: list) -> Any:
+    """The namespace ``bind`` gave ``prim.impl`` for ``vals``, or None where ``bind``
+    converted the operands first (a primitive without a float rule on floats)."""
+    xp = namespace_of(vals)
+    if xp is scalar_xp and not prim.scalar_ok:
+        return None
+    return xp
+
+
+class Tracer(ArrayLike, Value):
+    """A value being traced by :func:`dualad.compile`: its concrete value and its slot."""
+
+    __slots__ = ("val", "slot", "trace", "_view")
+    __array_priority__ = 100
+    carries_derivative = False  # a cut (no_grad) keeps it: the program records stopped paths too
+
+    def __init__(self, val: Any, slot: int, trace: Trace, level: int | None = None):
+        self.val, self.slot, self.trace = val, slot, trace
+        self._level = trace.level if level is None else level
+        self._view = None
+
+    def __repr__(self) -> str:
+        return f"Tracer(t{self.slot}, shape={self.shape}, dtype={self.dtype})"
+
+    @property
+    def shape(self) -> tuple:
+        return shape_of(self.val)
+
+    @property
+    def dtype(self) -> Any:
+        return dtype_of(self.val)
+
+    def _process(self, prim: Any, args: tuple, params: dict) -> Any:
+        return self.trace.record(prim, args, params)
+
+    def _strip(self) -> Any:
+        """The concrete value, as a ``TracedArray`` that reports what is read from it."""
+        view = self._view
+        if view is None:
+            val = self.val
+            if not isinstance(val, (np.ndarray, np.generic)):
+                return val
+            view = taint(val, self.trace)
+            view._slot = self.slot
+            self._view = view
+        return view
+
+    def _constant(self, out: Any) -> Any:
+        """``primal(self)``: a traced value carries no derivative, so its primal is
+        itself, still traced, and masks or orders computed from it are recorded."""
+        return self if out is self._view or out is self.val else out
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        """``x[idx] = value``, functional underneath (as a ``Dual``'s): a new slot."""
+        from dualad import ops
+
+        new = ops.index_set(self, value, idx)
+        if type(new) is not Tracer or new._level != self._level:
+            raise TypeError("compile: x[idx] = value where value carries a derivative of a "
+                            "transform inside the compiled function; build the result with "
+                            "dualad.ops.index_set(x, value, idx) instead")
+        self.val, self.slot, self._view = new.val, new.slot, None
+
+    # -- Python control: guards -------------------------------------------------
+    def _convert(self, kind: str) -> Any:
+        trace = self.trace
+        if not trace.active:
+            raise EscapedValueError(
+                "a value traced by dualad.compile was used after its trace ended: it escaped the "
+                "compiled function (kept in a list, a global or an attribute); return it instead")
+        outcome = GUARDS[kind](self.val)
+        trace.guard(self.slot, kind, outcome)
+        return outcome
+
+    def __bool__(self) -> bool: return self._convert("bool")
+    def __float__(self) -> float: return self._convert("float")
+    def __int__(self) -> int: return self._convert("int")
+    def __index__(self) -> int: return self._convert("index")
+    def __complex__(self) -> complex: return self._convert("complex")
+    def item(self) -> Any: return self._convert("item")
+    def tolist(self) -> Any: return self._convert("tolist")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        self.trace.spoil("np.asarray() (or a NumPy function that converts its input) was called "
+                         "on a traced value, which takes its numbers out of the program")
+        a = np.asarray(self.val)
+        return a if dtype is None else a.astype(dtype)
+
+    # -- NumPy functions without a rule: computed, and the trace spoiled ----------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        fn = NUMPY_FUNCTIONS.get(ufunc) or _scipy_special_ufunc(ufunc)
+        if method == "__call__" and not kwargs and fn is not None:
+            return fn(*inputs)
+        self.trace.spoil(f"numpy.{ufunc.__name__}.{method} (keywords {sorted(kwargs)}) has no "
+                         "dualad rule, so it cannot be recorded")
+        return getattr(ufunc, method)(*_concrete(inputs), **_concrete(kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        fn = NUMPY_FUNCTIONS.get(func)
+        if fn is not None:
+            return fn(*args, **kwargs)
+        self.trace.spoil(f"numpy.{getattr(func, '__qualname__', func)} has no dualad rule, so it "
+                         "cannot be recorded")
+        return func(*_concrete(args), **_concrete(kwargs))
+
+
+def _concrete(x: Any) -> Any:
+    """``x`` with tracers replaced by their concrete values (in tuples, lists and dicts)."""
+    kind = type(x)
+    if kind is Tracer:
+        return x.val
+    if kind is tuple or kind is list:
+        return kind(_concrete(v) for v in x)
+    if kind is dict:
+        return {k: _concrete(v) for k, v in x.items()}
+    return x

@@ -1,0 +1,1 @@
+"""The table machinery: the kinds of entry and their registry, VJP helpers, ownership of temporaries."""

@@ -1,0 +1,409 @@
+"""The primitive table: its entries, and how each kind of entry derives its modes.
+
+A primitive is made once, by one of the constructors at the end of this
+module, from ``impl(xp, *args, **params)`` and its derivative in one form:
+
+- :func:`elementwise`: one local partial per argument; the JVP (sum of
+  partial times tangent) and the VJP (cotangent times partial, summed over
+  broadcast axes) are both derived from them, so the modes cannot drift.
+- :func:`linear`: the JVP applies the primitive to the tangents and a
+  ``transpose`` gives the VJP; ``batch`` says how to prefix a chunk axis.
+- :func:`custom`: an explicit JVP and VJP written side by side.
+- :func:`zero_derivative` (a float result that carries no derivative) and
+  :func:`non_differentiable` (a boolean or integer result, returned as a
+  plain array in every mode).
+
+Every entry answers the same three questions, so an interpreter never asks
+which kind it holds: ``jvp`` (the output tangent, ``None`` for zero),
+``residuals`` (what a tape keeps at record time) and ``vjp`` (input
+cotangents, ``None`` where not needed or zero). ``records`` is False where
+no mode tracks a derivative, and ``plain_output`` where the result is never
+wrapped in a value type.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from dualad import ops
+from dualad._base.backend import SCALAR_TYPES
+from dualad._base.core import bind
+from dualad._base.shapes import dtype_of, ndim_of, raw, shape_of, zeros
+from dualad._table import ownership as _inplace
+from dualad._table.vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
+
+__all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "custom", "elementwise",
+           "linear", "non_differentiable", "zero_derivative"]
+
+REGISTRY: dict[str, "Primitive"] = {}
+
+# Where an elementwise entry is smooth in one argument: a tuple of open intervals.
+REAL = ((-math.inf, math.inf),)
+POSITIVE = ((0.0, math.inf),)
+NONZERO = ((-math.inf, 0.0), (0.0, math.inf))
+UNIT = ((-1.0, 1.0),)
+
+
+class Primitive:
+    """One entry of the table; made by :func:`elementwise`, :func:`linear`,
+    :func:`custom`, :func:`zero_derivative` or :func:`non_differentiable`.
+
+    ``saves`` says what the tape keeps for the VJP: ``"all"`` (inputs and
+    output), ``"inputs"``, ``"output"``, ``"cross"`` (a binary product:
+    each input only if the other needs a cotangent), ``"none"`` or
+    ``"avals"`` (shapes and dtypes only). ``residual(ans, *args,
+    **params)``, when given, replaces them with something smaller computed
+    at record time (a mask, a weight).
+
+    ``broadcasts`` says that the entry applies entry by entry to operands that
+    broadcast (every elementwise entry, and comparisons, ``floor``, ...), so
+    :func:`dualad.vmap` applies it to a whole batch at once.
+
+    ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
+    whose rules return new arrays or their own arguments, so that the code
+    calling them may write into what they make (``dualad._table.ownership``).
+
+    Examples
+    --------
+    >>> from dualad import Primitive
+    >>> from dualad.extend import REGISTRY
+    >>> sin = REGISTRY["sin"]
+    >>> sin, isinstance(sin, Primitive), sin.name
+    (Elementwise('sin'), True, 'sin')
+    """
+
+    __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
+                 "builtin", "broadcasts", "__weakref__")
+    records = True          # some mode tracks a derivative through it
+    plain_output = False    # every mode returns its result as a raw array
+    partials = None         # local partials, for entries that have them (elementwise)
+    add_transpose = None    # adds a cotangent in place, for linear entries that can
+
+    def __init__(self, name: str, impl: Callable, *, multiple_results: bool = False,
+                 scalar_ok: bool = False, saves: str = "all", residual: Callable | None = None,
+                 register: bool = True):
+        if not callable(impl):
+            raise TypeError(f"primitive {name!r}: impl must be callable, got {type(impl).__name__}")
+        self.name = name
+        self.impl = impl
+        self.multiple_results = multiple_results
+        self.scalar_ok = scalar_ok
+        self.saves = saves
+        self.residual = residual
+        self.builtin = False
+        self.broadcasts = False
+        if register:
+            REGISTRY[name] = self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    @property
+    def saves_values(self) -> bool:
+        """Whether a record keeps input or output values (``(ans, args)``), which a
+        later in-place update could invalidate, rather than shapes or a residual."""
+        return self.residual is None and self.saves != "avals"
+
+    # -- the three questions every interpreter asks --------------------------------
+    def jvp(self, primals: tuple, tangents: list, ans: Any, params: dict, nb: int) -> Any:
+        """The output tangent (a tuple for several results), or ``None`` for zero.
+
+        ``tangents`` holds ``None`` for constant operands; ``nb`` is 1 when the
+        tangents carry a leading axis of directions (a chunk).
+        """
+        raise NotImplementedError
+
+    def residuals(self, ans: Any, args: tuple, params: dict, needs: tuple | None = None) -> Any:
+        """What the VJP needs, computed when the operation is recorded.
+
+        ``needs`` says which inputs will get a cotangent; values that no needed
+        rule reads are replaced by :class:`Dropped`, so a tape does not keep
+        temporaries alive for nothing.
+        """
+        if self.residual is not None:
+            return self.residual(ans, *args, **params), tuple([aval(a) for a in args])
+        saves = self.saves
+        if saves == "all":
+            return ans, tuple(args)
+        if saves == "inputs":
+            return None, tuple(args)
+        if saves == "cross":
+            x, y = args
+            if needs is None:
+                return None, tuple(args)
+            return None, (x if needs[1] else Dropped.of(x), y if needs[0] else Dropped.of(y))
+        if saves == "output":
+            return ans, Dropped.all(args)
+        if saves == "avals":
+            return tuple([aval(a) for a in args])
+        return Dropped.nothing(args)
+
+    def vjp(self, g: Any, res: Any, needs: tuple, params: dict) -> tuple:
+        """Cotangents of the inputs (``None`` where not needed or zero)."""
+        raise NotImplementedError
+
+
+# -- elementwise: local partials -----------------------------------------------------
+class Elementwise(Primitive):
+    __slots__ = ("partials", "domain")
+
+    def jvp(self, primals, tangents, ans, params, nb):
+        """Sum of local partial times tangent, broadcast to the output."""
+        out, owned, track = None, False, None
+        unary = len(primals) == 1
+        ans_ndim = ndim_of(ans) if nb and not unary else 0
+        for partial, t, x in zip(self.partials, tangents, primals):
+            if t is None:
+                continue
+            p = partial(ans, *primals, **params)
+            if p is None:
+                continue
+            if ans_ndim and ndim_of(x) < ans_ndim:  # keep the batch axis in front
+                s = shape_of(t)
+                t = ops.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
+            if track is None:  # ownership is worth asking about only for large tangents
+                track = self.builtin and _inplace.is_large(t)
+            if out is not None and type(p) is int and p == -1:
+                out, owned = _inplace.sub(out, t, owned, track=track)  # one pass, not negate and add
+                continue
+            p_owned = track and _inplace.made_by_call(p, (ans, primals, params))
+            term, term_owned = scale(p, t, p_owned, track)
+            if out is None:
+                out, owned = term, term_owned
+            else:
+                out, owned = _inplace.add(out, term, owned, term_owned, track)
+        if out is None or unary:  # a unary partial has the shape and dtype of its input
+            return out
+        out_shape = shape_of(out)
+        want = out_shape[:1] + shape_of(ans) if nb else shape_of(ans)
+        if type(out) in SCALAR_TYPES and want:  # only a Python number moved: into ans's backend
+            return _inplace.add(zeros(ans, want), out, True)[0]
+        if out_shape != want:
+            out = ops.broadcast_to(out, want)
+        r_out = raw(out)
+        if type(r_out) not in SCALAR_TYPES:
+            r_ans = raw(ans)
+            if r_out.dtype != dtype_of(r_ans):
+                out = ops.astype(out, r_ans.dtype)
+        return out
+
+    def vjp(self, g, res, needs, params):
+        if self.residual is not None:
+            partials, avals = res
+            return tuple(None if p is None or not need else
+                         cotangent_for(unbroadcast_scaled(g, p, av[0]), av)
+                         for p, need, av in zip(partials, needs, avals))
+        ans, args = res
+        cots = []
+        for f, need, a in zip(self.partials, needs, args):
+            p = f(ans, *args, **params) if need else None
+            if p is None:
+                cots.append(None)
+                continue
+            owned = self.builtin and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args, params))
+            cots.append(cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a))
+        return tuple(cots)
+
+
+# -- linear: the primitive itself is the JVP, a transpose the VJP --------------------
+class Linear(Primitive):
+    __slots__ = ("transpose", "linear_args", "batch", "add_transpose")
+
+    def jvp(self, primals, tangents, ans, params, nb):
+        lin = range(len(primals)) if self.linear_args is None else self.linear_args
+        if all(tangents[i] is None for i in lin):
+            return None
+        k = 0
+        if nb:
+            k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
+            batched = None if self.batch is None else self.batch(params, k)
+            if batched is None:  # these parameters cannot take a leading batch axis
+                return one_direction_at_a_time(
+                    lambda ts: self.jvp(primals, ts, ans, params, 0), tangents, ans, False)
+            params = batched
+        args = list(primals)
+        for i in lin:
+            t = tangents[i]
+            if t is None:
+                shape = shape_of(primals[i])
+                t = zeros(primals[i], (k,) + shape if nb else shape)
+            args[i] = t
+        return bind(self, *args, **params)
+
+    def vjp(self, g, res, needs, params):
+        cots = self.transpose(g, *res, **params)
+        return tuple(cotangent_for(c, x) if need else None for c, need, x in zip(cots, needs, res))
+
+
+# -- custom: a JVP and a VJP side by side ----------------------------------------------
+class Custom(Primitive):
+    __slots__ = ("jvp_rule", "vjp_rule", "chunked")
+
+    def jvp(self, primals, tangents, ans, params, nb):
+        if all(t is None for t in tangents):
+            return None
+        if not nb or self.chunked:
+            return self.jvp_rule(primals, tangents, ans, **params)
+        return one_direction_at_a_time(lambda ts: self.jvp_rule(primals, ts, ans, **params),
+                                       tangents, ans, self.multiple_results)
+
+    def vjp(self, g, res, needs, params):
+        rule = self.vjp_rule
+        if self.residual is not None:
+            cots, inputs = rule(g, res[0], **params), res[1]
+        else:
+            ans, inputs = res
+            if isinstance(rule, tuple):  # one rule per input: skip what nobody needs
+                return tuple(cotangent_for(r(g, ans, *inputs, **params), x) if need else None
+                             for r, need, x in zip(rule, needs, inputs))
+            cots = rule(g, ans, *inputs, **params)
+        return tuple(cotangent_for(c, x) if need else None for c, need, x in zip(cots, needs, inputs))
+
+
+# -- no derivative ----------------------------------------------------------------------
+class ZeroDerivative(Primitive):
+    __slots__ = ()
+    records = False
+
+    def jvp(self, primals, tangents, ans, params, nb):
+        return None
+
+    def vjp(self, g, res, needs, params):
+        return (None,) * len(needs)
+
+
+class NonDifferentiable(ZeroDerivative):
+    __slots__ = ()
+    plain_output = True
+
+
+# -- chunks that a rule cannot take at once ---------------------------------------------
+def one_direction_at_a_time(rule: Callable, tangents: list, ans: Any, multiple: bool) -> Any:
+    """``rule`` applied to each of a chunk's k directions, the results stacked."""
+    k = next(shape_of(t)[0] for t in tangents if t is not None)
+    outs = [rule([None if t is None else t[i, ...] for t in tangents]) for i in range(k)]  # (array API)
+    if multiple:
+        return tuple(_stack_or_none([o[j] for o in outs], a) for j, a in enumerate(ans))
+    return _stack_or_none(outs, ans)
+
+
+def _stack_or_none(ts, like):
+    if all(t is None for t in ts):
+        return None
+    return ops.stack([zeros(like) if t is None else t for t in ts], axis=0)
+
+
+# -- constructors -------------------------------------------------------------------------
+def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "inputs",
+                save_partials: bool = False, domain: tuple | None = None) -> Elementwise:
+    """An entry given by its local partials, one per argument.
+
+    ``partials[i](ans, *args, **params)`` is d ans / d args[i] elementwise:
+    an array or value, ``1``/``-1`` (an int: no multiplication happens), a
+    boolean mask (selects), or ``None`` (no dependence). With
+    ``save_partials`` the tape keeps the partials instead of the inputs.
+    ``domain[i]`` is the tuple of open intervals ``(lo, hi)`` on which the
+    entry is smooth in argument ``i`` (default :data:`REAL` for each, or
+    :data:`POSITIVE`, :data:`NONZERO`, :data:`UNIT`): it says where the
+    derivative exists, and the table's tests draw their inputs from it.
+
+    Examples
+    --------
+    >>> from dualad import bind, derivative
+    >>> from dualad.extend import elementwise
+    >>> from dualad import ops
+    >>> cube = elementwise("my_cube", lambda xp, x: x * x * x, lambda ans, x: 3.0 * ops.square(x))
+    >>> derivative(lambda x: bind(cube, x))(2.0)
+    12.0
+    >>> from dualad.extend import unregister
+    >>> unregister("my_cube")
+    """
+    if domain is None:
+        domain = (REAL,) * len(partials)
+    if len(domain) != len(partials) or not all(
+            iv and all(len(i) == 2 and i[0] < i[1] for i in iv) for iv in domain):
+        raise ValueError(f"elementwise {name!r}: domain must give, for each of the {len(partials)} "
+                         f"arguments, a tuple of intervals (lo, hi) with lo < hi; got {domain!r}")
+    prim = Elementwise(name, impl, scalar_ok=True, saves=saves)
+    prim.broadcasts = True
+    prim.partials, prim.domain = partials, tuple(domain)
+    if save_partials:
+        prim.residual = lambda ans, *args, **params: tuple(p(ans, *args, **params) for p in partials)
+    return prim
+
+
+def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | None = None,
+           linear_args: tuple | None = (0,), scalar_ok: bool = False,
+           add_transpose: Callable | None = None) -> Linear:
+    """An entry linear in the arguments at ``linear_args`` (all of them for ``None``).
+
+    ``transpose(g, *avals, **params)`` returns one cotangent per argument
+    from the output cotangent and each argument's ``(shape, dtype)``.
+    ``batch(params, k)`` returns the parameters for tangents with a leading
+    chunk axis of ``k`` directions, or ``None`` when they cannot take one
+    (then the chunk is done one direction at a time); without it, the
+    parameters are taken to apply to a leading axis unchanged.
+    ``add_transpose(acc, g, *avals, **params)``, for an entry of one
+    argument, may add the transpose of ``g`` into the accumulated cotangent
+    ``acc`` (a ``dualad._table.ownership.Accumulator``) in place and return True, or
+    return False to have ``transpose`` used (getitem: ``acc[idx] += g``).
+    """
+    prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals")
+    prim.transpose, prim.linear_args, prim.add_transpose = transpose, linear_args, add_transpose
+    prim.batch = batch if batch is not None else _same_params
+    return prim
+
+
+def _same_params(params, k):
+    return params
+
+
+def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
+           chunked: bool = False, multiple_results: bool = False, saves: str = "all",
+           residual: Callable | None = None, scalar_ok: bool = False,
+           register: bool = True) -> Custom:
+    """An entry with its JVP and VJP written side by side.
+
+    ``jvp(primals, tangents, ans, **params)`` gets ``None`` for constant
+    operands; with ``chunked`` it also takes tangents with a leading axis of
+    directions (otherwise a chunk is done one direction at a time).
+    ``vjp(g, ans, *args, **params)`` returns one cotangent per input; it may
+    be a tuple of one such function per input (so that cotangents nobody
+    needs are not computed), or ``vjp(g, residual, **params)`` with
+    ``residual``.
+    ``register=False`` keeps a user's operation out of the built-in table.
+    """
+    prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
+                  saves=saves, residual=residual, register=register)
+    prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked
+    return prim
+
+
+def zero_derivative(name: str, impl: Callable, *, broadcasts: bool = False) -> ZeroDerivative:
+    """An entry with a float result whose derivative is zero (floor, sign);
+    ``broadcasts`` for one that applies entry by entry (see ``Primitive``)."""
+    prim = ZeroDerivative(name, impl, scalar_ok=True, saves="avals")
+    prim.broadcasts = broadcasts
+    return prim
+
+
+def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True,
+                       broadcasts: bool = False) -> NonDifferentiable:
+    """An entry with a boolean or integer result, returned as a plain array in every mode;
+    ``broadcasts`` for one that applies entry by entry (see ``Primitive``)."""
+    prim = NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals")
+    prim.broadcasts = broadcasts
+    return prim
+
+
+def seal_builtins() -> None:
+    """Mark every entry registered so far as dualad's own: called once the
+    table's modules have loaded, so that entries users add later are not."""
+    for prim in REGISTRY.values():
+        prim.builtin = True
+
+
+def unregister(name: str) -> None:
+    """Remove the entry ``name`` from the table (a throwaway or test primitive)."""
+    REGISTRY.pop(name, None)

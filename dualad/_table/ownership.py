@@ -1,0 +1,265 @@
+"""Arithmetic that writes into temporaries their maker owns, and gradient accumulators.
+
+NumPy elides temporaries in ``a * b + c``; derivative code keeps its
+temporaries in variables, which defeats that, so this module does it by
+hand. At n = 1e6 each reuse saves an allocation and its page faults.
+
+Ownership is data that travels with a value: each function here takes, for
+each operand, whether the caller owns it, and returns the result with
+whether the caller now owns that. A value is owned when the code that holds
+it made it and has handed it to nobody:
+
+- a value one of the built-in table's rules (a partial, a VJP) returned
+  that is not one of the values the rule was given, nor a part or a view of
+  one (:func:`made_by_call`): the table's rules return new arrays or their
+  arguments, never an array kept elsewhere, and
+  ``tests/dualad/test_ownership.py`` checks that of every entry;
+- the result of combining values here, on the same terms;
+- the buffer of an :class:`Accumulator` once it has made one.
+
+Only NumPy/CuPy arrays of at least ``_MIN_SIZE`` elements that own their
+memory (not views), and ``Dual``\\ s of two such arrays, are ever written;
+below that size an allocation costs less than deciding. A value type on the
+right goes through ``ops`` (a raw array on the left may not know how to
+multiply it: array_api_strict).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from dualad import ops
+
+# Below this many elements an allocation is cheap and the checks are not.
+_MIN_SIZE = 8192
+
+_REUSES: Counter | None = None  # counts each in-place write while count_reuses() runs
+
+
+@contextmanager
+def count_reuses() -> Iterator[Counter]:
+    """Count the in-place writes ("mul", "add", "sub", "add_at") made in the block,
+    so a test can tell when reuse silently stops."""
+    global _REUSES
+    outer, _REUSES = _REUSES, Counter()
+    try:
+        yield _REUSES
+    finally:
+        _REUSES = outer
+
+
+def _reused(kind: str) -> None:
+    if _REUSES is not None:
+        _REUSES[kind] += 1
+
+
+def _parts(a: Any) -> tuple | None:
+    """The arrays an owner of ``a`` may write: ``(a,)`` for a large NumPy or CuPy
+    array that owns its memory (a view shares another's), a Dual's primal and
+    tangent when both are such arrays (and distinct), else None. (Called for
+    every value a rule returns: one type lookup decides for small ones.)"""
+    name = type(a).__name__
+    if name == "ndarray":
+        return (a,) if a.size >= _MIN_SIZE and a.base is None else None
+    if name == "Dual":
+        p, t = a.primal, a.tangent
+        if (p is not t and type(p).__name__ == "ndarray" and type(t).__name__ == "ndarray"
+                and p.size >= _MIN_SIZE and p.base is None and t.base is None):
+            return p, t
+    return None
+
+
+def _collect_ids(x: Any, ids: set) -> None:
+    """The ids of ``x`` and everything reachable in it: items of tuples, lists and
+    dicts, a Dual's primal and tangent, another value type's value (``_strip``),
+    and the array a view is of. (No ``getattr`` with a default: a value type
+    answers an unknown attribute with a costly error message.)"""
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is tuple or kind is list:
+            stack.extend(v)
+            continue
+        if kind is dict:
+            stack.extend(v.values())
+            continue
+        if v is None or kind in _NUMBERS or id(v) in ids:
+            continue
+        ids.add(id(v))
+        name = kind.__name__
+        if name == "ndarray":
+            if v.base is not None:
+                stack.append(v.base)
+        elif name == "Dual":
+            stack.append(v.primal)
+            stack.append(v.tangent)
+        elif hasattr(kind, "_strip"):
+            stack.append(v._strip())
+
+
+_NUMBERS = (int, float, complex, bool, str, slice)
+
+
+def made_by_call(value: Any, given: Any) -> bool:
+    """Whether ``value``, returned by a built-in rule called with ``given`` (values,
+    or tuples, lists and dicts of them), is a writable temporary the rule made:
+    none of its arrays is among, or in, what the rule was given."""
+    kind = type(value).__name__
+    if kind == "ndarray":  # the common case, decided inline (this runs for every value a rule returns)
+        if value.size < _MIN_SIZE or value.base is not None:
+            return False
+        parts = (value,)
+    elif kind == "Dual":
+        parts = _parts(value)
+        if parts is None:
+            return False
+    else:
+        return False
+    ids: set = set()
+    _collect_ids(given, ids)
+    return all(id(p) not in ids for p in parts)
+
+
+def is_large(x: Any) -> bool:
+    """Whether ``x`` is big enough for its owner to bother writing into it: below
+    ``_MIN_SIZE`` elements nothing is written, so callers need not ask about ownership."""
+    return getattr(x, "size", 0) >= _MIN_SIZE
+
+
+def _fits(a: Any, b: Any) -> bool:
+    """``b`` can be combined into the array ``a`` without changing its shape or dtype."""
+    return type(b) is float or type(b) is int or (
+        type(b) is type(a) and b.shape == a.shape and b.dtype == a.dtype)
+
+
+def _how(a: Any, b: Any) -> str | None:
+    """How an owned ``a`` can take ``a op b`` in place: "array", "dual" (``b`` a
+    Dual of the same level and chunking), "dual-constant" (``b`` a raw array or
+    number), or None."""
+    parts = _parts(a)
+    if parts is None:
+        return None
+    if len(parts) == 1:
+        return "array" if _fits(a, b) else None
+    if type(b) is type(a):
+        if a._level != b._level or a._nb != b._nb:
+            return None
+        return "dual" if _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent) else None
+    if hasattr(b, "_strip"):  # a value type of another kind or level
+        return None
+    return "dual-constant" if _fits(a.primal, b) else None  # the tangent broadcasts b over its chunk axis
+
+
+def mul(a: Any, b: Any, a_owned: bool, track: bool = True) -> tuple[Any, bool]:
+    """``a * b``, written into ``a`` when the caller owns it; and whether the
+    caller owns the result (False without ``track``: a caller that will not
+    write into it need not ask)."""
+    how = _how(a, b) if a_owned else None
+    if how == "array":
+        a *= b
+    elif how == "dual" and not a._nb:  # (p + t eps)(q + s eps) = pq + (tq + ps) eps
+        t = a.tangent
+        t *= b.primal
+        t += a.primal * b.tangent
+        a.primal *= b.primal
+    elif how == "dual-constant":
+        a.primal *= b
+        a.tangent *= b
+    else:
+        out = ops.multiply(a, b) if hasattr(b, "_strip") else a * b
+        return out, track and made_by_call(out, (a, b))
+    _reused("mul")
+    return a, True
+
+
+def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str,
+              commutes: bool) -> Callable:
+    """``add`` or ``sub``: they differ only in the operator, and in whether an owned
+    right operand can take the result."""
+    def combine(a: Any, b: Any, a_owned: bool, b_owned: bool = False,
+                track: bool = True) -> tuple[Any, bool]:
+        how = _how(a, b) if a_owned else None
+        if how is None and b_owned and commutes:
+            how = _how(b, a)
+            if how is not None:
+                a, b = b, a
+        if how == "array":
+            in_place(a, b)
+        elif how == "dual":  # linear: each part on its own
+            in_place(a.primal, b.primal)
+            in_place(a.tangent, b.tangent)
+        elif how == "dual-constant":
+            in_place(a.primal, b)
+        else:
+            out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
+            return out, track and made_by_call(out, (a, b))
+        _reused(plain.__name__)
+        return a, True
+
+    combine.__doc__ = (f"``a {symbol} b``, written into an operand the caller owns; and whether "
+                       "the caller owns the result (False without ``track``).")
+    return combine
+
+
+# ``ops`` is still loading when the table imports this module: look its functions up per call.
+add = _additive(operator.iadd, operator.add, lambda a, b: ops.add(a, b), "+", commutes=True)
+sub = _additive(operator.isub, operator.sub, lambda a, b: ops.subtract(a, b), "-", commutes=False)
+
+
+class Accumulator:
+    """The sum of the cotangents that reach one gradient slot.
+
+    The first cotangent is kept as it comes, owned or borrowed (``add(c,
+    owned)``); later ones are added into the buffer once the accumulator
+    owns one, which it does from the first sum it makes itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad._table.ownership import Accumulator
+    >>> g = np.ones(3)
+    >>> acc = Accumulator()
+    >>> acc.add(g)              # borrowed: g is never written
+    >>> acc.add(np.full(3, 2.0))
+    >>> acc.value, g
+    (array([3., 3., 3.]), array([1., 1., 1.]))
+    """
+
+    __slots__ = ("value", "owned")
+
+    def __init__(self, value: Any = None, owned: bool = False) -> None:
+        self.value, self.owned = value, owned
+
+    def add(self, c: Any, owned: bool = False) -> None:
+        """Add the cotangent ``c``; ``owned`` says that nothing else holds it."""
+        if self.value is None:
+            self.value, self.owned = c, owned
+        else:
+            self.value, self.owned = add(self.value, c, self.owned, owned)
+
+    def add_at(self, idx: tuple, g: Any) -> bool:
+        """Add ``g`` into ``value[idx]`` (basic indices: each element once) in place,
+        if the buffer is owned and of ``g``'s kind; return whether it was done."""
+        a = self.value
+        if not self.owned or type(g) is not type(a) or any(
+                type(i) is not int and type(i) is not slice and i is not None for i in idx):
+            return False
+        parts = _parts(a)
+        if parts is None:
+            return False
+        if len(parts) == 2:
+            if a._level != g._level or a._nb or g._nb:
+                return False
+            pieces = (g.primal, g.tangent)
+        else:
+            pieces = (g,)
+        if any(type(q) is not type(p) or q.dtype != p.dtype for p, q in zip(parts, pieces)):
+            return False
+        for p, q in zip(parts, pieces):
+            p[idx] += q
+        _reused("add_at")
+        return True

@@ -1,0 +1,125 @@
+"""What a tape keeps for a VJP, and the scaling of cotangents by partials.
+
+``Dropped`` and ``aval`` stand for values a VJP does not read (their shape,
+or shape and dtype); ``scale`` and ``unbroadcast_scaled`` apply a local
+partial to a tangent or cotangent. All are written with differentiable
+operations, so a backward pass run on ``Dual`` or tape values is itself
+differentiated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dualad import ops
+from dualad._base.backend import NUMPY_ARRAY, SCALAR_TYPES, namespace_of
+from dualad._base.shapes import dtype_of, is_complex, is_mask, raw, shape_of
+from dualad._table import ownership as _inplace
+
+
+def aval(x: Any) -> tuple:
+    """Shape and dtype: all a linear primitive's VJP needs of an input."""
+    return shape_of(x), dtype_of(raw(x))
+
+
+class Dropped:
+    """Stands for a value the VJP does not read: keeps its shape and dtype, not its data.
+
+    ``Dropped.of(x)`` shares one instance per shape and dtype, so a tape of
+    many operations does not hold (and the cyclic GC does not scan) one per input.
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x: Any):
+        self.shape, self.dtype = aval(x)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @staticmethod
+    def of(x: Any) -> "Dropped":
+        return shared_by_key(("of",) + aval(x), lambda: Dropped(x))
+
+    @staticmethod
+    def all(args: Any) -> tuple:
+        """``tuple(Dropped.of(a) for a in args)``, shared per tuple of avals."""
+        return shared_by_key(("all",) + tuple([aval(a) for a in args]),
+                             lambda: tuple([Dropped.of(a) for a in args]))
+
+    @staticmethod
+    def nothing(args: Any) -> tuple:
+        """``(None, Dropped.all(args))``: the residuals of a rule that reads no value."""
+        return shared_by_key(("nothing",) + tuple([aval(a) for a in args]),
+                             lambda: (None, Dropped.all(args)))
+
+
+def cotangent_for(c: Any, x: Any) -> Any:
+    """The cotangent ``c`` of the input ``x`` (a value, ``Dropped`` or aval), in ``x``'s
+    dtype: a real input gets the real part, a float32 input a float32 cotangent
+    (as PyTorch and JAX give) although the operation promoted it.
+
+    A cotangent whose innermost array is NumPy's, in the input's dtype (the common
+    case on every backward step, tape values and duals included), returns after
+    a few type tests and one dtype comparison.
+    """
+    if c is None:
+        return c
+    tx = type(x)
+    dtype = x.dtype if tx is NUMPY_ARRAY or tx is Dropped else x[1] if tx is tuple else dtype_of(raw(x))
+    rc = c if type(c) is NUMPY_ARRAY else raw(c)
+    if type(rc) is NUMPY_ARRAY and rc.dtype is dtype:
+        return c
+    if dtype is float or dtype is int:
+        return ops.real(c) if is_complex(c) else c
+    if dtype_of(rc) == dtype or type(rc) in SCALAR_TYPES:
+        return c
+    kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name
+    xp = namespace_of([rc])
+    if kind == "c" or (kind is None and xp.isdtype(dtype, "complex floating")):
+        return ops.astype(c, dtype)
+    if kind not in (None, "f") and not (kind is None and xp.isdtype(dtype, "real floating")):
+        return c  # an integer or boolean input's cotangent is not read
+    return ops.astype(ops.real(c) if is_complex(c) else c, dtype)
+
+
+_SHARED_BY_KEY: dict[tuple, Any] = {}
+
+
+def shared_by_key(key: tuple, make: Any) -> Any:
+    """``make()``, made once per ``key`` (a tag, then shapes or avals) and shared after.
+
+    Tapes keep these instead of one copy per record, which keeps the objects
+    Python's cyclic GC scans on long tapes few. The table starts over at 4096 keys.
+    """
+    out = _SHARED_BY_KEY.get(key)
+    if out is None:
+        if len(_SHARED_BY_KEY) >= 4096:
+            _SHARED_BY_KEY.clear()
+        out = _SHARED_BY_KEY[key] = make()
+    return out
+
+
+def scale(p: Any, t: Any, p_owned: bool = False, track: bool = True) -> tuple[Any, bool]:
+    """``p * t`` for a local partial ``p`` (an int 1/-1 costs nothing, a mask
+    selects), written into ``p`` when the caller owns it; and whether the
+    caller owns the product (see ``dualad._table.ownership``; False without ``track``)."""
+    if type(p) is int:
+        if p == 1:
+            return t, False
+        out = -t if p == -1 else t * p
+    elif is_mask(p):
+        out = ops.where(p, t, 0.0)
+    else:
+        return _inplace.mul(p, t, p_owned, track)
+    return out, track and _inplace.made_by_call(out, (p, t))
+
+
+def unbroadcast_scaled(g, p, shape, p_owned: bool = False):
+    """``p * g`` summed or broadcast to ``shape``: the cotangent of an input of that shape."""
+    t = scale(p, g, p_owned, track=False)[0]  # the walk asks about the cotangent it gets
+    t_shape = shape_of(t)
+    if t_shape != shape:
+        t = ops.unbroadcast(t, shape) if len(t_shape) >= len(shape) else ops.broadcast_to(t, shape)
+    return t
