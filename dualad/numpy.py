@@ -35,8 +35,8 @@ from typing import Any
 import numpy as _np
 
 from dualad import ops as _ops
-from dualad._base.shapes import on_values
 from dualad._numpy.buffer import Buffer, _carries_derivative
+from dualad._table.host import on_values
 
 __all__ = ["Buffer", "array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
            "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "r_", "c_"]

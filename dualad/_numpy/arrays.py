@@ -21,7 +21,6 @@ from dualad._base.shapes import (
     dtype_of,
     ndim_of,
     normalize_axis,
-    on_values,
     primal,
     raw,
     shape_of,
@@ -31,6 +30,7 @@ from dualad._primitives import elementwise as _ew
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
 from dualad._table.entries import non_differentiable
+from dualad._table.host import on_values
 
 __all__ = [
     "diag", "diagflat", "tril", "triu", "hstack", "vstack", "dstack", "column_stack",
@@ -468,7 +468,7 @@ def _take_batched(arr, indices, axis):
     idx = _shape.moveaxis(indices, axis, -1)
     n = shape_of(a)[-1]
     hot = _ew.equal(_shape.expand_dims(idx, -1), _index(arr, np.arange(n)))
-    picked = _red.sum(_ew.where(hot, _shape.expand_dims(a, -2), 0.0), axis=-1)
+    picked = _shape.sum(_ew.where(hot, _shape.expand_dims(a, -2), 0.0), axis=-1)
     return _shape.moveaxis(picked, -1, axis)
 
 
@@ -728,7 +728,7 @@ def convolve(a, v, mode="full"):
     valid = (src >= 0) & (src < n)
     a_pad = _shape.concatenate([a, _shape.reshape(0.0 * a[:1], (1,))]) if n else a
     gathered = _shape.getitem(a_pad, (_index(a, np.where(valid, src, n)),))
-    full = _red.sum(gathered * v, axis=1)
+    full = _shape.sum(gathered * v, axis=1)
     if mode == "full":
         return full
     if mode == "same":
@@ -1009,5 +1009,5 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         shape[axis % ndim_of(y)] = shape_of(d)[0]
         d = _shape.reshape(d, tuple(shape))
     mid = (_slice(y, axis, 1, None) + _slice(y, axis, None, -1)) * 0.5
-    return _red.sum(mid * d, axis=axis)
+    return _shape.sum(mid * d, axis=axis)
 

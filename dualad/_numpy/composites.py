@@ -8,11 +8,12 @@ import math
 import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, namespace_of, to_host
-from dualad._base.shapes import ndim_of, on_values, primal, raw, shape_of
+from dualad._base.shapes import ndim_of, primal, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import linalg as _la
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
+from dualad._table.host import on_values
 
 __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
@@ -65,7 +66,7 @@ def logsumexp(x, axis=None, keepdims=False):
     """``log(sum(exp(x)))`` over ``axis``, shifted by the (constant) maximum."""
     m = _ew.stop_gradient(_red.max(x, axis, keepdims=True))
     m = _ew.where(_ew.isfinite(m), m, 0.0)
-    out = _ew.log(_red.sum(_ew.exp(x - m), axis, keepdims=True)) + m
+    out = _ew.log(_shape.sum(_ew.exp(x - m), axis, keepdims=True)) + m
     return out if keepdims else _shape.squeeze(out, axis) if axis is not None else _shape.reshape(out, ())
 
 
@@ -117,7 +118,7 @@ def dot(x, y):
 
 
 def vdot(x, y):
-    return _red.sum(_shape.ravel(x) * _shape.ravel(y))
+    return _shape.sum(_shape.ravel(x) * _shape.ravel(y))
 
 
 def inner(x, y):
@@ -139,7 +140,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 
 
 def trace(x, offset=0, axis1=0, axis2=1):
-    return _red.sum(diagonal(x, offset, axis1, axis2), axis=-1)
+    return _shape.sum(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
 # -- more elementwise functions, as NumPy spells them ---------------------------------------
@@ -244,7 +245,7 @@ def _promote64(x):
         return x
     xp = namespace_of([raw(x)])
     wide = xp.complex128 if xp.isdtype(r.dtype, "complex floating") else xp.float64
-    return _shape.astype(x, wide)
+    return _ew.astype(x, wide)
 
 
 def _is_scalar(r):

@@ -29,7 +29,6 @@ from dualad._numpy import arrays as _arrays
 from dualad._numpy.composites import outer
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import linalg as _la
-from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
 
 __all__ = ["polyfit", "poly", "roots", "polydiv"]
@@ -50,7 +49,7 @@ def _floating(p, like=None):
     r = raw(p)
     xp = namespace_of([r])
     if not is_float_dtype(xp, dtype_of(r)):
-        p = _shape.astype(p, xp.float64)
+        p = _ew.astype(p, xp.float64)
     return _arrays.atleast_1d(p)
 
 
@@ -106,7 +105,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         column = _shape.reshape(w, (n, 1))
         lhs = _ew.multiply(lhs, column)
         rhs = _ew.multiply(rhs, column if ndim_of(rhs) == 2 else w)
-    scale = _ew.sqrt(_red.sum(_ew.multiply(lhs, lhs), axis=0))  # columns to unit norm
+    scale = _ew.sqrt(_shape.sum(_ew.multiply(lhs, lhs), axis=0))  # columns to unit norm
     lhs = _ew.divide(lhs, scale)
     c, resids, rank, s = _la.lstsq(lhs, rhs, rcond)
     c = _ew.divide(c, _shape.reshape(scale, (-1, 1)) if ndim_of(c) == 2 else scale)
@@ -234,7 +233,7 @@ def polydiv(u, v):
     u, v = _floating(u, like=v), _floating(v, like=u)
     xp = namespace_of([raw(u), raw(v)])
     common = xp.result_type(dtype_of(raw(u)), dtype_of(raw(v)))
-    u, v = _shape.astype(u, common), _shape.astype(v, common)
+    u, v = _ew.astype(u, common), _ew.astype(v, common)
     m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
     scale = _ew.divide(1.0, _entry(v, 0))
     rest_of_v = _shape.getitem(v, (slice(1, None),))

@@ -101,7 +101,7 @@ def _nan_filled(a, fill):
 
 
 def nansum(a, axis=None, keepdims=False):
-    return _red.sum(_nan_filled(a, 0.0), axis, keepdims)
+    return _shape.sum(_nan_filled(a, 0.0), axis, keepdims)
 
 
 def nanprod(a, axis=None, keepdims=False):
@@ -111,7 +111,7 @@ def nanprod(a, axis=None, keepdims=False):
 def _count(a, axis, keepdims):
     """How many entries are not NaN (a constant)."""
     nan = _ew.isnan(primal(a))
-    return _red.sum(_shape.astype(_ew.logical_not(nan), dtype_of(raw(a))), axis, keepdims)
+    return _shape.sum(_ew.astype(_ew.logical_not(nan), dtype_of(raw(a))), axis, keepdims)
 
 
 def nanmean(a, axis=None, keepdims=False):
@@ -121,7 +121,7 @@ def nanmean(a, axis=None, keepdims=False):
 def nanvar(a, axis=None, keepdims=False, ddof=0):
     mean = nanmean(a, axis, keepdims=True)
     d = _nan_filled(a - mean, 0.0)
-    return _red.sum(d * d, axis, keepdims) / (_count(a, axis, keepdims) - ddof)
+    return _shape.sum(d * d, axis, keepdims) / (_count(a, axis, keepdims) - ddof)
 
 
 def nanstd(a, axis=None, keepdims=False, ddof=0):
@@ -171,7 +171,7 @@ def _nanquantile_batched(a, q, keepdims, method):
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"nanquantile: q must be in [0, 1], got {qs}")
     s = _arrays.sort(a)  # NaNs sort last
-    count = _red.sum(_shape.astype(_ew.logical_not(_ew.isnan(primal(a))), dtype_of(raw(a))))
+    count = _shape.sum(_ew.astype(_ew.logical_not(_ew.isnan(primal(a))), dtype_of(raw(a))))
     pos = _ew.multiply(_shape.reshape(_shape._numbers_like(s, qs), (-1,)), count - 1.0)
     lo = _ew.maximum(_ew.floor(pos), 0.0)
     hi = _ew.minimum(lo + 1.0, _ew.maximum(count - 1.0, 0.0))
@@ -180,7 +180,7 @@ def _nanquantile_batched(a, q, keepdims, method):
 
     def at(rank):  # s at each rank (with every entry NaN, s[0]: NaN, as NumPy)
         hot = _ew.equal(_shape.expand_dims(rank, -1), ranks)
-        return _red.sum(_ew.where(hot, s, 0.0), axis=-1)
+        return _shape.sum(_ew.where(hot, s, 0.0), axis=-1)
     lo_v, hi_v = at(lo), at(hi)
     out = lo_v + (hi_v - lo_v) * (pos - lo)
     out = _shape.reshape(out, qs.shape)
@@ -210,8 +210,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             shape = [1] * ndim_of(a)
             shape[axis % ndim_of(a)] = shape_of(w)[0]
             w = _shape.reshape(w, tuple(shape))
-        total = _red.sum(_shape.broadcast_to(w, shape_of(a)), axis, keepdims)
-        out = _red.sum(a * w, axis, keepdims) / total
+        total = _shape.sum(_shape.broadcast_to(w, shape_of(a)), axis, keepdims)
+        out = _shape.sum(a * w, axis, keepdims) / total
     return (out, total) if returned else out
 
 

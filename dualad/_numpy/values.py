@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from dualad._base.backend import namespace_of
-from dualad._base.shapes import on_values, raw
+from dualad._base.shapes import raw
+from dualad._table.host import on_values
 
 _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize", "isclose",
           "allclose", "array_equal", "array_equiv", "signbit", "nonzero", "flatnonzero",

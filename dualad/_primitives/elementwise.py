@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 from functools import partial as _partial
 
-from dualad import ops
-from dualad._base.backend import namespace_of, scalar_xp
+import numpy as np
+
+from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of, scalar_xp
+from dualad._base.backend import _np_xp as _NUMPY_XP
 from dualad._base.core import bind
 from dualad._base.shapes import dtype_of, is_complex, raw, zeros
+from dualad._table import operations
 from dualad._table.entries import (
     NONZERO,
     POSITIVE,
@@ -26,8 +29,10 @@ from dualad._table.entries import (
     non_differentiable,
     zero_derivative,
 )
+from dualad._table.host import on_values
 
 __all__ = [
+    "astype",
     "add", "subtract", "multiply", "divide", "power", "negative", "abs",
     "sign", "square", "sqrt", "cbrt", "reciprocal", "exp", "exp2", "expm1",
     "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos",
@@ -293,7 +298,7 @@ def _complex_constant(like, value):
 def _to_complex(g, dtype):
     if type(g) in (float, int):  # a seed cotangent of a 0-d real output
         return complex(g)
-    return ops.astype(g, dtype)
+    return astype(g, dtype)
 
 
 _real_p = linear("real", lambda xp, x: xp.real(x),
@@ -345,6 +350,33 @@ def angle(x, deg=False):
 real.primitive, imag.primitive, conj.primitive = _real_p, _imag_p, _conj_p
 
 
+# -- casts ------------------------------------------------------------------------------
+# The transpose casts back: a linear entry's cotangent takes its input's dtype (the
+# real part first for a real input, since strict namespaces refuse complex-to-real).
+_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
+                   lambda g, x, *, dtype: (g,))
+
+
+_PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
+
+
+def astype(x, dtype):
+    """Cast ``x``; a cast to a non-float dtype has no derivative. ``dtype`` may be
+    spelled as NumPy spells it too (``"float32"``, ``float``, ``np.float32``)."""
+    r = raw(x)
+    if type(r) in SCALAR_TYPES:
+        return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
+    if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
+        xp = namespace_of([r])
+        name = _PYTHON_DTYPES.get(dtype, dtype)
+        dtype = np.dtype(name) if xp is _NUMPY_XP else getattr(xp, name)
+    if dtype_of(r) == dtype:
+        return x
+    if not is_float_dtype(namespace_of([r]), dtype):
+        return on_values(lambda v: namespace_of([v]).astype(v, dtype), x)
+    return bind(_astype_p, x, dtype=dtype)
+
+
 # -- zero derivative and non-differentiable --------------------------------------
 floor = _zero("floor", lambda xp, x: xp.floor(x))
 ceil = _zero("ceil", lambda xp, x: xp.ceil(x))
@@ -394,3 +426,5 @@ logical_not = _nondiff("logical_not", lambda xp, x: xp.logical_not(x))
 isnan = _nondiff("isnan", lambda xp, x: xp.isnan(x))
 isfinite = _nondiff("isfinite", lambda xp, x: xp.isfinite(x))
 isinf = _nondiff("isinf", lambda xp, x: xp.isinf(x))
+
+operations.provide(add, subtract, multiply, real, where, astype)

@@ -79,7 +79,7 @@ _irfft_p = linear("irfft",
 
 def _complex(x):
     """``x`` as complex of its precision (array-API namespaces transform complex input only)."""
-    return x if is_complex(x) else _shape.astype(x, complex_dtype(x))
+    return x if is_complex(x) else _ew.astype(x, complex_dtype(x))
 
 
 def _fit(x, n, axis):

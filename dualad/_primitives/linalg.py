@@ -46,11 +46,12 @@ import numpy as np
 from dualad import ops
 from dualad._base.backend import namespace_of, scipy_module, to_host
 from dualad._base.core import bind
-from dualad._base.shapes import dtype_of, is_complex, ndim_of, normalize_axes, on_values, raw, shape_of
+from dualad._base.shapes import dtype_of, is_complex, ndim_of, normalize_axes, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
 from dualad._table.entries import custom
+from dualad._table.host import on_values
 
 __all__ = ["matmul", "einsum", "matvec", "vecmat", "vecdot"]
 
@@ -132,7 +133,7 @@ def _sym(x):
 
 def _diag_part(x):
     """The diagonals of a stack of square matrices, shape ``(..., n)``."""
-    return _red.sum(_mul(x, _eye(x, shape_of(x)[-1])), axis=-1)
+    return _shape.sum(_mul(x, _eye(x, shape_of(x)[-1])), axis=-1)
 
 
 def _diag_embed(v):
@@ -421,7 +422,7 @@ def _cofactor(a, d):
 
 def _det_jvp(primals, tangents, ans):
     (a,), (ta,) = primals, tangents
-    return _red.sum(_mul(_cofactor(a, ans), ta), axis=(-2, -1))
+    return _shape.sum(_mul(_cofactor(a, ans), ta), axis=(-2, -1))
 
 
 def _det_vjp(g, ans, a):
@@ -469,7 +470,7 @@ def _slogdet_impl(xp, a):
 
 def _slogdet_jvp(primals, tangents, ans):
     (a,), (ta,) = primals, tangents
-    return None, _red.sum(_mul(_inv_t_or_nan(a, ans[1]), ta), axis=(-2, -1))
+    return None, _shape.sum(_mul(_inv_t_or_nan(a, ans[1]), ta), axis=(-2, -1))
 
 
 def _slogdet_vjp(g, ans, a):
@@ -854,7 +855,7 @@ def _eig_jvp(primals, tangents, ans):
     (ta,), (w, v) = tangents, ans
     m = matmul(inv(v), matmul(ta, v))
     du = matmul(v, _mul_or_zero(_gap_inverse(w), m))
-    stretch = _ew.real(_red.sum(_mul(_ew.conj(v), du), axis=-2))
+    stretch = _ew.real(_shape.sum(_mul(_ew.conj(v), du), axis=-2))
     return _diag_part(m), _sub(du, _mul(v, _row(stretch)))
 
 
@@ -862,7 +863,7 @@ def _eig_vjp(g, ans, a):
     (gw, gv), (w, v) = g, ans
     inner = None if gw is None else _diag_embed(gw)
     if gv is not None:
-        stretch = _ew.real(_red.sum(_mul(v, gv), axis=-2))
+        stretch = _ew.real(_shape.sum(_mul(v, gv), axis=-2))
         gu = _sub(gv, _mul(_ew.conj(v), _row(stretch)))
         term = _mul_or_zero(_gap_inverse(w), matmul(_T(v), gu))
         inner = term if inner is None else _add(inner, term)
@@ -1025,7 +1026,7 @@ def _safe_divide(num, den):
 
 def _norm2_jvp(primals, tangents, ans, *, axis, keepdims):
     (x,), (tx,) = primals, tangents
-    return _safe_divide(_red.sum(_mul(x, tx), axis, keepdims), ans)
+    return _safe_divide(_shape.sum(_mul(x, tx), axis, keepdims), ans)
 
 
 def _norm2_vjp(g, ans, x, *, axis, keepdims):
@@ -1065,11 +1066,11 @@ def _vector_norm(x, ord, axis, keepdims):
         return _red.min(ax, axis, keepdims)
     if ord == 0:  # a count: zero derivative
         r = raw(x)
-        nonzero = _shape.astype(_ew.not_equal(r, 0), dtype_of(r))
-        return _red.sum(nonzero, axis, keepdims)
+        nonzero = _ew.astype(_ew.not_equal(r, 0), dtype_of(r))
+        return _shape.sum(nonzero, axis, keepdims)
     if ord == 1:
-        return _red.sum(ax, axis, keepdims)
-    total = _red.sum(_ew.power(ax, float(ord)), axis, keepdims)
+        return _shape.sum(ax, axis, keepdims)
+    total = _shape.sum(_ew.power(ax, float(ord)), axis, keepdims)
     zero = _ew.equal(total, 0)  # the subgradient 0 at 0, as for the 2-norm
     return _ew.where(zero, 0.0, _ew.power(_ew.where(zero, 1.0, total), 1.0 / ord))
 
@@ -1088,12 +1089,12 @@ def _matrix_norm(x, ord, axes, keepdims):
         return _norm2(x, both, keepdims)
     if ord in ("nuc", 2, -2):
         s = svd(_shape.moveaxis(x, (row, col), (-2, -1)), full_matrices=False, compute_uv=False)
-        reduce = {"nuc": _red.sum, 2: _red.max, -2: _red.min}[ord]
+        reduce = {"nuc": _shape.sum, 2: _red.max, -2: _red.min}[ord]
         return _restore(reduce(s, axis=-1), shape, both, keepdims)
     ax = _ew.abs(x)
     reduce = _red.max if ord > 0 else _red.min
     summed, over = (row, col) if abs(ord) == 1 else (col, row)  # 1: column sums; inf: row sums
-    out = reduce(_red.sum(ax, summed, keepdims=True), over, keepdims=True)
+    out = reduce(_shape.sum(ax, summed, keepdims=True), over, keepdims=True)
     return out if keepdims else _shape.reshape(out, tuple(
         s for i, s in enumerate(shape) if i - len(shape) not in both))
 
@@ -1537,7 +1538,7 @@ def lstsq(a, b, rcond=None):
     x = matmul(pinv(a, rcond=rcond), b)
     if _all_full_rank(rank, n, "lstsq") and m > n:
         resid = _sub(b, matmul(a, x))
-        residuals = _red.sum(_mul(resid, resid), axis=0)
+        residuals = _shape.sum(_mul(resid, resid), axis=0)
         if ndim_of(b) == 1:
             residuals = _shape.reshape(residuals, (1,))
     else:
@@ -1574,7 +1575,7 @@ def tensorsolve(a, b, axes=None):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """The array API's (and NumPy's) ``vecdot``: ``sum(conj(x1) * x2, axis)``."""
-    return _red.sum(_mul(_ew.conj(x1), x2), axis=axis)
+    return _shape.sum(_mul(_ew.conj(x1), x2), axis=axis)
 
 
 def matvec(x1, x2, /):
@@ -1594,7 +1595,7 @@ def diagonal(x, /, *, offset=0):
 
 def trace(x, /, *, offset=0, dtype=None):
     """The traces over the last two axes (the array API's ``linalg.trace``)."""
-    return _red.sum(diagonal(x, offset=offset), axis=-1)
+    return _shape.sum(diagonal(x, offset=offset), axis=-1)
 
 
 # The array API's spellings in ``linalg`` of functions ``ops`` has at the top level.

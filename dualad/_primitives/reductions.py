@@ -1,5 +1,5 @@
-"""Reductions: sum and its relatives (linear), prod, max and min (custom
-rules), and the composites mean, var, std.
+"""Reductions beyond the sum (which is in ``shape``, beside broadcasting, its
+transpose): prod, max and min (custom rules), and the composites mean, var, std.
 
 Axes are normalized to a sorted tuple of negative axes (see ``shape``).
 """
@@ -14,43 +14,10 @@ from dualad._base.core import bind
 from dualad._base.shapes import is_complex, ndim_of, normalize_axes, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
-from dualad._table.entries import custom, linear
+from dualad._primitives.shape import _expand, _kept_shape, _numpy_keywords, sum
+from dualad._table.entries import custom
 
-__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]
-
-
-def _kept_shape(shape, axis):
-    n = len(shape)
-    return tuple(1 if i - n in axis else s for i, s in enumerate(shape))
-
-
-def _expand(g, xshape, axis, keepdims):
-    """Broadcast a reduced cotangent back over the reduced axes."""
-    if not keepdims:
-        g = _shape.reshape(g, _kept_shape(xshape, axis))
-    return _shape.broadcast_to(g, xshape)
-
-
-_sum_p = linear(
-    "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
-
-
-def _numpy_keywords(x, dtype, out, name):
-    """NumPy's ``dtype=`` (the input is cast first) and ``out=`` (refused: an array
-    passed as ``out`` could not hold the derivative) of a reduction."""
-    if out is not None:
-        raise TypeError(f"{name}: out= is not supported (the array given as out could not hold "
-                        "the derivative); assign the result instead")
-    return x if dtype is None else _shape.astype(x, dtype)
-
-
-def sum(x, axis=None, keepdims=False, *, dtype=None, out=None):
-    """Sum over ``axis`` (all axes by default)."""
-    if dtype is not None or out is not None:
-        x = _numpy_keywords(x, dtype, out, "sum")
-    axes = normalize_axes(axis, ndim_of(x))
-    return bind(_sum_p, x, axis=axes, keepdims=keepdims)
+__all__ = ["mean", "prod", "max", "min", "var", "std", "amax", "amin"]
 
 
 def mean(x, axis=None, keepdims=False, *, dtype=None, out=None):
@@ -141,7 +108,7 @@ def _extremum(name, reduce):
         w = _ew.where(hit, 1.0, 0.0)
         if shape_of(w) != shape_of(x):
             w = _shape.broadcast_to(w, shape_of(x))
-        w = _shape.astype(w, getattr(x, "dtype", float)) if not isinstance(x, float) else w
+        w = _ew.astype(w, getattr(x, "dtype", float)) if not isinstance(x, float) else w
         return w / sum(w, axis, keepdims=True), shape_of(x)
 
     def jvp(primals, tangents, ans, *, axis, keepdims):

@@ -9,6 +9,7 @@ say how to prefix the batch axis in ``batch``.
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -24,20 +25,19 @@ from dualad._base.shapes import (
     ndim_of,
     normalize_axes,
     normalize_axis,
-    on_values,
     primal,
     raw,
     shape_of,
 )
 from dualad._primitives import elementwise as _ew
-from dualad._primitives import reductions as _reductions
+from dualad._table import operations
 from dualad._table.entries import custom, linear
 
 __all__ = [
     "reshape", "ravel", "permute_dims", "transpose", "swapaxes", "moveaxis",
     "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "concatenate",
     "stack", "split", "flip", "repeat", "tile", "getitem", "take",
-    "astype", "asarray", "copy", "cumsum", "unbroadcast", "index_add", "index_set", "scatter",
+    "asarray", "copy", "cumsum", "unbroadcast", "sum", "index_add", "index_set", "scatter",
     "matrix_transpose",
 ]
 
@@ -148,6 +148,41 @@ def expand_dims(x, axis=0):
     return reshape(x, tuple(shape))
 
 
+# -- sums: the transpose of broadcasting (and broadcasting, the transpose of a sum) ----------
+def _kept_shape(shape, axis):
+    n = len(shape)
+    return tuple(1 if i - n in axis else s for i, s in enumerate(shape))
+
+
+def _expand(g, xshape, axis, keepdims):
+    """Broadcast a reduced cotangent back over the reduced axes."""
+    if not keepdims:
+        g = reshape(g, _kept_shape(xshape, axis))
+    return broadcast_to(g, xshape)
+
+
+_sum_p = linear(
+    "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
+
+
+def _numpy_keywords(x, dtype, out, name):
+    """NumPy's ``dtype=`` (the input is cast first) and ``out=`` (refused: an array
+    passed as ``out`` could not hold the derivative) of a reduction."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (the array given as out could not hold "
+                        "the derivative); assign the result instead")
+    return x if dtype is None else _ew.astype(x, dtype)
+
+
+def sum(x, axis=None, keepdims=False, *, dtype=None, out=None):
+    """Sum over ``axis`` (all axes by default)."""
+    if dtype is not None or out is not None:
+        x = _numpy_keywords(x, dtype, out, "sum")
+    axes = normalize_axes(axis, ndim_of(x))
+    return bind(_sum_p, x, axis=axes, keepdims=keepdims)
+
+
 # -- broadcasting ---------------------------------------------------------------
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes along which an array of ``shape`` was broadcast."""
@@ -158,7 +193,7 @@ def unbroadcast(g, shape):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
     if axes:
-        g = _reductions.sum(g, axis=axes)
+        g = sum(g, axis=axes)
     return reshape(g, shape)
 
 
@@ -315,7 +350,7 @@ def _normalize_index(idx, ndim):
     idx = idx if isinstance(idx, tuple) else (idx,)
     idx = tuple(_plain_index(i) for i in idx)
     idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
-    used = sum(0 if i is None or i is Ellipsis else i.ndim if _is_advanced(i) and is_mask(i) else 1
+    used = builtins.sum(0 if i is None or i is Ellipsis else i.ndim if _is_advanced(i) and is_mask(i) else 1
                for i in idx)
     if any(i is Ellipsis for i in idx):
         k = next(j for j, i in enumerate(idx) if i is Ellipsis)
@@ -344,7 +379,7 @@ def _index_like(x, index):
 def _numbers_like(x, numbers, dtype=None):
     """Host numbers (weights, exponents: a NumPy array) in ``x``'s backend, and in
     its dtype unless ``dtype`` is given."""
-    return astype(_index_like(x, numbers), dtype_of(raw(x)) if dtype is None else dtype)
+    return _ew.astype(_index_like(x, numbers), dtype_of(raw(x)) if dtype is None else dtype)
 
 
 def _getitem_batch(params, k):
@@ -537,7 +572,7 @@ def asarray(obj, dtype=None, *, like=None):
         else:
             xp = namespace_of([r])
             out = xp.asarray(obj, dtype=r.dtype if is_float_dtype(xp, r.dtype) else None)
-    return out if dtype is None or dtype_of(raw(out)) == dtype else astype(out, dtype)
+    return out if dtype is None or dtype_of(raw(out)) == dtype else _ew.astype(out, dtype)
 
 
 def index_set(base, values, idx):
@@ -570,33 +605,7 @@ def index_set(base, values, idx):
     return _ew.where(_index_like(base, written.reshape(shape)), scatter(values, shape, nidx), base)
 
 
-# -- dtype and prefix sums ------------------------------------------------------------
-# The transpose casts back: a linear entry's cotangent takes its input's dtype (the
-# real part first for a real input, since strict namespaces refuse complex-to-real).
-_astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (g,))
-
-
-_PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
-
-
-def astype(x, dtype):
-    """Cast ``x``; a cast to a non-float dtype has no derivative. ``dtype`` may be
-    spelled as NumPy spells it too (``"float32"``, ``float``, ``np.float32``)."""
-    r = raw(x)
-    if type(r) in SCALAR_TYPES:
-        return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
-    if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
-        xp = namespace_of([r])
-        name = _PYTHON_DTYPES.get(dtype, dtype)
-        dtype = np.dtype(name) if xp is _NUMPY_XP else getattr(xp, name)
-    if dtype_of(r) == dtype:
-        return x
-    if not is_float_dtype(namespace_of([r]), dtype):
-        return on_values(lambda v: namespace_of([v]).astype(v, dtype), x)
-    return bind(_astype_p, x, dtype=dtype)
-
-
+# -- prefix sums ------------------------------------------------------------------------
 def _cumsum_impl(xp, x, *, axis):
     f = getattr(xp, "cumulative_sum", None) or xp.cumsum
     return f(x, axis=axis)
@@ -611,3 +620,4 @@ def cumsum(x, axis=None):
         x, axis = ravel(x), 0
     return bind(_cumsum_p, x, axis=normalize_axis(axis, ndim_of(x)))
 
+operations.provide(reshape, broadcast_to, unbroadcast, stack)

@@ -26,10 +26,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from dualad import ops
 from dualad._base.backend import SCALAR_TYPES
 from dualad._base.core import bind
 from dualad._base.shapes import dtype_of, ndim_of, raw, shape_of, zeros
+from dualad._table import operations
 from dualad._table import ownership as _inplace
 from dualad._table.vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
 
@@ -161,7 +161,7 @@ class Elementwise(Primitive):
                 continue
             if ans_ndim and ndim_of(x) < ans_ndim:  # keep the batch axis in front
                 s = shape_of(t)
-                t = ops.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
+                t = operations.reshape(t, s[:1] + (1,) * (ans_ndim - ndim_of(x)) + s[1:])
             if track is None:  # ownership is worth asking about only for large tangents
                 track = self.builtin and _inplace.is_large(t)
             if out is not None and type(p) is int and p == -1:
@@ -180,12 +180,12 @@ class Elementwise(Primitive):
         if type(out) in SCALAR_TYPES and want:  # only a Python number moved: into ans's backend
             return _inplace.add(zeros(ans, want), out, True)[0]
         if out_shape != want:
-            out = ops.broadcast_to(out, want)
+            out = operations.broadcast_to(out, want)
         r_out = raw(out)
         if type(r_out) not in SCALAR_TYPES:
             r_ans = raw(ans)
             if r_out.dtype != dtype_of(r_ans):
-                out = ops.astype(out, r_ans.dtype)
+                out = operations.astype(out, r_ans.dtype)
         return out
 
     def vjp(self, g, res, needs, params):
@@ -291,7 +291,7 @@ def one_direction_at_a_time(rule: Callable, tangents: list, ans: Any, multiple: 
 def _stack_or_none(ts, like):
     if all(t is None for t in ts):
         return None
-    return ops.stack([zeros(like) if t is None else t for t in ts], axis=0)
+    return operations.stack([zeros(like) if t is None else t for t in ts], axis=0)
 
 
 # -- constructors -------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from dualad import ops
+from dualad._table import operations
 
 # Below this many elements an allocation is cheap and the checks are not.
 _MIN_SIZE = 8192
@@ -170,7 +170,7 @@ def mul(a: Any, b: Any, a_owned: bool, track: bool = True) -> tuple[Any, bool]:
         a.primal *= b
         a.tangent *= b
     else:
-        out = ops.multiply(a, b) if hasattr(b, "_strip") else a * b
+        out = operations.multiply(a, b) if hasattr(b, "_strip") else a * b
         return out, track and made_by_call(out, (a, b))
     _reused("mul")
     return a, True
@@ -205,9 +205,11 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
     return combine
 
 
-# ``ops`` is still loading when the table imports this module: look its functions up per call.
-add = _additive(operator.iadd, operator.add, lambda a, b: ops.add(a, b), "+", commutes=True)
-sub = _additive(operator.isub, operator.sub, lambda a, b: ops.subtract(a, b), "-", commutes=False)
+# The table's operations are provided after this module loads: look them up per call.
+add = _additive(operator.iadd, operator.add, lambda a, b: operations.add(a, b), "+",
+                 commutes=True)
+sub = _additive(operator.isub, operator.sub, lambda a, b: operations.subtract(a, b), "-",
+                 commutes=False)
 
 
 class Accumulator:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dualad import ops
 from dualad._base.backend import NUMPY_ARRAY, SCALAR_TYPES, namespace_of
 from dualad._base.shapes import dtype_of, is_complex, is_mask, raw, shape_of
+from dualad._table import operations
 from dualad._table import ownership as _inplace
 
 
@@ -72,16 +72,16 @@ def cotangent_for(c: Any, x: Any) -> Any:
     if type(rc) is NUMPY_ARRAY and rc.dtype is dtype:
         return c
     if dtype is float or dtype is int:
-        return ops.real(c) if is_complex(c) else c
+        return operations.real(c) if is_complex(c) else c
     if dtype_of(rc) == dtype or type(rc) in SCALAR_TYPES:
         return c
     kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name
     xp = namespace_of([rc])
     if kind == "c" or (kind is None and xp.isdtype(dtype, "complex floating")):
-        return ops.astype(c, dtype)
+        return operations.astype(c, dtype)
     if kind not in (None, "f") and not (kind is None and xp.isdtype(dtype, "real floating")):
         return c  # an integer or boolean input's cotangent is not read
-    return ops.astype(ops.real(c) if is_complex(c) else c, dtype)
+    return operations.astype(operations.real(c) if is_complex(c) else c, dtype)
 
 
 _SHARED_BY_KEY: dict[tuple, Any] = {}
@@ -110,7 +110,7 @@ def scale(p: Any, t: Any, p_owned: bool = False, track: bool = True) -> tuple[An
             return t, False
         out = -t if p == -1 else t * p
     elif is_mask(p):
-        out = ops.where(p, t, 0.0)
+        out = operations.where(p, t, 0.0)
     else:
         return _inplace.mul(p, t, p_owned, track)
     return out, track and _inplace.made_by_call(out, (p, t))
@@ -121,5 +121,8 @@ def unbroadcast_scaled(g, p, shape, p_owned: bool = False):
     t = scale(p, g, p_owned, track=False)[0]  # the walk asks about the cotangent it gets
     t_shape = shape_of(t)
     if t_shape != shape:
-        t = ops.unbroadcast(t, shape) if len(t_shape) >= len(shape) else ops.broadcast_to(t, shape)
+        if len(t_shape) >= len(shape):
+            t = operations.unbroadcast(t, shape)
+        else:
+            t = operations.broadcast_to(t, shape)
     return t
