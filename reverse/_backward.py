@@ -400,3 +400,27 @@ def gradients(outputs, inputs, grad_outputs=None, retain_graph: bool | None = No
             g = Tensor._make(g, t._level)
         result.append(pytorch_convention(g))
     return tuple(result)
+
+
+def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
+                     create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate d(self)/d(leaf) into ``.grad`` of the leaves that require grad.
+
+    ``gradient`` is the cotangent (required for non-scalar tensors);
+    ``retain_graph`` keeps the saved values for another backward;
+    ``create_graph`` records the backward pass, for higher derivatives.
+
+    Examples
+    --------
+    >>> from reverse import Tensor
+    >>> x = Tensor(3.0, requires_grad=True)
+    >>> (x * x).backward()
+    >>> x.grad
+    Tensor(6.0)
+    """
+    backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+
+
+# The walk makes Tensors, so it sits above the Tensor class, and gives it its method here.
+_tensor_backward.__name__, _tensor_backward.__qualname__ = "backward", "Tensor.backward"
+Tensor.backward = _tensor_backward

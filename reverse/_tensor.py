@@ -360,18 +360,6 @@ class Tensor(TorchMethods, ArrayLike, Value):
             hooks.append(fn)
         return HookHandle(hooks, fn)
 
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        """Accumulate d(self)/d(leaf) into ``.grad`` of the leaves that require grad.
-
-        ``gradient`` is the cotangent (required for non-scalar tensors);
-        ``retain_graph`` keeps the saved values for another backward;
-        ``create_graph`` records the backward pass, for higher derivatives.
-        """
-        from reverse._backward import backward
-        backward([self], None if gradient is None else [gradient], retain_graph,
-                 create_graph, inputs)
-
     def _value_hint(self) -> str:
         return ".detach().value (or .value)"
 
