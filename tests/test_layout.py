@@ -1,4 +1,5 @@
-"""The package layout promised in DESIGN.md and the README."""
+"""The package layout described in ARCHITECTURE.md: floors that import downwards only,
+no import cycles anywhere, and upper packages that use dualad's public contract."""
 
 import ast
 import pathlib
@@ -81,3 +82,122 @@ def test_dualad_reverse_and_dualad_mixed_are_the_packages_themselves():
             "print(dualad.reverse.grad(lambda x: x * x)(3.0))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "6.0"
+
+
+# -- floors and cycles -------------------------------------------------------------------------
+# Lowest first. A module imports modules of its own floor or of floors below it, never above.
+FLOORS = [
+    ("base", ["dualad._base"]),
+    ("table", ["dualad._table"]),
+    ("primitives", ["dualad._primitives"]),
+    ("numpy composites", ["dualad._numpy", "dualad.ops", "dualad.numpy"]),
+    ("modes and programs", ["dualad._forward", "dualad._batching", "dualad._program"]),
+    ("staging", ["dualad._staging"]),
+    ("public API", ["dualad", "dualad.extend", "dualad.interpreter", "dualad.testing", "dualad._alias",
+                    "dualad.reverse", "dualad.mixed"]),
+    ("reverse", ["reverse"]),
+    ("mixed", ["mixed"]),
+]
+
+
+def _floor(module: str) -> int:
+    """The floor of ``module``: that of the longest prefix FLOORS names."""
+    best, found = -1, None
+    for n, (_, prefixes) in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), n
+    assert found is not None, f"{module} is on no floor of FLOORS: add it"
+    return found
+
+
+def module_graph(packages=("dualad", "reverse", "mixed")) -> dict:
+    """Module -> {imported module: line}, for every import in the packages' modules (those
+    inside functions too: a lazy import that breaks a cycle is still a cycle)."""
+    files = {}
+    for package in packages:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            files[name] = path
+    graph = {}
+    for name, path in files.items():
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = graph[name] = {}
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here.split(".")[:len(here.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in files and target != name:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def floor_violations(graph: dict) -> list:
+    return [f"{m} ({FLOORS[_floor(m)][0]}) imports {t} ({FLOORS[_floor(t)][0]}) at line {line}"
+            for m, edges in graph.items() for t, line in edges.items() if _floor(t) > _floor(m)]
+
+
+def import_cycles(graph: dict) -> list:
+    """The strongly connected components of more than one module (Tarjan's, iteratively)."""
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(graph[w])))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_every_module_imports_only_its_own_floor_or_lower():
+    violations = floor_violations(module_graph())
+    assert not violations, "\n".join(violations)
+
+
+def test_no_import_cycles_not_even_lazy_ones():
+    cycles = import_cycles(module_graph())
+    assert not cycles, "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_checks_fail_on_a_planted_violation():
+    graph = module_graph()
+    graph["dualad._table.entries"] = {**graph["dualad._table.entries"], "dualad.ops": 1}  # upwards
+    planted = "dualad._table.entries (table) imports dualad.ops"
+    assert any(v.startswith(planted) for v in floor_violations(graph))
+    graph["dualad._base.core"] = {**graph["dualad._base.core"], "dualad._base.shapes": 1}  # shapes imports core
+    assert ["dualad._base.core", "dualad._base.shapes"] in import_cycles(graph)
