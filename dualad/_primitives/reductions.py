@@ -33,7 +33,7 @@ def _expand(g, xshape, axis, keepdims):
 
 _sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True)
 
 
 def _numpy_keywords(x, dtype, out, name):

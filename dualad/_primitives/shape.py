@@ -55,7 +55,7 @@ def _reshape_impl(xp, x, *, shape):
 _reshape_p = linear(
     "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",))
 
 
 def reshape(x, shape, order="C"):
@@ -87,7 +87,8 @@ def ravel(x):
 _permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
-    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
+    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])},
+    simplifications=("transpose",))
 
 
 def permute_dims(x, axes=None):
@@ -165,7 +166,7 @@ def unbroadcast(g, shape):
 _broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",))
 
 
 def broadcast_to(x, shape):
@@ -574,7 +575,7 @@ def index_set(base, values, idx):
 # The transpose casts back: a linear entry's cotangent takes its input's dtype (the
 # real part first for a real input, since strict namespaces refuse complex-to-real).
 _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (g,))
+                   lambda g, x, *, dtype: (g,), simplifications=("same_dtype",))
 
 
 _PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
