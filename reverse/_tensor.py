@@ -63,6 +63,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
     __slots__ = ("value", "_grad", "requires_grad", "_node", "_index", "_version",
                  "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 100
+    made_by = "a reverse-mode transform (grad, vjp, jacrev)"
 
     def __hash__(self) -> int:
         """By identity, as PyTorch's: a Tensor can key a dict (``optimizer.state[p]``)

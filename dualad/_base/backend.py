@@ -24,6 +24,10 @@ _np_xp = array_api_compat.array_namespace(np.zeros(0))
 # as ``namespace_of`` would: arrays, and the scalars that indexing them gives.
 NUMPY_ARRAY, NUMPY_FLOAT64 = np.ndarray, np.float64
 SCALAR_TYPES = (float, int, bool, complex)
+# The array types (exactly: no subclass) whose arrays own their memory or view another's
+# through ``.base``, which ``dualad._table.ownership`` may write into: NumPy's, and CuPy's
+# once a CuPy array has been met here.
+WRITABLE_ARRAYS = {np.ndarray}
 
 
 # The array API's (and math's) spellings of NumPy's names for the same functions.
@@ -123,7 +127,7 @@ def namespace_of(args) -> object:
         if staged is not None:
             return staged
         try:
-            return array_api_compat.array_namespace(*arrays)
+            xp = array_api_compat.array_namespace(*arrays)
         except TypeError as err:
             kinds = sorted({type(a).__module__ + "." + type(a).__name__ for a in arrays})
             hint = ("; lift a NumPy array into Dask with dask.array.from_array(a, chunks=...)"
@@ -133,6 +137,9 @@ def namespace_of(args) -> object:
                 "dualad never moves data between backends implicitly: convert them "
                 f"to one library first{hint}"
             ) from err
+        if array_api_compat.is_cupy_namespace(xp):
+            WRITABLE_ARRAYS.add(importlib.import_module("cupy").ndarray)
+        return xp
     _BY_TYPES[types] = xp  # NumPy and scalars only: their namespace is the type's
     return xp
 

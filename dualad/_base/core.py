@@ -30,6 +30,15 @@ class Value:
     __slots__ = ("_level",)
     carries_derivative = True  # False for a value that batches (vmap) or stages (compile): a cut keeps it
     batches = False  # True for a value that stands for several values at once (vmap)
+    made_by = "a transform"  # what makes such values, as an error message names it
+
+    def _held(self) -> tuple:
+        """The values this one holds (``dualad._table.ownership``: what it may share)."""
+        return (self._strip(),)
+
+    def _writable_parts(self) -> tuple:
+        """The arrays inside this value that its owner may write in place (none)."""
+        return ()
 
     def _process(self, prim: Any, args: tuple, params: dict) -> Any:
         raise NotImplementedError
@@ -128,11 +137,9 @@ class EscapedValueError(RuntimeError):
 
 
 def _escaped(value: Any) -> EscapedValueError:
-    kind = type(value).__name__
-    transforms = ("a reverse-mode transform (grad, vjp, jacrev)" if kind == "Tensor" else
-                  "a forward-mode transform (jvp, jacfwd, hessian)" if kind == "Dual" else "a transform")
     return EscapedValueError(
-        f"a {kind} made inside {transforms} was used after that transform returned: it escaped "
+        f"a {type(value).__name__} made inside {value.made_by} was used after that transform "
+        f"returned: it escaped "
         f"the function being differentiated (kept in a list, a global or an attribute), and its "
         f"derivative belonged to that call. Return it from the function instead, or keep only its "
         f"value (ops.stop_gradient inside the function).")

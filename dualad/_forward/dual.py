@@ -38,6 +38,7 @@ class Dual(ArrayLike, Value):
 
     __slots__ = ("primal", "tangent", "_nb")
     __array_priority__ = 100
+    made_by = "a forward-mode transform (jvp, jacfwd, hessian)"
 
     def __init__(self, primal: Any, tangent: Any, *, level: int | None = None):
         tangent, nb = validate_tangent(primal, tangent, "Dual")
@@ -57,6 +58,12 @@ class Dual(ArrayLike, Value):
 
     def _strip(self):
         return self.primal
+
+    def _held(self) -> tuple:
+        return self.primal, self.tangent
+
+    def _writable_parts(self) -> tuple:
+        return self.primal, self.tangent
 
     def __setitem__(self, idx, value):
         """``d[idx] = value`` as NumPy assigns (last write wins on a repeated index).

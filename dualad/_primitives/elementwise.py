@@ -45,11 +45,13 @@ __all__ = [
 ]
 
 
-def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, domain=None, doc=None):
+def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, domain=None, doc=None,
+                 **facts):
     """An elementwise entry; ``saves`` says what its partials read (see ``Primitive``),
-    ``domain`` where it is smooth (see ``elementwise``)."""
+    ``domain`` where it is smooth (see ``elementwise``), ``facts`` what the program
+    passes may rely on (see ``Primitive.declare``)."""
     return _function(elementwise(name, impl, *partials, saves=saves, save_partials=save_partials,
-                                 domain=domain), doc)
+                                 domain=domain, **facts), doc)
 
 
 def _function(prim, doc=None):
@@ -68,26 +70,35 @@ def _minus_one(ans, *args):
     return -1
 
 
-def _zero(name, impl):
-    return _function(zero_derivative(name, impl, broadcasts=True),
+def _zero(name, impl, **facts):
+    return _function(zero_derivative(name, impl, broadcasts=True, **facts),
                      f"``{name}``: a float result with zero derivative.")
 
 
-def _nondiff(name, impl):
-    return _function(non_differentiable(name, impl, broadcasts=True),
+def _nondiff(name, impl, **facts):
+    return _function(non_differentiable(name, impl, broadcasts=True, **facts),
                      f"``{name}``: a boolean result, not differentiable.")
 
 
 # -- arithmetic ---------------------------------------------------------------
-add = _elementwise("add", lambda xp, x, y: x + y, _one, _one, saves="none")
-subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one, saves="none")
+add = _elementwise("add", lambda xp, x, y: x + y, _one, _one, saves="none",
+                   ufunc="add", scalar_form="{0} + {1}",
+                   simplifications=("add_zero", "scatter_add", "scatter_sum", "uniform_const"))
+subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one, saves="none",
+                        ufunc="subtract", scalar_form="{0} - {1}",
+                        simplifications=("sub_zero", "uniform_const"))
 multiply = _elementwise("multiply", lambda xp, x, y: x * y,
-                        lambda ans, x, y: y, lambda ans, x, y: x, saves="cross")
+                        lambda ans, x, y: y, lambda ans, x, y: x, saves="cross",
+                        ufunc="multiply", scalar_form="{0} * {1}",
+                        simplifications=("mul_one", "uniform_const", "neg_scale"))
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
-                      lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO))
-negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none")
+                      lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO),
+                      ufunc="divide", scalar_form="{0} / {1}",
+                      simplifications=("div_one", "uniform_const"))
+negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none",
+                        ufunc="negative", scalar_form="-{0}", simplifications=("neg_neg", "neg_scale"))
 
 
 def _pow_base_partial(ans, x, y):
@@ -106,7 +117,8 @@ def _pow_exponent_partial(ans, x, y):
 
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
-                    _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL))
+                    _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL),
+                    ufunc="power")
 
 
 def _integer_pow_partial(ans, x, *, exponent):
@@ -129,7 +141,9 @@ def _const_pow(xp, x, *, exponent):
 
 # A constant exponent (``x ** 3``) needs no log(x) and is exact for negative
 # bases, so it gets its own primitive, as JAX's integer_pow does.
-_integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial)
+_integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial,
+                            ufunc="square", ufunc_params={"exponent": 2},
+                            scalar_form="{0} * {0}")
 
 
 def power(x, y):
@@ -148,7 +162,8 @@ def power(x, y):
     return _pow(x, y)
 
 
-_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,))
+_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,),
+                    ufunc="abs", scalar_form="abs({0})")
 
 
 def abs(x):
@@ -170,13 +185,15 @@ def abs(x):
 
 
 abs.primitive = _abs.primitive
-sign = _zero("sign", lambda xp, x: xp.sign(x))
-square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x))
+sign = _zero("sign", lambda xp, x: xp.sign(x), ufunc="sign")
+square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x),
+                      ufunc="square", scalar_form="{0} * {0}")
 sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
                     domain=(POSITIVE,),
-                    doc="``sqrt``; its derivative at 0 is ``inf``.")
+                    doc="``sqrt``; its derivative at 0 is ``inf``.", ufunc="sqrt")
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
-                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,))
+                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,),
+                    ufunc="cbrt")
 
 
 def _cbrt(xp, x):
@@ -186,48 +203,59 @@ def _cbrt(xp, x):
 
 
 reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
-                          lambda ans, x: negative(square(ans)), saves="output", domain=(NONZERO,))
+                          lambda ans, x: negative(square(ans)), saves="output", domain=(NONZERO,),
+                          ufunc="reciprocal", scalar_form="1.0 / {0}")
 
 # -- exponentials and logarithms ------------------------------------------------
-exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output")
+exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output", ufunc="exp")
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
                     lambda ans, x: multiply(ans, math.log(2.0)), saves="output")
-expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output")
-log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,))
+expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output",
+                     ufunc="expm1")
+log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,),
+                   ufunc="log")
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
-                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,))
+                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,),
+                    ufunc="log2")
 log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
-                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))), domain=(POSITIVE,))
+                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))), domain=(POSITIVE,),
+                     ufunc="log10")
 log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
-                     lambda ans, x: reciprocal(x + 1.0), domain=(((-1.0, math.inf),),))
+                     lambda ans, x: reciprocal(x + 1.0), domain=(((-1.0, math.inf),),),
+                     ufunc="log1p")
 logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
-                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all")
+                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all",
+                         ufunc="logaddexp")
 
 # -- trigonometric and hyperbolic --------------------------------------------------
-sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x))
-cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)))
+sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x), ufunc="sin")
+cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)), ufunc="cos")
 tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output",
-                   domain=(((-math.pi / 2, math.pi / 2),),))  # one branch of its period
+                   domain=(((-math.pi / 2, math.pi / 2),),), ufunc="tan")  # one branch of its period
 arcsin = _elementwise("arcsin", lambda xp, x: xp.asin(x),
-                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))), domain=(UNIT,))
+                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))), domain=(UNIT,),
+                      ufunc="arcsin")
 arccos = _elementwise("arccos", lambda xp, x: xp.acos(x),
-                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))), domain=(UNIT,))
+                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))), domain=(UNIT,),
+                      ufunc="arccos")
 arctan = _elementwise("arctan", lambda xp, x: xp.atan(x),
-                      lambda ans, x: reciprocal(square(x) + 1.0))
+                      lambda ans, x: reciprocal(square(x) + 1.0), ufunc="arctan")
 arctan2 = _elementwise(
     "arctan2", lambda xp, y, x: xp.atan2(y, x),
     lambda ans, y, x: divide(x, square(x) + square(y)),
     lambda ans, y, x: divide(negative(y), square(x) + square(y)),
-    domain=(REAL, POSITIVE))  # smooth off the origin and the cut x < 0; x > 0 is inside
-sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x))
-cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x))
-tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output")
+    domain=(REAL, POSITIVE), ufunc="arctan2")  # smooth off the origin and the cut x < 0; x > 0 is inside
+sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x), ufunc="sinh")
+cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x), ufunc="cosh")
+tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output",
+                    ufunc="tanh")
 arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
-                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)))
+                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)), ufunc="arcsinh")
 arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
-                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)), domain=(((1.0, math.inf),),))
+                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)), domain=(((1.0, math.inf),),),
+                       ufunc="arccosh")
 arctanh = _elementwise("arctanh", lambda xp, x: xp.atanh(x),
-                       lambda ans, x: reciprocal(1.0 - square(x)), domain=(UNIT,))
+                       lambda ans, x: reciprocal(1.0 - square(x)), domain=(UNIT,), ufunc="arctanh")
 
 
 def _hypot_partial(ans, x, y):
@@ -237,7 +265,7 @@ def _hypot_partial(ans, x, y):
 
 hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
                      _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all",
-                     domain=(NONZERO, REAL))  # smooth off the origin
+                     domain=(NONZERO, REAL), ufunc="hypot")  # smooth off the origin
 
 # -- piecewise: the partials are masks, which the tape keeps instead of inputs --
 def _tie_shared(wins):
@@ -258,10 +286,10 @@ def _tie_shared(wins):
 
 maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
                        _tie_shared(lambda x, y: greater(x, y)),
-                       _tie_shared(lambda x, y: greater(y, x)), save_partials=True)
+                       _tie_shared(lambda x, y: greater(y, x)), save_partials=True, ufunc="maximum")
 minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
                        _tie_shared(lambda x, y: less(x, y)),
-                       _tie_shared(lambda x, y: less(y, x)), save_partials=True)
+                       _tie_shared(lambda x, y: less(y, x)), save_partials=True, ufunc="minimum")
 relu = _elementwise("relu", lambda xp, x: xp.maximum(x, 0.0), lambda ans, x: greater(x, 0),
                     save_partials=True, domain=(NONZERO,),
                     doc="``max(x, 0)`` with ``relu'(0) = 0``, as ``torch.relu`` and ``jax.nn.relu``; "
@@ -354,7 +382,7 @@ real.primitive, imag.primitive, conj.primitive = _real_p, _imag_p, _conj_p
 # The transpose casts back: a linear entry's cotangent takes its input's dtype (the
 # real part first for a real input, since strict namespaces refuse complex-to-real).
 _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (g,))
+                   lambda g, x, *, dtype: (g,), simplifications=("same_dtype",))
 
 
 _PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
@@ -378,9 +406,9 @@ def astype(x, dtype):
 
 
 # -- zero derivative and non-differentiable --------------------------------------
-floor = _zero("floor", lambda xp, x: xp.floor(x))
-ceil = _zero("ceil", lambda xp, x: xp.ceil(x))
-trunc = _zero("trunc", lambda xp, x: xp.trunc(x))
+floor = _zero("floor", lambda xp, x: xp.floor(x), ufunc="floor")
+ceil = _zero("ceil", lambda xp, x: xp.ceil(x), ufunc="ceil")
+trunc = _zero("trunc", lambda xp, x: xp.trunc(x), ufunc="trunc")
 rint = _zero("round", lambda xp, x: xp.round(x))
 floor_divide = _zero("floor_divide", lambda xp, x, y: xp.floor_divide(x, y))
 floor_divide.__doc__ = ("``x // y``, NumPy's floored division (not ``floor(x / y)``: ``1.0 // 0.1`` "
@@ -414,17 +442,17 @@ Examples
 >>> derivative(lambda x: x * ops.stop_gradient(x))(3.0)
 3.0
 """
-less = _nondiff("less", lambda xp, x, y: x < y)
-less_equal = _nondiff("less_equal", lambda xp, x, y: x <= y)
-greater = _nondiff("greater", lambda xp, x, y: x > y)
-greater_equal = _nondiff("greater_equal", lambda xp, x, y: x >= y)
-equal = _nondiff("equal", lambda xp, x, y: x == y)
-not_equal = _nondiff("not_equal", lambda xp, x, y: x != y)
-logical_and = _nondiff("logical_and", lambda xp, x, y: xp.logical_and(x, y))
-logical_or = _nondiff("logical_or", lambda xp, x, y: xp.logical_or(x, y))
-logical_not = _nondiff("logical_not", lambda xp, x: xp.logical_not(x))
-isnan = _nondiff("isnan", lambda xp, x: xp.isnan(x))
-isfinite = _nondiff("isfinite", lambda xp, x: xp.isfinite(x))
-isinf = _nondiff("isinf", lambda xp, x: xp.isinf(x))
+less = _nondiff("less", lambda xp, x, y: x < y, ufunc="less")
+less_equal = _nondiff("less_equal", lambda xp, x, y: x <= y, ufunc="less_equal")
+greater = _nondiff("greater", lambda xp, x, y: x > y, ufunc="greater")
+greater_equal = _nondiff("greater_equal", lambda xp, x, y: x >= y, ufunc="greater_equal")
+equal = _nondiff("equal", lambda xp, x, y: x == y, ufunc="equal")
+not_equal = _nondiff("not_equal", lambda xp, x, y: x != y, ufunc="not_equal")
+logical_and = _nondiff("logical_and", lambda xp, x, y: xp.logical_and(x, y), ufunc="logical_and")
+logical_or = _nondiff("logical_or", lambda xp, x, y: xp.logical_or(x, y), ufunc="logical_or")
+logical_not = _nondiff("logical_not", lambda xp, x: xp.logical_not(x), ufunc="logical_not")
+isnan = _nondiff("isnan", lambda xp, x: xp.isnan(x), ufunc="isnan")
+isfinite = _nondiff("isfinite", lambda xp, x: xp.isfinite(x), ufunc="isfinite")
+isinf = _nondiff("isinf", lambda xp, x: xp.isinf(x), ufunc="isinf")
 
 operations.provide(add, subtract, multiply, real, where, astype)

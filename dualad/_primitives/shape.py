@@ -55,7 +55,7 @@ def _reshape_impl(xp, x, *, shape):
 _reshape_p = linear(
     "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",))
 
 
 def reshape(x, shape, order="C"):
@@ -87,7 +87,8 @@ def ravel(x):
 _permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
-    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
+    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])},
+    simplifications=("transpose",))
 
 
 def permute_dims(x, axes=None):
@@ -163,7 +164,7 @@ def _expand(g, xshape, axis, keepdims):
 
 _sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True)
 
 
 def _numpy_keywords(x, dtype, out, name):
@@ -200,7 +201,7 @@ def unbroadcast(g, shape):
 _broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",))
 
 
 def broadcast_to(x, shape):

@@ -117,7 +117,7 @@ def split(program: Program, known: Iterable[int]) -> Staged:
                 unknown_steps.append(step)
                 read.add(step.slot)
             g += 1
-        elif all(s in done for s in step.ins) and not getattr(step.prim, "effect", False):
+        elif all(s in done for s in step.ins) and not step.prim.effect:
             known_steps.append(step)
             done.update(step.outs)
         else:

@@ -113,7 +113,7 @@ class Program:
                 guards += 1
                 continue
             outs = ", ".join(f"t{s}" for s in step.outs)
-            if hasattr(step.prim, "format"):  # a draw (x1.normal(size=(3,))) or a fused kernel
+            if step.prim.format is not None:  # a draw (x1.normal(size=(3,))) or a fused kernel
                 call = step.prim.format([self._name(s) for s in step.ins], step.params)
                 if step.outs[0] in memory.slots:
                     call = f"{call[:-1]}, out=b{memory.slots[step.outs[0]]})"
@@ -289,7 +289,7 @@ def eliminate_dead_code(program: Program) -> Program:
         if type(step) is Guard:
             live.add(step.slot)
             kept.append(step)
-        elif not live.isdisjoint(step.outs) or getattr(step.prim, "effect", False):
+        elif not live.isdisjoint(step.outs) or step.prim.effect:
             live.update(step.ins)
             kept.append(step)
     kept.reverse()
@@ -363,7 +363,7 @@ def reading(step: Eqn | Guard, same: dict) -> Eqn | Guard:
 def _step_key(step: Eqn, consts: dict) -> Any:
     """What makes two steps the same computation, or None where the parameters
     cannot be hashed (arrays): such steps are kept."""
-    if step.xp is None or getattr(step.prim, "effect", False):  # two draws differ
+    if step.xp is None or step.prim.effect:  # two draws differ
         return None
     # a number by its type and repr: 1 != 1.0, and -0.0 and 0.0 (equal, and of one hash) differ
     ins = tuple((type(consts[s]), repr(consts[s])) if s in consts and _inline(consts[s]) else s

@@ -32,6 +32,7 @@ import numpy as np
 
 from dualad._base.backend import to_host
 from dualad._base.core import Value, transform_level
+from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
 from dualad._program.passes.fusion import available as fusion_available
 from dualad._program.passes.fusion import fuse_elementwise
@@ -425,7 +426,7 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
                         "or around it), which a program cannot hold")
             rerun = True
         else:
-            if type(leaf).__name__ == "TracedArray":
+            if type(leaf) is TracedArray:
                 trace.spoil("it returned numbers computed from a traced value outside "
                             "dualad's primitives")
                 leaf = leaf.view(np.ndarray)

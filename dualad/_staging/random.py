@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from dualad._program.step import Step
 from dualad._staging.trace import Eqn, Tracer, _concrete, _staged
 
 __all__ = ["DRAWS", "DRAW", "RecordingGenerator"]
@@ -36,11 +37,10 @@ DRAWS = frozenset({
 })
 
 
-class _Draw:
+class _Draw(Step):
     """The ``draw`` step: ``getattr(generator, method)(*args, **kwargs)``, an effect."""
 
     name = "draw"
-    multiple_results = False
     scalar_ok = True
     effect = True  # kept by dead-code elimination, never merged by CSE
 

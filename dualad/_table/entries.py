@@ -64,6 +64,13 @@ class Primitive:
     whose rules return new arrays or their own arguments, so that the code
     calling them may write into what they make (``dualad._table.ownership``).
 
+    What the program passes and executors may rely on is declared on the entry
+    (:meth:`declare`), never looked up by its name: ``ufunc``, ``ufunc_params``,
+    ``scalar_form``, ``new_array`` and ``simplifications``. ``effect``,
+    ``format`` and ``takes_out`` are those of every program step
+    (``dualad._program.step.Step``): an entry has no effect, prints as a call of
+    its impl and is not itself called with ``out=``.
+
     Examples
     --------
     >>> from dualad import Primitive
@@ -74,9 +81,13 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
-                 "builtin", "broadcasts", "__weakref__")
+                 "builtin", "broadcasts", "ufunc", "ufunc_params", "scalar_form", "new_array",
+                 "simplifications", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
+    effect = False          # as a program step: a replay may skip, merge or fold it
+    format = None           # as a program step: printed as a call of its impl
+    takes_out = False       # as a program step: not itself called with out= (see ``ufunc``)
     partials = None         # local partials, for entries that have them (elementwise)
     add_transpose = None    # adds a cotangent in place, for linear entries that can
 
@@ -93,8 +104,29 @@ class Primitive:
         self.residual = residual
         self.builtin = False
         self.broadcasts = False
+        self.declare()
         if register:
             REGISTRY[name] = self
+
+    def declare(self, *, ufunc: str | None = None, ufunc_params: dict | None = None,
+                scalar_form: str | None = None, new_array: bool = False,
+                simplifications: tuple = ()) -> "Primitive":
+        """Declare what the program passes may rely on (all of it checked against the
+        impl by ``tests/dualad/test_entries.py``); returns the entry.
+
+        ``ufunc``: the name of the NumPy ufunc that the impl equals on NumPy, bit
+        for bit, called with the parameters ``ufunc_params`` (none by default),
+        so that a replay may call it with ``out=``. ``scalar_form``: the Python
+        expression on floats (``"{0} + {1}"``) that equals that ufunc on float64
+        numbers, bit for bit. ``new_array``: the impl on NumPy reads its operands
+        into a new array, never a view, and keeps no reference to them.
+        ``simplifications``: the names of the exact rewrites of
+        ``dualad._program.passes.simplify`` that hold for the entry.
+        """
+        self.ufunc, self.ufunc_params = ufunc, {} if ufunc_params is None else ufunc_params
+        self.scalar_form, self.new_array = scalar_form, new_array
+        self.simplifications = tuple(simplifications)
+        return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -296,7 +328,8 @@ def _stack_or_none(ts, like):
 
 # -- constructors -------------------------------------------------------------------------
 def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "inputs",
-                save_partials: bool = False, domain: tuple | None = None) -> Elementwise:
+                save_partials: bool = False, domain: tuple | None = None,
+                **facts: Any) -> Elementwise:
     """An entry given by its local partials, one per argument.
 
     ``partials[i](ans, *args, **params)`` is d ans / d args[i] elementwise:
@@ -307,6 +340,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
     entry is smooth in argument ``i`` (default :data:`REAL` for each, or
     :data:`POSITIVE`, :data:`NONZERO`, :data:`UNIT`): it says where the
     derivative exists, and the table's tests draw their inputs from it.
+    ``facts`` are those of :meth:`Primitive.declare` (``ufunc="sin"``).
 
     Examples
     --------
@@ -325,7 +359,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
             iv and all(len(i) == 2 and i[0] < i[1] for i in iv) for iv in domain):
         raise ValueError(f"elementwise {name!r}: domain must give, for each of the {len(partials)} "
                          f"arguments, a tuple of intervals (lo, hi) with lo < hi; got {domain!r}")
-    prim = Elementwise(name, impl, scalar_ok=True, saves=saves)
+    prim = Elementwise(name, impl, scalar_ok=True, saves=saves).declare(**facts)
     prim.broadcasts = True
     prim.partials, prim.domain = partials, tuple(domain)
     if save_partials:
@@ -335,7 +369,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
 
 def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | None = None,
            linear_args: tuple | None = (0,), scalar_ok: bool = False,
-           add_transpose: Callable | None = None) -> Linear:
+           add_transpose: Callable | None = None, **facts: Any) -> Linear:
     """An entry linear in the arguments at ``linear_args`` (all of them for ``None``).
 
     ``transpose(g, *avals, **params)`` returns one cotangent per argument
@@ -348,8 +382,9 @@ def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | 
     argument, may add the transpose of ``g`` into the accumulated cotangent
     ``acc`` (a ``dualad._table.ownership.Accumulator``) in place and return True, or
     return False to have ``transpose`` used (getitem: ``acc[idx] += g``).
+    ``facts`` are those of :meth:`Primitive.declare`.
     """
-    prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals")
+    prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals").declare(**facts)
     prim.transpose, prim.linear_args, prim.add_transpose = transpose, linear_args, add_transpose
     prim.batch = batch if batch is not None else _same_params
     return prim
@@ -362,7 +397,7 @@ def _same_params(params, k):
 def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
            chunked: bool = False, multiple_results: bool = False, saves: str = "all",
            residual: Callable | None = None, scalar_ok: bool = False,
-           register: bool = True) -> Custom:
+           register: bool = True, **facts: Any) -> Custom:
     """An entry with its JVP and VJP written side by side.
 
     ``jvp(primals, tangents, ans, **params)`` gets ``None`` for constant
@@ -373,26 +408,30 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
     needs are not computed), or ``vjp(g, residual, **params)`` with
     ``residual``.
     ``register=False`` keeps a user's operation out of the built-in table.
+    ``facts`` are those of :meth:`Primitive.declare`.
     """
     prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
-                  saves=saves, residual=residual, register=register)
+                  saves=saves, residual=residual, register=register).declare(**facts)
     prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked
     return prim
 
 
-def zero_derivative(name: str, impl: Callable, *, broadcasts: bool = False) -> ZeroDerivative:
+def zero_derivative(name: str, impl: Callable, *, broadcasts: bool = False,
+                    **facts: Any) -> ZeroDerivative:
     """An entry with a float result whose derivative is zero (floor, sign);
-    ``broadcasts`` for one that applies entry by entry (see ``Primitive``)."""
-    prim = ZeroDerivative(name, impl, scalar_ok=True, saves="avals")
+    ``broadcasts`` for one that applies entry by entry (see ``Primitive``),
+    ``facts`` those of :meth:`Primitive.declare`."""
+    prim = ZeroDerivative(name, impl, scalar_ok=True, saves="avals").declare(**facts)
     prim.broadcasts = broadcasts
     return prim
 
 
 def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True,
-                       broadcasts: bool = False) -> NonDifferentiable:
+                       broadcasts: bool = False, **facts: Any) -> NonDifferentiable:
     """An entry with a boolean or integer result, returned as a plain array in every mode;
-    ``broadcasts`` for one that applies entry by entry (see ``Primitive``)."""
-    prim = NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals")
+    ``broadcasts`` for one that applies entry by entry (see ``Primitive``),
+    ``facts`` those of :meth:`Primitive.declare`."""
+    prim = NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals").declare(**facts)
     prim.broadcasts = broadcasts
     return prim
 

@@ -31,6 +31,8 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+from dualad._base.backend import WRITABLE_ARRAYS
+from dualad._base.core import Value
 from dualad._table import operations
 
 # Below this many elements an allocation is cheap and the checks are not.
@@ -61,21 +63,22 @@ def _parts(a: Any) -> tuple | None:
     array that owns its memory (a view shares another's), a Dual's primal and
     tangent when both are such arrays (and distinct), else None. (Called for
     every value a rule returns: one type lookup decides for small ones.)"""
-    name = type(a).__name__
-    if name == "ndarray":
+    if type(a) in WRITABLE_ARRAYS:
         return (a,) if a.size >= _MIN_SIZE and a.base is None else None
-    if name == "Dual":
-        p, t = a.primal, a.tangent
-        if (p is not t and type(p).__name__ == "ndarray" and type(t).__name__ == "ndarray"
-                and p.size >= _MIN_SIZE and p.base is None and t.base is None):
-            return p, t
+    if isinstance(a, Value):
+        pair = a._writable_parts()  # a Dual's primal and tangent
+        if len(pair) == 2:
+            p, t = pair
+            if (p is not t and type(p) in WRITABLE_ARRAYS and type(t) in WRITABLE_ARRAYS
+                    and p.size >= _MIN_SIZE and p.base is None and t.base is None):
+                return p, t
     return None
 
 
 def _collect_ids(x: Any, ids: set) -> None:
     """The ids of ``x`` and everything reachable in it: items of tuples, lists and
-    dicts, a Dual's primal and tangent, another value type's value (``_strip``),
-    and the array a view is of. (No ``getattr`` with a default: a value type
+    dicts, what a value type holds (``_held``: a Dual's primal and tangent, another's
+    value), and the array a view is of. (No ``getattr`` with a default: a value type
     answers an unknown attribute with a costly error message.)"""
     stack = [x]
     while stack:
@@ -90,15 +93,11 @@ def _collect_ids(x: Any, ids: set) -> None:
         if v is None or kind in _NUMBERS or id(v) in ids:
             continue
         ids.add(id(v))
-        name = kind.__name__
-        if name == "ndarray":
+        if kind in WRITABLE_ARRAYS:
             if v.base is not None:
                 stack.append(v.base)
-        elif name == "Dual":
-            stack.append(v.primal)
-            stack.append(v.tangent)
-        elif hasattr(kind, "_strip"):
-            stack.append(v._strip())
+        elif isinstance(v, Value):
+            stack.extend(v._held())
 
 
 _NUMBERS = (int, float, complex, bool, str, slice)
@@ -108,12 +107,12 @@ def made_by_call(value: Any, given: Any) -> bool:
     """Whether ``value``, returned by a built-in rule called with ``given`` (values,
     or tuples, lists and dicts of them), is a writable temporary the rule made:
     none of its arrays is among, or in, what the rule was given."""
-    kind = type(value).__name__
-    if kind == "ndarray":  # the common case, decided inline (this runs for every value a rule returns)
+    # the common case, decided inline (this runs for every value a rule returns)
+    if type(value) in WRITABLE_ARRAYS:
         if value.size < _MIN_SIZE or value.base is not None:
             return False
         parts = (value,)
-    elif kind == "Dual":
+    elif isinstance(value, Value):
         parts = _parts(value)
         if parts is None:
             return False

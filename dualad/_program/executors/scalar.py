@@ -7,10 +7,11 @@ about 0.5 us here, where a Python float operation costs about 20 ns.
 :func:`scalar_executor` writes such a program as Python on floats, with the
 numbers NumPy gives, bit for bit:
 
-- ``+ - * /``, negation, squaring, reciprocals and ``abs`` (:data:`EXACT`)
-  are Python's float operators, which round as NumPy's float64 ufuncs do
-  (IEEE 754 double, round to nearest; ``tests/dualad/test_scalar.py``
-  checks each against its ufunc, special values included);
+- ``+ - * /``, negation, squaring, reciprocals and ``abs`` (the entries'
+  declared ``scalar_form``) are Python's float operators, which round as
+  NumPy's float64 ufuncs do (IEEE 754 double, round to nearest;
+  ``tests/dualad/test_scalar.py`` checks each against its ufunc, special
+  values included);
 - every other ufunc (``exp``, ``sin``, a comparison) is NumPy's own, called
   on the floats (about 0.1 us): ``math``'s functions differ from NumPy's in
   the last bit for a few percent of arguments;
@@ -37,13 +38,7 @@ import numpy as np
 from dualad._program.passes.memory import ufunc_of
 from dualad._staging.trace import GUARDS, Eqn, Guard, GuardMiss
 
-__all__ = ["EXACT", "scalar_executor"]
-
-# ufunc name -> the Python expression on floats that NumPy's float64 ufunc equals, bit for bit
-EXACT = {
-    "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}", "divide": "{0} / {1}",
-    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "1.0 / {0}", "absolute": "abs({0})",
-}
+__all__ = ["scalar_executor"]
 
 _SCALAR = (np.float64, (), np.dtype(np.float64))
 _ZERO_D = (np.ndarray, (), np.dtype(np.float64))
@@ -117,9 +112,10 @@ def _step(program: Any, n: int, step: Eqn, floats: dict, others: dict, env: dict
     if shape != () or kind not in (np.float64, np.bool_):
         return None
     operands = [floats.get(s) or _float_constant(program, s) for s in step.ins]
-    if ufunc.__name__ in EXACT and kind is np.float64 and None not in operands:
+    form = step.prim.scalar_form  # what equals the ufunc (at the entry's ufunc_params)
+    if form is not None and kind is np.float64 and None not in operands:
         floats[out] = f"t{out}"
-        return f"t{out} = {EXACT[ufunc.__name__].format(*operands)}"
+        return f"t{out} = {form.format(*operands)}"
     operands = [floats.get(s) or others.get(s) or _constant(program, s, env) for s in step.ins]
     if None in operands:
         return None

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from dualad._base.backend import _np_xp
+from dualad._program.step import Step
 from dualad._staging.trace import Eqn, Guard
 
 try:
@@ -47,13 +48,12 @@ def available() -> bool:
     return numexpr is not None
 
 
-class Fused:
+class Fused(Step):
     """The primitive of a fused step: ``expression`` over ``names`` (the step's inputs,
     float64 arrays), one numexpr kernel. Called with ``out=`` as a ufunc is."""
 
-    multiple_results = False
-    effect = False
     name = "numexpr"
+    takes_out = True
 
     def __init__(self, expression: str, names: tuple):
         self.expression, self.names = expression, names

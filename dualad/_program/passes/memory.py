@@ -11,13 +11,14 @@ and what other primitives make.
 What is planned is chosen so that no buffer can be seen from outside or
 change under a reader:
 
-- only the results of NumPy ufuncs (:func:`ufunc_of`) and fused numexpr
-  kernels (:mod:`dualad._program.passes.fusion`), whose ``out=`` gives the result eager
-  evaluation gives (dtype and shape come from the trace);
+- only the results of NumPy ufuncs (:func:`ufunc_of`: an entry's declared
+  ``ufunc``) and fused numexpr kernels (:mod:`dualad._program.passes.fusion`,
+  ``takes_out``), whose ``out=`` gives the result eager evaluation gives
+  (dtype and shape come from the trace);
 - only where every step reading the result is such a ufunc too, a guard,
-  or one of the entries of ``NEW_ARRAY`` (a sum, the two scatters' sum): a
-  ufunc makes a new array, never a view, and so do those, so nothing keeps
-  a reference to a buffer past its last reader;
+  or one whose primitive declares ``new_array`` (a sum, the two scatters'
+  sum): a ufunc makes a new array, never a view, and so do those, so nothing
+  keeps a reference to a buffer past its last reader;
 - never an output of the program, never a 0-d result (eager gives a NumPy
   scalar there), nor one under ``MIN_SIZE`` entries (a small allocation is
   cheaper than the ``out=`` keyword).
@@ -35,39 +36,24 @@ from typing import Any
 import numpy as np
 
 from dualad._base.backend import _np_xp
-from dualad._program.passes.fusion import Fused
 from dualad._staging.trace import Eqn, Guard
 
-__all__ = ["MIN_SIZE", "NEW_ARRAY", "UFUNCS", "MemoryPlan", "plan", "ufunc_of"]
-
-# Entries of the table whose implementation on NumPy is the NumPy ufunc of that name
-# (tests/dualad/test_memory.py checks each against its ufunc, bit for bit).
-UFUNCS = frozenset({
-    "abs", "add", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "cbrt",
-    "ceil", "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal",
-    "hypot", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log10", "log1p", "log2",
-    "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply",
-    "negative", "not_equal", "power", "reciprocal", "sign", "sin", "sinh", "sqrt", "square",
-    "subtract", "tan", "tanh", "trunc"})
-
-# Entries that read their operands into a new array on NumPy (never a view of one, nothing
-# kept), so they may read a buffer: a gradient's sums and the scatters of its slices.
-NEW_ARRAY = frozenset({"sum", "scatter_sum"})
+__all__ = ["MIN_SIZE", "MemoryPlan", "plan", "ufunc_of"]
 
 MIN_SIZE = 4096
 
 
 def ufunc_of(step: Eqn) -> Any:
-    """The NumPy ufunc that computes ``step`` as its implementation does, or None."""
+    """The NumPy ufunc that computes ``step`` as its implementation does (its primitive's
+    declared ``ufunc``, at its ``ufunc_params``), a primitive that takes ``out=`` as a
+    ufunc does (a numexpr kernel), or None."""
     if step.xp is not _np_xp:
         return None
-    if type(step.prim) is Fused:  # a numexpr kernel takes out= as a ufunc does
-        return step.prim
-    name = step.prim.name
-    if name == "integer_pow" and step.params == {"exponent": 2}:
-        return np.square
-    if name in UFUNCS and not step.params:
-        return getattr(np, name)
+    prim = step.prim
+    if prim.takes_out:
+        return prim
+    if prim.ufunc is not None and step.params == prim.ufunc_params:
+        return getattr(np, prim.ufunc)
     return None
 
 
@@ -115,7 +101,7 @@ def plan(program: Any) -> MemoryPlan:
     def safe_reader(r: int) -> bool:  # keeps no reference to the buffer it reads
         step = steps[r]
         return type(step) is Guard or ufuncs[r] is not None or (
-            step.xp is _np_xp and step.prim.name in NEW_ARRAY)
+            step.xp is _np_xp and step.prim.new_array)
 
     def planned(i: int) -> bool:
         step = steps[i]

@@ -13,11 +13,12 @@ arithmetic, aside), with the same type, shape and dtype
 ``div_one``
     ``x / 1`` -> ``x``, under the same conditions, floating dtypes only.
 ``add_zero``
-    ``x + (-0.0)``, ``-0.0 + x`` and ``x - (+0.0)`` -> ``x``; for integers
-    and booleans any zero. ``x + (+0.0)`` is *not* rewritten: it turns a
-    -0.0 into +0.0, which ``1 / x`` and ``copysign`` can tell apart. Nor is
-    ``x * 0`` (``inf * 0`` is nan): a zero constant is never taken as a
-    symbolic zero.
+    ``x + (-0.0)`` and ``-0.0 + x`` -> ``x``; for integers and booleans any
+    zero. ``x + (+0.0)`` is *not* rewritten: it turns a -0.0 into +0.0, which
+    ``1 / x`` and ``copysign`` can tell apart. Nor is ``x * 0`` (``inf * 0``
+    is nan): a zero constant is never taken as a symbolic zero.
+``sub_zero``
+    ``x - (+0.0)`` -> ``x``; for integers and booleans any zero.
 ``neg_neg``
     ``-(-x)`` -> ``x``.
 ``transpose``
@@ -50,6 +51,10 @@ what a call returns), except where the step was a view of that slot
 already (``transpose`` and ``same_shape``): the output then shares the
 memory eager evaluation's shares. Dead steps left behind are removed by
 :func:`~dualad._program.program.eliminate_dead_code`.
+
+Which rewrites hold for a step is declared by its primitive
+(``simplifications``, ``dualad._table.entries.Primitive.declare``); this
+module keeps one implementation per rewrite name (:data:`REWRITES`).
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ import numpy as np
 
 from dualad._primitives.shape import _native_indexing
 from dualad._program.program import Program, apply_step, reading
+from dualad._program.step import Step
 from dualad._staging.trace import Eqn, Guard
 
 __all__ = ["fold_constants", "simplify"]
@@ -116,7 +122,7 @@ def fold_constants(program: Program) -> Program:
     consts, steps = dict(program.consts), []
     for step in program.steps:
         if type(step) is Eqn and step.ins and step.xp is not None \
-                and not getattr(step.prim, "effect", False) and all(s in consts for s in step.ins):
+                and not step.prim.effect and all(s in consts for s in step.ins):
             consts.update(zip(step.outs, apply_step(step, [consts[s] for s in step.ins])))
             continue
         steps.append(step)
@@ -323,6 +329,15 @@ def _uniform_const(walk, step):
 
 
 def _neg_scale(walk, step):
+    """``-(x * k)`` on a negation, ``k * (-x)`` on a product."""
+    if len(step.ins) == 1:
+        return _negated_product(walk, step)
+    if walk.consts.keys().isdisjoint(step.ins):  # k * (-x) needs its constant
+        return None
+    return _scaled_negation(walk, step)
+
+
+def _negated_product(walk, step):
     t = step.ins[0]
     inner = walk.made_by(t, "multiply")
     if inner is None or not walk.once(t) or _kind(walk, step.outs[0]) != "f" \
@@ -337,7 +352,7 @@ def _neg_scale(walk, step):
     return None
 
 
-def _scale_neg(walk, step):
+def _scaled_negation(walk, step):
     if len(step.ins) != 2 or _kind(walk, step.outs[0]) != "f":
         return None
     for k in (0, 1):
@@ -415,7 +430,7 @@ def _range(idx: tuple, n: int) -> tuple | None:
     return (start, max(start, stop)) if stride == 1 else None
 
 
-class _ScatterSum:
+class _ScatterSum(Step):
     """``scatter(a, [i:j]) + scatter(b, [k:l])`` in one array, each stretch written once
     with the sum's numbers: ``a + b`` where both ranges meet, ``a + 0.0`` and ``0.0 + b``
     where one alone writes (``+0.0`` where it is ``-0.0``), zeros where neither does.
@@ -423,8 +438,7 @@ class _ScatterSum:
     ``out=``: the rule asks for a library with NumPy's indexing and ufuncs)."""
 
     name = "scatter_sum"
-    multiple_results = False
-    effect = False
+    new_array = True  # into the array it makes
 
     @staticmethod
     def impl(xp: Any, a: Any, b: Any, *, shape: tuple, dtype: Any, ranges: tuple) -> Any:
@@ -445,29 +459,31 @@ class _ScatterSum:
 SCATTER_SUM = _ScatterSum()
 
 
-_RULES = {
-    "multiply": [("mul_one", _mul_one), ("uniform_const", _uniform_const),
-                 ("neg_scale", _scale_neg)],
-    "divide": [("div_one", _div_one), ("uniform_const", _uniform_const)],
-    "add": [("add_zero", _add_zero), ("scatter_add", _scatter_add), ("scatter_sum", _scatter_sum),
-            ("uniform_const", _uniform_const)],
-    "subtract": [("add_zero", _sub_zero), ("uniform_const", _uniform_const)],
-    "negative": [("neg_neg", _neg_neg), ("neg_scale", _neg_scale)],
-    "permute_dims": [("transpose", _transpose)],
-    "reshape": [("same_shape", _same_aval)],
-    "broadcast_to": [("same_shape", _same_aval)],
-    "astype": [("same_dtype", _same_aval)],
+# Each rewrite by its name: the names a primitive's ``simplifications`` may hold.
+REWRITES = {
+    "mul_one": _mul_one, "div_one": _div_one, "add_zero": _add_zero, "sub_zero": _sub_zero,
+    "neg_neg": _neg_neg, "neg_scale": _neg_scale, "transpose": _transpose,
+    "same_shape": _same_aval, "same_dtype": _same_aval, "uniform_const": _uniform_const,
+    "scatter_add": _scatter_add, "scatter_sum": _scatter_sum,
 }
 _VIEWS = frozenset({"transpose", "same_shape"})  # the step returned a view of the slot
-# The rules that fire only where an operand of the step is a constant, and the others.
-_ON_CONSTANTS = frozenset({_mul_one, _div_one, _add_zero, _sub_zero, _uniform_const, _scale_neg})
-_RULES_WITHOUT_CONSTANTS = {name: [r for r in rules if r[1] not in _ON_CONSTANTS]
-                            for name, rules in _RULES.items()}
+# The rewrites that fire only where an operand of the step is a constant.
+_ON_CONSTANTS = frozenset({"mul_one", "div_one", "add_zero", "sub_zero", "uniform_const"})
+# A primitive's declared names -> the (name, rewrite) pairs to try with a constant operand
+# and without one (filled as primitives are met: keyed by the names, not by the primitive).
+_RULES: dict[tuple, tuple] = {}
 
 
 def _rules_for(step: Eqn, consts: dict) -> list:
-    """The ``(name, rule)`` pairs to try on ``step``: those that need a constant operand
-    only where it has one. Two steps in three of the demo's RK4 ``jacfwd`` program have
-    none; skipping their rules took ``simplify`` there from 2.9 to 2.2 us a step."""
-    table = _RULES_WITHOUT_CONSTANTS if consts.keys().isdisjoint(step.ins) else _RULES
-    return table.get(step.prim.name, ())
+    """The ``(name, rule)`` pairs to try on ``step``: those its primitive declares, the
+    ones that need a constant operand only where it has one. Two steps in three of the
+    demo's RK4 ``jacfwd`` program have none; skipping their rules took ``simplify`` there
+    from 2.9 to 2.2 us a step."""
+    names = step.prim.simplifications
+    if not names:
+        return ()
+    rules = _RULES.get(names)
+    if rules is None:
+        every = [(name, REWRITES[name]) for name in names]
+        rules = _RULES[names] = (every, [r for r in every if r[0] not in _ON_CONSTANTS])
+    return rules[1] if consts.keys().isdisjoint(step.ins) else rules[0]
