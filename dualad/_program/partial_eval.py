@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from dualad._program.program import GuardMiss, Program
-from dualad._staging.trace import Eqn, Guard
+from dualad._program.ir import Eqn, Guard, GuardMiss
+from dualad._program.program import Program
 
 __all__ = ["SpecializationRefused", "Staged", "partial_eval", "split"]
 
@@ -205,5 +205,5 @@ def partial_eval(program: Program, known: dict[int, Any]) -> Program:
     residuals = staged.residuals([known[i] for i in sorted(known)])
     rest = staged.unknown
     m = rest.n_inputs - len(residuals)
-    return Program(m, {**rest.consts, **dict(zip(range(m, rest.n_inputs), residuals))}, rest.steps,
-                   rest.outputs, rest.rebuild, rest.avals)
+    return rest.with_steps(rest.steps, n_inputs=m,
+                           consts={**rest.consts, **dict(zip(range(m, rest.n_inputs), residuals))})

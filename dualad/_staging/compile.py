@@ -34,16 +34,13 @@ from dualad._base.backend import to_host
 from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
+from dualad._program.ir import GuardMiss, aval
+from dualad._program.passes.cse import eliminate_common_subexpressions
+from dualad._program.passes.dce import eliminate_dead_code
 from dualad._program.passes.fusion import available as fusion_available
 from dualad._program.passes.fusion import fuse_elementwise
 from dualad._program.passes.simplify import fold_constants, simplify
-from dualad._program.program import (
-    GuardMiss,
-    Program,
-    aval,
-    eliminate_common_subexpressions,
-    eliminate_dead_code,
-)
+from dualad._program.program import Program
 from dualad._staging.random import RecordingGenerator
 from dualad._staging.retarget import difference, retarget
 from dualad._staging.trace import Trace, Tracer

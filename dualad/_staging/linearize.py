@@ -12,9 +12,10 @@ from dualad._base.checks import describe
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.tree import flatten
 from dualad._forward.transforms import _jvp
+from dualad._program.ir import GuardMiss
 from dualad._program.partial_eval import SpecializationRefused, Staged, split
 from dualad._program.passes.fusion import fuse_elementwise
-from dualad._program.program import GuardMiss, Program
+from dualad._program.program import Program
 from dualad._staging.compile import optimize, record, traceable
 
 __all__ = ["linearize", "linear_transpose"]
@@ -173,7 +174,7 @@ class _Linearized:
         staged = split(optimize(program, fuse=False), range(len(self.leaves)))
         rest, n_out = staged.unknown, len(out_leaves)
         tangent = Program(rest.n_inputs, rest.consts, rest.steps, rest.outputs[n_out:],
-                          flatten(t_out)[1], rest.avals)
+                          flatten(t_out)[1], rest.avals)  # a new rebuild, so not with_steps
         # each half fused on its own: a kernel spanning both would redo primal work per call
         whole = (Staged(fuse_elementwise(staged.known), fuse_elementwise(tangent), staged.guards),
                  rest.outputs[:n_out], out_rebuild)

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from dualad._program.step import Step
-from dualad._staging.trace import Eqn, Tracer, _concrete, _staged
+from dualad._program.ir import Eqn, Step
+from dualad._staging.trace import Tracer, _concrete, _staged
 
 __all__ = ["DRAWS", "DRAW", "RecordingGenerator"]
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from dualad._base.backend import _np_xp, to_host
 from dualad._base.tree import flatten, treedef
+from dualad._program.ir import Eqn
 from dualad._program.program import Program
-from dualad._staging.trace import Eqn
 
 __all__ = ["difference", "retarget"]
 
@@ -35,8 +35,7 @@ def retarget(program: Program, xp: Any, device: Any) -> Program:
     steps = [Eqn(s.prim, {k: _moved(v, xp, device) for k, v in s.params.items()}, s.ins, s.outs, xp)
              if type(s) is Eqn and s.xp is _np_xp else s for s in program.steps]
     consts = {slot: _moved(v, xp, device) for slot, v in program.consts.items()}
-    return Program(program.n_inputs, consts, steps, list(program.outputs), program.rebuild,
-                   program.avals)
+    return program.with_steps(steps, consts=consts)
 
 
 def _moved(v: Any, xp: Any, device: Any) -> Any:

@@ -19,7 +19,6 @@ computing eagerly, and the program is not kept.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -29,52 +28,9 @@ from dualad._base.core import EscapedValueError, Value, bind
 from dualad._base.shapes import dtype_of, shape_of
 from dualad._base.taint import TracedArray, taint
 from dualad._numpy.arraylike import NUMPY_FUNCTIONS, ArrayLike, _scipy_special_ufunc
+from dualad._program.ir import GUARDS, Eqn, Guard
 
-__all__ = ["GUARDS", "Eqn", "Guard", "GuardMiss", "Trace", "Tracer"]
-
-# How a guard's outcome is computed from a value, by kind.
-GUARDS = {
-    "bool": bool, "float": float, "int": int, "index": operator.index, "complex": complex,
-    "item": lambda v: v.item(), "tolist": lambda v: v.tolist(),
-}
-
-
-class Eqn:
-    """One primitive application: ``outs = prim(*ins, **params)`` over slots.
-
-    ``xp`` is the namespace its ``impl`` ran with (None: ``bind`` decides at
-    replay, for the few calls ``bind`` converts first).
-    """
-
-    __slots__ = ("prim", "params", "ins", "outs", "xp")
-
-    def __init__(self, prim: Any, params: dict, ins: tuple, outs: tuple, xp: Any):
-        self.prim, self.params, self.ins, self.outs, self.xp = prim, params, ins, outs, xp
-
-    def __repr__(self) -> str:
-        return f"Eqn({self.prim.name}, ins={self.ins}, outs={self.outs})"
-
-
-class Guard:
-    """``GUARDS[kind](slot's value) == expected``, checked where the trace met it."""
-
-    __slots__ = ("slot", "kind", "expected")
-
-    def __init__(self, slot: int, kind: str, expected: Any):
-        self.slot, self.kind, self.expected = slot, kind, expected
-
-    def __repr__(self) -> str:
-        return f"Guard({self.kind}(t{self.slot}) == {self.expected!r})"
-
-
-class GuardMiss:
-    """A replay stopped at guard ``index`` of its program, whose value gave ``outcome``."""
-
-    __slots__ = ("index", "outcome")
-
-    def __init__(self, index: int, outcome: Any):
-        self.index, self.outcome = index, outcome
-
+__all__ = ["Trace", "Tracer"]
 
 class Trace:
     """The record of one traced call: slot values, steps (``Eqn`` and ``Guard``), constants."""

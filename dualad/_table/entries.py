@@ -68,7 +68,7 @@ class Primitive:
     (:meth:`declare`), never looked up by its name: ``ufunc``, ``ufunc_params``,
     ``scalar_form``, ``new_array`` and ``simplifications``. ``effect``,
     ``format`` and ``takes_out`` are those of every program step
-    (``dualad._program.step.Step``): an entry has no effect, prints as a call of
+    (``dualad._program.ir.Step``): an entry has no effect, prints as a call of
     its impl and is not itself called with ``out=``.
 
     Examples

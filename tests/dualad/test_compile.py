@@ -12,8 +12,10 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
-from dualad._program.program import Program, eliminate_common_subexpressions, eliminate_dead_code
-from dualad._staging.trace import Eqn
+from dualad._program.ir import Eqn
+from dualad._program.passes.cse import eliminate_common_subexpressions
+from dualad._program.passes.dce import eliminate_dead_code
+from dualad._program.program import Program
 from dualad.extend import REGISTRY
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad._program.program import eliminate_common_subexpressions, eliminate_dead_code
+from dualad._program.passes.cse import eliminate_common_subexpressions
+from dualad._program.passes.dce import eliminate_dead_code
 
 
 def _alike(f, make_args, calls=4, seed=7):

@@ -1,5 +1,5 @@
 """What entries and program steps declare for the program passes (``Primitive.declare``,
-``dualad._program.step.Step``) holds of their implementations."""
+``dualad._program.ir.Step``) holds of their implementations."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from dualad._base.backend import _np_xp
+from dualad._program.ir import Step
 from dualad._program.passes.fusion import Fused
 from dualad._program.passes.simplify import REWRITES, SCATTER_SUM
-from dualad._program.step import Step
 from dualad._staging.random import DRAW
 from dualad.extend import REGISTRY
 

@@ -214,7 +214,7 @@ def test_at_replays_the_primal_half_and_generates_no_code(monkeypatch):
     _, f_jvp = dualad.linearize(reverse.grad(rosen), x)
     f_jvp(t)
     counts = {"generated": 0, "replayed": 0}
-    generate, residuals = programs._generate, partial.Staged.residuals
+    generate, residuals = programs.generate, partial.Staged.residuals
 
     def counted_generate(program):
         counts["generated"] += 1
@@ -223,7 +223,7 @@ def test_at_replays_the_primal_half_and_generates_no_code(monkeypatch):
     def counted_residuals(staged, values):
         counts["replayed"] += 1
         return residuals(staged, values)
-    monkeypatch.setattr(programs, "_generate", counted_generate)
+    monkeypatch.setattr(programs, "generate", counted_generate)
     monkeypatch.setattr(partial.Staged, "residuals", counted_residuals)
     for _ in range(3):
         y = RNG.standard_normal(8)

@@ -8,8 +8,9 @@ import pytest
 
 import dualad
 import reverse
+from dualad._program.ir import GuardMiss
 from dualad._program.partial_eval import SpecializationRefused, partial_eval, split
-from dualad._program.program import GuardMiss, Program
+from dualad._program.program import Program
 
 RNG = np.random.default_rng(7)
 

@@ -14,8 +14,8 @@ import dualad
 import mixed
 import reverse
 from dualad import HyperDual, ops
+from dualad._program.executors.generated import generate
 from dualad._program.executors.scalar import scalar_executor
-from dualad._program.program import _generate
 from dualad.extend import REGISTRY
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-310, -1e-310, 5e-324, 1.7e308, -1.7e308, 1e154,
@@ -78,7 +78,7 @@ def branchy(x, y):
 
 def fallback_counted(program):
     """The ordinary replay of ``program``, counting its calls."""
-    ordinary = _generate(program)
+    ordinary = generate(program)
     calls = []
 
     def run(*inputs):
@@ -94,7 +94,7 @@ def both_executors(f, *args):
     fallback, calls = fallback_counted(program)
     fast = scalar_executor(program, fallback)
     assert fast is not None, f"no scalar executor for {program!r}"
-    return program, fast, calls, _generate(program)
+    return program, fast, calls, generate(program)
 
 
 def assert_same_leaves(got, want):
@@ -194,7 +194,7 @@ def test_a_constant_of_another_dtype_keeps_the_ordinary_executor(constant):
     def f(x):
         return np.sin(x) * constant if x > constant else x
     program = dualad.compile(f).program(np.float64(0.7))
-    assert scalar_executor(program, _generate(program)) is None
+    assert scalar_executor(program, generate(program)) is None
     compiled = dualad.compile(f)
     for x in (0.7, 0.100000002, 0.0999999, 3.0):
         assert repr(compiled(np.float64(x))) == repr(f(np.float64(x)))
@@ -211,4 +211,4 @@ def test_other_programs_keep_the_ordinary_executor(args, why):
         return np.sum(x * y) if kind == "sum" else x * y + x
 
     program = dualad.compile(f).program(*args)
-    assert scalar_executor(program, _generate(program)) is None, why
+    assert scalar_executor(program, generate(program)) is None, why

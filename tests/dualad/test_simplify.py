@@ -10,9 +10,11 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
+from dualad._program.ir import Eqn
+from dualad._program.passes.cse import eliminate_common_subexpressions
+from dualad._program.passes.dce import eliminate_dead_code
 from dualad._program.passes.simplify import fold_constants, simplify
-from dualad._program.program import Program, eliminate_common_subexpressions, eliminate_dead_code
-from dualad._staging.trace import Eqn
+from dualad._program.program import Program
 from dualad.extend import REGISTRY
 
 SPECIAL = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 1.5, -2.25, 1e308])
@@ -392,8 +394,8 @@ def test_fold_constants_gives_what_a_replay_gives(const):
 
 
 def test_fold_constants_keeps_draws_and_guards():
+    from dualad._program.ir import Guard
     from dualad._staging.random import DRAW
-    from dualad._staging.trace import Guard
     steps = [Eqn(DRAW, {"method": "random", "args": (), "kwargs": {}}, (0,), (2,), np),
              Eqn(REGISTRY["negative"], {}, (1,), (3,), _xp()), Guard(3, "float", -1.0)]
     p = Program(1, {1: 1.0}, steps, [2, 3], lambda leaves: tuple(leaves))

@@ -35,8 +35,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss
 from dualad._program.passes.memory import ufunc_of
-from dualad._staging.trace import GUARDS, Eqn, Guard, GuardMiss
 
 __all__ = ["scalar_executor"]
 

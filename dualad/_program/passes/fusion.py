@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 
 from dualad._base.backend import _np_xp
-from dualad._program.step import Step
-from dualad._staging.trace import Eqn, Guard
+from dualad._program.ir import Eqn, Guard, Step
 
 try:
     import numexpr
@@ -86,8 +85,6 @@ def fuse_elementwise(program: Any) -> Any:
     >>> [e.prim.name for e in fuse_elementwise(p).eqns] if available() else ['numexpr', 'sum']
     ['numexpr', 'sum']
     """
-    from dualad._program.program import Program
-
     if numexpr is None:
         return program
     steps = program.steps
@@ -118,8 +115,7 @@ def fuse_elementwise(program: Any) -> Any:
         out_steps.append(step)
     if len(out_steps) == len(steps):  # nothing inlined, so no kernel made
         return program
-    return Program(program.n_inputs, program.consts, out_steps, list(program.outputs),
-                   program.rebuild, program.avals)
+    return program.with_steps(out_steps)
 
 
 def _fusible(program: Any, step: Eqn) -> bool:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from dualad._base.backend import _np_xp
-from dualad._staging.trace import Eqn, Guard
+from dualad._program.ir import Eqn, Guard
 
 __all__ = ["MIN_SIZE", "MemoryPlan", "plan", "ufunc_of"]
 

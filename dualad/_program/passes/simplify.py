@@ -50,7 +50,7 @@ input, a constant or another slot is not made (the caller may write into
 what a call returns), except where the step was a view of that slot
 already (``transpose`` and ``same_shape``): the output then shares the
 memory eager evaluation's shares. Dead steps left behind are removed by
-:func:`~dualad._program.program.eliminate_dead_code`.
+:func:`~dualad._program.passes.dce.eliminate_dead_code`.
 
 Which rewrites hold for a step is declared by its primitive
 (``simplifications``, ``dualad._table.entries.Primitive.declare``); this
@@ -65,9 +65,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._primitives.shape import _native_indexing
-from dualad._program.program import Program, apply_step, reading
-from dualad._program.step import Step
-from dualad._staging.trace import Eqn, Guard
+from dualad._program.ir import Eqn, Guard, Step, apply_step, reading
+from dualad._program.program import Program
 
 __all__ = ["fold_constants", "simplify"]
 
@@ -84,7 +83,7 @@ def simplify(program: Program, fired: Counter | None = None) -> Program:
     --------
     >>> import numpy as np
     >>> import dualad
-    >>> from dualad._program.program import eliminate_dead_code
+    >>> from dualad._program.passes.dce import eliminate_dead_code
     >>> p = dualad.compile(lambda x: np.sin(-(-x) * 1.0) + 2.0, optimize=False).program(np.ones(3))
     >>> [e.prim.name for e in p.eqns]
     ['negative', 'negative', 'multiply', 'sin', 'add']
@@ -97,7 +96,7 @@ def simplify(program: Program, fired: Counter | None = None) -> Program:
     return _Walk(program, Counter() if fired is None else fired).run()
 
 
-def fold_constants(program: Program) -> Program:
+def fold_constants(program: Any) -> Any:
     """``program`` with each step whose operands are all constants computed now.
 
     Its result (by the same ``impl`` call a replay would make, so with the
@@ -110,8 +109,8 @@ def fold_constants(program: Program) -> Program:
     Examples
     --------
     >>> import numpy as np
-    >>> from dualad._program.program import Program, apply_step
-    >>> from dualad._staging.trace import Eqn
+    >>> from dualad import Program
+    >>> from dualad._program.ir import Eqn
     >>> from dualad.extend import REGISTRY
     >>> steps = [Eqn(REGISTRY["exp"], {}, (1,), (2,), np), Eqn(REGISTRY["add"], {}, (0, 2), (3,), np)]
     >>> p = Program(1, {1: 0.0}, steps, [3])
@@ -128,8 +127,7 @@ def fold_constants(program: Program) -> Program:
         steps.append(step)
     if len(steps) == len(program.steps):
         return program
-    return Program(program.n_inputs, consts, steps, list(program.outputs), program.rebuild,
-                   program.avals)
+    return program.with_steps(steps, consts=consts)
 
 
 class _Walk:
@@ -160,7 +158,7 @@ class _Walk:
                 continue
             steps.extend(self.rewrite(step))
         outputs = [self.same.get(s, s) for s in p.outputs]
-        return Program(p.n_inputs, self.consts, steps, outputs, p.rebuild, self.avals)
+        return p.with_steps(steps, consts=self.consts, outputs=outputs, avals=self.avals)
 
     def rewrite(self, step: Eqn) -> list:
         """The steps that replace ``step`` (none when its output is another slot's)."""

@@ -1,0 +1,75 @@
+"""The ordinary executor: a program replayed as straight-line Python generated once.
+
+One local per slot, one ``impl`` call per primitive (a ufunc writing into a
+buffer of the memory plan where it has one), one comparison per guard: a
+replay costs a function call per primitive and nothing else (no ``bind``, no
+value types, no user Python).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._base.core import bind
+from dualad._program.ir import GUARDS, Guard, GuardMiss
+from dualad._program.passes.memory import plan, ufunc_of
+
+__all__ = ["generate"]
+
+
+def generate(program: Any) -> Callable:
+    """Straight-line Python for ``program``: ``run(*inputs)`` returns the output leaves
+    (a list), or a ``GuardMiss`` at the first guard whose outcome differs."""
+    env: dict[str, Any] = {"_Miss": GuardMiss, "_bind": bind, "_copy": _copy}
+    for slot, value in program.consts.items():
+        env[f"c{slot}"] = value
+
+    def name(slot):
+        if slot < program.n_inputs:
+            return f"x{slot}"
+        return f"c{slot}" if slot in program.consts else f"t{slot}"
+
+    args = ", ".join(f"x{i}" for i in range(program.n_inputs))
+    body = []
+    memory = plan(program)
+    if memory.buffers:
+        env["_buffers"] = memory.get
+        body.append("_b = _buffers()")
+    guard = 0
+    for n, step in enumerate(program.steps):
+        if type(step) is Guard:
+            env[f"_g{n}"], env[f"_e{n}"] = GUARDS[step.kind], step.expected
+            body.append(f"_o = _g{n}({name(step.slot)})")
+            body.append(f"if _o != _e{n}: return _Miss({guard}, _o)")
+            guard += 1
+            continue
+        operands = ", ".join(name(s) for s in step.ins)
+        if step.outs[0] in memory.slots:  # a NumPy ufunc writing into its buffer
+            env[f"_u{n}"] = ufunc_of(step)
+            body.append(f"t{step.outs[0]} = _u{n}({operands}, out=_b[{memory.slots[step.outs[0]]}])")
+            continue
+        if step.params:
+            env[f"_p{n}"] = step.params
+            operands += (", " if operands else "") + f"**_p{n}"
+        if step.xp is None:
+            env[f"_f{n}"] = step.prim
+            call = f"_bind(_f{n}{', ' if operands else ''}{operands})"
+        else:
+            env[f"_f{n}"], env[f"_xp{n}"] = step.prim.impl, step.xp
+            call = f"_f{n}(_xp{n}{', ' if operands else ''}{operands})"
+        outs = ", ".join(f"t{s}" for s in step.outs)
+        body.append(f"{outs}{',' if len(step.outs) > 1 or step.prim.multiple_results else ''} = {call}")
+    rets = [f"_copy(c{s})" if s in program.consts else name(s) for s in program.outputs]
+    body.append(f"return [{', '.join(rets)}]")
+    source = f"def run({args}):\n" + "\n".join("    " + line for line in body) + "\n"
+    exec(compile(source, "<dualad program>", "exec"), env)  # noqa: S102 - our own generated code
+    run = env["run"]
+    run.source = source
+    return run
+
+
+def _copy(value: Any) -> Any:
+    """A constant output, copied when it is an array: the caller may write into it."""
+    return value.copy() if isinstance(value, np.ndarray) else value
