@@ -11,7 +11,7 @@ import math
 
 from dualad._base.backend import namespace_of
 from dualad._base.core import bind
-from dualad._base.shapes import is_complex, ndim_of, normalize_axes, shape_of
+from dualad._base.shapes import is_complex, ndim_of, normalize_axes, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 from dualad._primitives.shape import _expand, _kept_shape, _numpy_keywords, sum
@@ -87,7 +87,7 @@ def _prod_vjp(g, ans, x, *, axis, keepdims):
 
 _prod_p = custom(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True)
+    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None)
 
 
 def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
@@ -112,7 +112,6 @@ def _extremum(name, reduce):
         return w / sum(w, axis, keepdims=True), shape_of(x)
 
     def jvp(primals, tangents, ans, *, axis, keepdims):
-        from dualad._base.shapes import raw
         weight, _ = residual(raw(ans), raw(primals[0]), axis=axis, keepdims=keepdims)
         return sum(_ew.multiply(weight, tangents[0]), axis, keepdims)
 
@@ -120,7 +119,7 @@ def _extremum(name, reduce):
         weight, xshape = res
         return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
-    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True)
+    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True, core_ndims=None)
 
     def fn(x, axis=None, keepdims=False):
         axes = normalize_axes(axis, ndim_of(x))

@@ -29,7 +29,7 @@ from typing import Any, Callable
 from dualad._base.backend import SCALAR_TYPES
 from dualad._base.core import bind
 from dualad._base.shapes import dtype_of, ndim_of, raw, shape_of, zeros
-from dualad._table import operations
+from dualad._table import batching, operations
 from dualad._table import ownership as _inplace
 from dualad._table.vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
 
@@ -175,6 +175,15 @@ class Primitive:
         """Cotangents of the inputs (``None`` where not needed or zero)."""
         raise NotImplementedError
 
+    def batch(self, vals: list, batched: list, params: dict, k: int) -> Any:
+        """The entry applied to a batch of ``k`` elements at once (``dualad.vmap``): the
+        operands flagged in ``batched`` carry the batch on their leading axis, and so does
+        the result. An entry that ``broadcasts`` broadcasts the batch; one that declares
+        nothing else is applied one element at a time (see ``dualad._table.batching``)."""
+        if self.broadcasts:
+            return batching.broadcasting(self, vals, batched, params)
+        return batching.one_element_at_a_time(self, vals, batched, params, k)
+
 
 # -- elementwise: local partials -----------------------------------------------------
 class Elementwise(Primitive):
@@ -240,7 +249,15 @@ class Elementwise(Primitive):
 
 # -- linear: the primitive itself is the JVP, a transpose the VJP --------------------
 class Linear(Primitive):
-    __slots__ = ("transpose", "linear_args", "batch", "add_transpose")
+    __slots__ = ("transpose", "linear_args", "batch_params", "add_transpose")
+
+    def batch(self, vals, batched, params, k):
+        """The batch as a chunk of directions (``batch_params``), where the batched operands
+        are linear ones and the parameters take a leading axis; else one element at a time."""
+        if self.broadcasts:
+            return batching.broadcasting(self, vals, batched, params)
+        out = batching.as_chunk(self, list(vals), batched, params, k)
+        return batching.one_element_at_a_time(self, vals, batched, params, k) if out is None else out
 
     def jvp(self, primals, tangents, ans, params, nb):
         lin = range(len(primals)) if self.linear_args is None else self.linear_args
@@ -249,7 +266,7 @@ class Linear(Primitive):
         k = 0
         if nb:
             k = next(shape_of(tangents[j])[0] for j in lin if tangents[j] is not None)
-            batched = None if self.batch is None else self.batch(params, k)
+            batched = self.batch_params(params, k)
             if batched is None:  # these parameters cannot take a leading batch axis
                 return one_direction_at_a_time(
                     lambda ts: self.jvp(primals, ts, ans, params, 0), tangents, ans, False)
@@ -270,7 +287,17 @@ class Linear(Primitive):
 
 # -- custom: a JVP and a VJP side by side ----------------------------------------------
 class Custom(Primitive):
-    __slots__ = ("jvp_rule", "vjp_rule", "chunked")
+    __slots__ = ("jvp_rule", "vjp_rule", "chunked", "core_ndims", "batch_rule")
+
+    def batch(self, vals, batched, params, k):
+        """The entry's own batch rule, or its impl on stacked operands where it declares
+        ``core_ndims``; else one element at a time."""
+        out = None
+        if self.batch_rule is not None:
+            out = self.batch_rule(list(vals), batched, params, k)
+        elif self.core_ndims is not False:
+            out = batching.stacked(self, self.core_ndims, list(vals), batched, params)
+        return batching.one_element_at_a_time(self, vals, batched, params, k) if out is None else out
 
     def jvp(self, primals, tangents, ans, params, nb):
         if all(t is None for t in tangents):
@@ -386,7 +413,7 @@ def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | 
     """
     prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals").declare(**facts)
     prim.transpose, prim.linear_args, prim.add_transpose = transpose, linear_args, add_transpose
-    prim.batch = batch if batch is not None else _same_params
+    prim.batch_params = batch if batch is not None else _same_params
     return prim
 
 
@@ -397,7 +424,8 @@ def _same_params(params, k):
 def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
            chunked: bool = False, multiple_results: bool = False, saves: str = "all",
            residual: Callable | None = None, scalar_ok: bool = False,
-           register: bool = True, **facts: Any) -> Custom:
+           register: bool = True, core_ndims: Any = False, batch: Callable | None = None,
+           **facts: Any) -> Custom:
     """An entry with its JVP and VJP written side by side.
 
     ``jvp(primals, tangents, ans, **params)`` gets ``None`` for constant
@@ -408,11 +436,20 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
     needs are not computed), or ``vjp(g, residual, **params)`` with
     ``residual``.
     ``register=False`` keeps a user's operation out of the built-in table.
+    Under :func:`dualad.vmap` the entry is applied one element at a time,
+    unless it declares how its impl takes a batch: ``core_ndims``, where the
+    impl broadcasts over leading stack axes as NumPy's stacked ``linalg``
+    functions do (a tuple of each operand's number of trailing core axes, a
+    function of the parameters returning one, or None where the parameters
+    count axes from the end so that leading axes pass through), or
+    ``batch(vals, batched, params, k)``, a rule of its own (see
+    ``dualad._table.batching``; None: the loop after all).
     ``facts`` are those of :meth:`Primitive.declare`.
     """
     prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
                   saves=saves, residual=residual, register=register).declare(**facts)
     prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked
+    prim.core_ndims, prim.batch_rule = core_ndims, batch
     return prim
 
 

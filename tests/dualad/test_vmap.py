@@ -15,7 +15,7 @@ import dualad
 import mixed
 import reverse
 from dualad import ops, vmap
-from dualad._batching import batched as _batched
+from dualad._table import batching as _batching_rules
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 3))
@@ -125,7 +125,7 @@ def test_a_batched_value_that_escapes_is_an_error():
 def test_elementwise_linear_and_reductions_take_their_batch_rules(monkeypatch):
     def no_loop(prim, *args):
         raise AssertionError(f"{prim.name} was applied one element at a time")
-    monkeypatch.setattr(_batched, "one_element_at_a_time", no_loop)
+    monkeypatch.setattr(_batching_rules, "one_element_at_a_time", no_loop)
     w = np.arange(3.0)
 
     def f(x, y):
@@ -138,16 +138,16 @@ def test_elementwise_linear_and_reductions_take_their_batch_rules(monkeypatch):
 def test_other_primitives_loop_over_the_batch_and_are_right():
     mats = RNG.standard_normal((3, 2, 2)) + 3 * np.eye(2)
     calls = []
-    real = _batched.one_element_at_a_time
+    real = _batching_rules.one_element_at_a_time
 
     def counting(prim, *args):
         calls.append(prim.name)
         return real(prim, *args)
     try:
-        _batched.one_element_at_a_time = counting
+        _batching_rules.one_element_at_a_time = counting
         got = vmap(np.linalg.inv)(mats)
     finally:
-        _batched.one_element_at_a_time = real
+        _batching_rules.one_element_at_a_time = real
     assert calls == ["inv"]
     np.testing.assert_allclose(got, np.linalg.inv(mats))
 
