@@ -59,7 +59,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._primitives.shape import _native_indexing
+from dualad._primitives.indexing import _native_indexing
 from dualad._program.program import Program, apply_step, reading
 from dualad._staging.trace import Eqn, Guard
 
