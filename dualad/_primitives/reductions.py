@@ -11,7 +11,7 @@ import math
 
 from dualad._base.backend import namespace_of
 from dualad._base.core import bind
-from dualad._base.shapes import is_complex, ndim_of, normalize_axes, shape_of
+from dualad._base.shapes import is_complex, ndim_of, normalize_axes, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 from dualad._primitives.shape import _expand, _kept_shape, _numpy_keywords, sum
@@ -53,7 +53,6 @@ def _prod_partial(ans, x, axis):
     reduced axes are flattened to n and an (n, n) array holding x with its
     diagonal replaced by 1 is reduced, at O(n^2) cost.
     """
-    from dualad._base.shapes import raw
     r = raw(x)
     xp = namespace_of([r])
     if not bool(xp.any(r == 0)):
@@ -112,7 +111,6 @@ def _extremum(name, reduce):
         return w / sum(w, axis, keepdims=True), shape_of(x)
 
     def jvp(primals, tangents, ans, *, axis, keepdims):
-        from dualad._base.shapes import raw
         weight, _ = residual(raw(ans), raw(primals[0]), axis=axis, keepdims=keepdims)
         return sum(_ew.multiply(weight, tangents[0]), axis, keepdims)
 
