@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from dualad import ops
+from dualad._base.backend import namespace_of
 from dualad._base.shapes import raw
 
 # NumPy ufuncs and functions routed to ``ops``; ``register_numpy`` adds more.
@@ -263,7 +264,6 @@ class _Namespace:
 
 
 def namespace_for(value):
-    from dualad._base.backend import namespace_of
     return _Namespace(namespace_of([raw(value)]))
 
 

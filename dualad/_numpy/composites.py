@@ -8,16 +8,15 @@ import math
 import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, namespace_of, to_host
-from dualad._base.shapes import ndim_of, primal, raw, shape_of
+from dualad._base.shapes import primal, raw
 from dualad._primitives import elementwise as _ew
-from dualad._primitives import linalg as _la
+from dualad._primitives import indexing as _indexing
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
 from dualad._table.host import on_values
 
 __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
-           "log_softmax", "dot", "vdot", "inner", "outer", "tensordot",
-           "diagonal", "trace", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
+           "log_softmax", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
            "rad2deg", "radians", "degrees", "logaddexp2", "mod",
            "fmod", "divmod", "copysign", "heaviside", "fix", "modf", "ldexp", "frexp", "float_power"]
 
@@ -76,71 +75,6 @@ def log_softmax(x, axis=-1):
 
 def softmax(x, axis=-1):
     return _ew.exp(log_softmax(x, axis))
-
-
-def tensordot(x, y, axes=2):
-    """``numpy.tensordot`` as transposes, reshapes and one matmul."""
-    nx, ny = ndim_of(x), ndim_of(y)
-    if isinstance(axes, int):
-        ax, ay = list(range(nx - axes, nx)), list(range(axes))
-    else:
-        ax, ay = ([a] if isinstance(a, int) else list(a) for a in axes)
-    ax, ay = [a % nx for a in ax], [a % ny for a in ay]
-    sx, sy = shape_of(x), shape_of(y)
-    if [sx[a] for a in ax] != [sy[a] for a in ay]:
-        raise ValueError(f"tensordot: contracted axes have shapes {[sx[a] for a in ax]} "
-                         f"and {[sy[a] for a in ay]}")
-    fx = [a for a in range(nx) if a not in ax]
-    fy = [a for a in range(ny) if a not in ay]
-    k = 1
-    for a in ax:
-        k *= sx[a]
-    mx = 1
-    for a in fx:
-        mx *= sx[a]
-    my = 1
-    for a in fy:
-        my *= sy[a]
-    xm = _shape.reshape(_shape.permute_dims(x, tuple(fx + ax)), (mx, k))
-    ym = _shape.reshape(_shape.permute_dims(y, tuple(ay + fy)), (k, my))
-    return _shape.reshape(_la.matmul(xm, ym), tuple(sx[a] for a in fx) + tuple(sy[a] for a in fy))
-
-
-def dot(x, y):
-    """``numpy.dot``: matmul for 1-d and 2-d, a sum-product over the last and
-    second-to-last axes otherwise, scaling for 0-d."""
-    nx, ny = ndim_of(x), ndim_of(y)
-    if nx == 0 or ny == 0:
-        return x * y
-    if ny == 1 or (nx <= 2 and ny <= 2):
-        return _la.matmul(x, y)
-    return tensordot(x, y, axes=([-1], [-2]))
-
-
-def vdot(x, y):
-    return _shape.sum(_shape.ravel(x) * _shape.ravel(y))
-
-
-def inner(x, y):
-    if ndim_of(x) == 0 or ndim_of(y) == 0:
-        return x * y
-    return tensordot(x, y, axes=([-1], [-1]))
-
-
-def outer(x, y):
-    return _shape.reshape(x, (-1, 1)) * _shape.reshape(y, (1, -1))
-
-
-def diagonal(x, offset=0, axis1=0, axis2=1):
-    """``numpy.diagonal``, as a gather (its VJP scatters into the diagonal)."""
-    x = _shape.moveaxis(x, (axis1, axis2), (-2, -1))
-    n, m = shape_of(x)[-2:]
-    i = np.arange(max(0, -offset), min(n, m - offset))
-    return _shape.getitem(x, (Ellipsis, _shape._index_like(x, i), _shape._index_like(x, i + offset)))
-
-
-def trace(x, offset=0, axis1=0, axis2=1):
-    return _shape.sum(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
 # -- more elementwise functions, as NumPy spells them ---------------------------------------
@@ -268,5 +202,5 @@ def frexp(x):
     the exponent an integer array with no derivative."""
     r = raw(x)
     exponent = (math.frexp(r)[1] if _is_scalar(r) else
-                on_values(lambda v: _shape._numbers_like(v, np.frexp(to_host(v))[1]), x))
+                on_values(lambda v: _indexing._numbers_like(v, np.frexp(to_host(v))[1]), x))
     return _ew.divide(x, _ew.power(2.0, exponent)), exponent

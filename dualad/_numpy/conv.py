@@ -14,11 +14,18 @@ import math
 
 import numpy as np
 
-from dualad._base.shapes import ndim_of, normalize_axis, shape_of
-from dualad._primitives import linalg as _la
+from dualad._base.shapes import (
+    ndim_of,
+    normalize_axis,
+    shape_of,
+)
+from dualad._numpy.common import _index
+from dualad._primitives import elementwise as _ew
+from dualad._primitives import indexing as _indexing
 from dualad._primitives import shape as _shape
+from dualad._primitives.linalg.matmul import matmul
 
-__all__ = ["sliding_window_view", "conv"]
+__all__ = ["sliding_window_view", "conv", "convolve", "correlate"]
 
 
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
@@ -54,7 +61,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     for k, (a, w) in enumerate(zip(axes, window)):
         index[a] = index[a] + placed(np.arange(w), nd + k)
     shape = np.broadcast_shapes(*(i.shape for i in index))
-    return _shape.getitem(x, tuple(_shape._index_like(x, np.broadcast_to(i, shape)) for i in index))
+    return _indexing.getitem(x, tuple(_indexing._index_like(x, np.broadcast_to(i, shape)) for i in index))
 
 
 def _per_dim(value, d, name):
@@ -105,7 +112,7 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         x = _shape.pad(x, [(0, 0), (0, 0)] + [tuple(w) for w in widths])
     spatial = tuple(range(2, 2 + d))
     windows = sliding_window_view(x, tuple(span), axis=spatial)  # (N, C, *out, *span)
-    windows = _shape.getitem(windows, (slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)
+    windows = _indexing.getitem(windows, (slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)
                              + tuple(slice(None, None, dl) for dl in dilation))
     out_sizes = shape_of(windows)[2:2 + d]
     size, taps = math.prod(out_sizes), c_group * math.prod(kernel)
@@ -113,8 +120,37 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     windows = _shape.reshape(windows, (n, groups, c_group, size, math.prod(kernel)))
     windows = _shape.reshape(_shape.moveaxis(windows, 2, 3), (n, groups, size, taps))
     weight = _shape.reshape(weight, (groups, c_out // groups, taps))
-    out = _la.matmul(windows, _shape.matrix_transpose(weight))  # (N, G, out, C_out / G)
+    out = matmul(windows, _shape.matrix_transpose(weight))  # (N, G, out, C_out / G)
     out = _shape.reshape(_shape.moveaxis(out, -1, 2), (n, c_out) + out_sizes)
     if bias is not None:
         out = out + _shape.reshape(bias, (c_out,) + (1,) * d)
     return out
+
+
+def convolve(a, v, mode="full"):
+    """``numpy.convolve`` of 1-d arrays, as a gather and a sum (O(n m))."""
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    if n == 0 or m == 0:
+        raise ValueError("convolve: a and v must not be empty")
+    if n < m:
+        a, v, n, m = v, a, m, n
+    k = np.arange(n + m - 1)[:, None]
+    j = np.arange(m)[None, :]
+    src = k - j  # a's index for each (output, v index)
+    valid = (src >= 0) & (src < n)
+    a_pad = _shape.concatenate([a, _shape.reshape(0.0 * a[:1], (1,))]) if n else a
+    gathered = _indexing.getitem(a_pad, (_index(a, np.where(valid, src, n)),))
+    full = _shape.sum(gathered * v, axis=1)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return full[start:start + n]
+    if mode == "valid":
+        return full[m - 1:n]
+    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+def correlate(a, v, mode="valid"):
+    """``numpy.correlate`` of 1-d arrays: ``convolve(a, conj(v[::-1]))``."""
+    return convolve(a, _ew.conj(_shape.flip(v, 0)), mode)

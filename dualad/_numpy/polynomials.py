@@ -25,15 +25,22 @@ from dualad._base.shapes import (
     same_for_every_element,
     shape_of,
 )
-from dualad._numpy import arrays as _arrays
-from dualad._numpy.composites import outer
+from dualad._numpy.common import _fill_like, _slice
+from dualad._numpy.conv import convolve
+from dualad._numpy.joining import atleast_1d
+from dualad._numpy.linalg import lstsq
+from dualad._numpy.products import outer
 from dualad._primitives import elementwise as _ew
-from dualad._primitives import linalg as _la
+from dualad._primitives import indexing as _indexing
 from dualad._primitives import shape as _shape
+from dualad._primitives.linalg.eigen import eigvals
+from dualad._primitives.linalg.matmul import matmul
+from dualad._primitives.linalg.solve import inv
 
-__all__ = ["polyfit", "poly", "roots", "polydiv"]
+__all__ = ["polyfit", "poly", "roots", "polydiv", "polyval", "polyadd", "polysub", "polymul", "polyder",
+           "polyint", "vander"]
 
-_numbers = _shape._numbers_like  # host numbers in an operand's backend (and dtype)
+_numbers = _indexing._numbers_like  # host numbers in an operand's backend (and dtype)
 
 
 def _host_to_array(p):
@@ -50,12 +57,12 @@ def _floating(p, like=None):
     xp = namespace_of([r])
     if not is_float_dtype(xp, dtype_of(r)):
         p = _ew.astype(p, xp.float64)
-    return _arrays.atleast_1d(p)
+    return atleast_1d(p)
 
 
 def _entry(x, i):
     """``x[i]`` as a 0-d value."""
-    return _shape.getitem(x, (i,))
+    return _indexing.getitem(x, (i,))
 
 
 # -- fitting --------------------------------------------------------------------------------------
@@ -97,7 +104,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if rcond is None:
         rx = raw(x)
         rcond = n * float(namespace_of([rx]).finfo(rx.dtype).eps)
-    lhs, rhs = _arrays.vander(x, order), y
+    lhs, rhs = vander(x, order), y
     if w is not None:
         w = _floating(w, like=x)
         if ndim_of(w) != 1 or shape_of(w)[0] != n:
@@ -107,7 +114,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rhs = _ew.multiply(rhs, column if ndim_of(rhs) == 2 else w)
     scale = _ew.sqrt(_shape.sum(_ew.multiply(lhs, lhs), axis=0))  # columns to unit norm
     lhs = _ew.divide(lhs, scale)
-    c, resids, rank, s = _la.lstsq(lhs, rhs, rcond)
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
     c = _ew.divide(c, _shape.reshape(scale, (-1, 1)) if ndim_of(c) == 2 else scale)
     if not full and np.any(to_host(raw(rank)) != order):  # under vmap: any element's
         warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
@@ -115,7 +122,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         return c, resids, rank, s, rcond
     if not cov:
         return c
-    base = _ew.divide(_la.inv(_la.matmul(_shape.matrix_transpose(lhs), lhs)), outer(scale, scale))
+    base = _ew.divide(inv(matmul(_shape.matrix_transpose(lhs), lhs)), outer(scale, scale))
     if ndim_of(y) == 2:  # one covariance matrix per column of y, along a last axis
         base = _shape.reshape(base, (order, order, 1))
     if cov == "unscaled":
@@ -150,12 +157,12 @@ def poly(seq_of_zeros):
     >>> c.tolist(), dc.tolist()
     ([1.0, -3.0, 2.0], [-0.0, -1.0, 2.0])
     """
-    z = _arrays.atleast_1d(_host_to_array(seq_of_zeros))
+    z = atleast_1d(_host_to_array(seq_of_zeros))
     sh = shape_of(z)
     real_matrix = False
     if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
         real_matrix = not is_complex(z)
-        z = _la.eigvals(_floating(z))
+        z = eigvals(_floating(z))
     elif len(sh) == 1:
         z = _floating(z)
     else:
@@ -165,8 +172,8 @@ def poly(seq_of_zeros):
     zero = _numbers(z, [0.0])
     a = _numbers(z, [1.0])
     for k in range(shape_of(z)[0]):  # a(x) (x - z_k)
-        a = _ew.subtract(_shape.concatenate([a, zero]),
-                         _ew.multiply(_shape.getitem(z, (slice(k, k + 1),)), _shape.concatenate([zero, a])))
+        a = _ew.subtract(_shape.concatenate([a, zero]), _ew.multiply(_indexing.getitem(z, (slice(k, k + 1),)),
+                                                                     _shape.concatenate([zero, a])))
     return _ew.real(a) if real_matrix else a
 
 
@@ -188,20 +195,20 @@ def roots(p):
     >>> float(derivative(lambda c: ops.sum(ops.real(ops.roots(ops.stack([1.0, -c, 2.0]))) ** 2))(3.0))
     6.0
     """
-    p = _arrays.atleast_1d(_host_to_array(p))
+    p = atleast_1d(_host_to_array(p))
     if ndim_of(p) != 1:
         raise ValueError(f"roots: input must be a rank-1 array, got shape {shape_of(p)}")
     nonzero = np.flatnonzero(concrete(p, "roots (its length is set by the leading and trailing zeros of p)"))
     if nonzero.size == 0:
         return _numbers(_floating(p), np.zeros(0), complex_dtype(_floating(p)))
     trailing = shape_of(p)[0] - int(nonzero[-1]) - 1
-    p = _floating(_shape.getitem(p, (slice(int(nonzero[0]), int(nonzero[-1]) + 1),)))
+    p = _floating(_indexing.getitem(p, (slice(int(nonzero[0]), int(nonzero[-1]) + 1),)))
     n = shape_of(p)[0]
     if n > 1:
-        first = _ew.divide(_ew.negative(_shape.getitem(p, (slice(1, None),))), _entry(p, 0))
+        first = _ew.divide(_ew.negative(_indexing.getitem(p, (slice(1, None),))), _entry(p, 0))
         companion = _shape.concatenate([_shape.reshape(first, (1, n - 1)),
                                         _numbers(p, np.eye(n - 2, n - 1))], axis=0)
-        out = _la.eigvals(companion)
+        out = eigvals(companion)
     else:
         out = _numbers(p, np.zeros(0), complex_dtype(p))
     if trailing:
@@ -236,18 +243,18 @@ def polydiv(u, v):
     u, v = _ew.astype(u, common), _ew.astype(v, common)
     m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
     scale = _ew.divide(1.0, _entry(v, 0))
-    rest_of_v = _shape.getitem(v, (slice(1, None),))
+    rest_of_v = _indexing.getitem(v, (slice(1, None),))
     r, q = u, []
     for _ in range(m - n + 1):  # r's leading entry cancelled: r <- r[1:] - d v[1:]
         d = _ew.multiply(scale, _entry(r, 0))
         q.append(d)
-        head = _ew.subtract(_shape.getitem(r, (slice(1, n + 1),)), _ew.multiply(d, rest_of_v))
-        r = _shape.concatenate([head, _shape.getitem(r, (slice(n + 1, None),))])
+        head = _ew.subtract(_indexing.getitem(r, (slice(1, n + 1),)), _ew.multiply(d, rest_of_v))
+        r = _shape.concatenate([head, _indexing.getitem(r, (slice(n + 1, None),))])
     q = _shape.stack(q) if q else _numbers(u, [0.0])
     if shape_of(r)[0] == 0:  # v a constant: every entry cancelled
         return q, _numbers(u, [0.0])
     k = same_for_every_element(r, _leading_zeros, "polydiv (its remainder's length is set by its values)")
-    return q, _shape.getitem(r, (slice(k, None),)) if k else r
+    return q, _indexing.getitem(r, (slice(k, None),)) if k else r
 
 
 def _leading_zeros(host):
@@ -256,3 +263,66 @@ def _leading_zeros(host):
     while k < host.shape[0] - 1 and np.allclose(host[k], 0, rtol=1e-14):
         k += 1
     return k
+
+
+def polyval(p, x):
+    """``numpy.polyval`` by Horner's rule (coefficients highest power first)."""
+    coeffs = [p[i] for i in range(shape_of(p)[0])] if not isinstance(p, (list, tuple)) else list(p)
+    out = 0.0 * x
+    for c in coeffs:
+        out = out * x + c
+    return out
+
+
+def vander(x, N=None, increasing=False):
+    """``numpy.vander``: the powers of a 1-d ``x`` as columns."""
+    n = shape_of(x)[0] if N is None else N
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    if n == 0:
+        return _shape.broadcast_to(_fill_like(x, 0.0), (shape_of(x)[0], 0))
+    return _shape.stack([_ew.power(x, int(k)) if k else _ew.add(_ew.multiply(x, 0.0), 1.0)
+                         for k in powers], axis=1)
+
+
+# -- polynomials (coefficients highest power first) -----------------------------------------------
+def _coefficients(p):
+    return _shape.asarray(p) if isinstance(p, (list, tuple)) else p
+
+
+def polyadd(a1, a2):
+    """``numpy.polyadd``."""
+    a1, a2 = _coefficients(a1), _coefficients(a2)
+    n = max(shape_of(a1)[0], shape_of(a2)[0])
+    return _ew.add(_shape.pad(a1, [(n - shape_of(a1)[0], 0)]), _shape.pad(a2, [(n - shape_of(a2)[0], 0)]))
+
+
+def polysub(a1, a2):
+    """``numpy.polysub``."""
+    return polyadd(a1, _ew.negative(_coefficients(a2)))
+
+
+def polymul(a1, a2):
+    """``numpy.polymul``: the coefficients convolved."""
+    return convolve(_coefficients(a1), _coefficients(a2))
+
+
+def polyder(p, m=1):
+    """``numpy.polyder``: the ``m``-th derivative's coefficients."""
+    p = _coefficients(p)
+    for _ in range(m):
+        n = shape_of(p)[0] - 1
+        if n <= 0:
+            return _ew.multiply(_slice(p, 0, 0, 1), 0.0)
+        p = _ew.multiply(_slice(p, 0, 0, n), _numbers(p, np.arange(n, 0, -1)))
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """``numpy.polyint``: ``m`` antiderivatives, the integration constants ``k`` (0)."""
+    p = _coefficients(p)
+    ks = [0.0] * m if k is None else [k] * m if np.ndim(raw(k)) == 0 else list(k)
+    for c in ks:
+        n = shape_of(p)[0]
+        p = _shape.concatenate([_ew.divide(p, _numbers(p, np.arange(n, 0, -1))),
+                                _shape.reshape(_fill_like(p, c), (1,))])
+    return p

@@ -14,11 +14,15 @@ import numpy as np
 
 from dualad._base.backend import to_host
 from dualad._base.shapes import batched, concrete, dtype_of, ndim_of, normalize_axes, primal, raw, shape_of
-from dualad._numpy import arrays as _arrays
+from dualad._numpy.differences import cumprod
+from dualad._numpy.joining import atleast_2d
+from dualad._numpy.sorting import sort
 from dualad._primitives import elementwise as _ew
-from dualad._primitives import linalg as _la
+from dualad._primitives import indexing as _indexing
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
+from dualad._primitives.linalg.common import _diag_part
+from dualad._primitives.linalg.matmul import matmul
 
 __all__ = ["median", "quantile", "percentile", "nanquantile", "nanmedian", "nansum", "nanmean",
            "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "ptp", "average", "cov", "corrcoef",
@@ -67,21 +71,21 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     n = shape_of(flat)[-1]
     if n == 0:
         raise ValueError("quantile of an empty axis is undefined")
-    s = _arrays.sort(flat, axis=-1)
+    s = sort(flat, axis=-1)
     pos = qs.reshape(-1) * (n - 1)
     lo = np.floor(pos).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
     w = pos - lo
-    lo_v = _shape.take(s, _shape._index_like(s, lo), axis=-1)
-    hi_v = _shape.take(s, _shape._index_like(s, hi), axis=-1)
-    weight = _shape._numbers_like(s, w)
+    lo_v = _shape.take(s, _indexing._index_like(s, lo), axis=-1)
+    hi_v = _shape.take(s, _indexing._index_like(s, hi), axis=-1)
+    weight = _indexing._numbers_like(s, w)
     out = lo_v + (hi_v - lo_v) * weight  # (..., len(q))
     # NaNs sort last: where the last is one, NumPy's quantile is NaN
-    last = _shape.take(s, _shape._index_like(s, np.array([n - 1])), axis=-1)
+    last = _shape.take(s, _indexing._index_like(s, np.array([n - 1])), axis=-1)
     out = _ew.where(_ew.isnan(primal(last)), np.nan, out)
     out = _shape.moveaxis(out, -1, 0)
     if qs.ndim == 0:  # indexed rather than reshaped: a number where NumPy gives one
-        out = _shape.getitem(out, 0)
+        out = _indexing.getitem(out, 0)
     return _restore(out, a, axis, keepdims, qs.shape) if axis is not None or keepdims else out
 
 
@@ -143,7 +147,7 @@ def nancumsum(a, axis=None):
 
 def nancumprod(a, axis=None):
     """``numpy.nancumprod``: NaNs count as 1."""
-    return _arrays.cumprod(_nan_filled(a, 1.0), axis)
+    return cumprod(_nan_filled(a, 1.0), axis)
 
 
 def nanpercentile(a, q, axis=None, keepdims=False, method="linear"):
@@ -158,7 +162,7 @@ def nanquantile(a, q, axis=None, keepdims=False, method="linear"):
     if batched(a):  # vmap: how many entries are NaN differs
         return _nanquantile_batched(a, q, keepdims, method)
     keep = np.flatnonzero(~np.isnan(to_host(raw(a))))
-    return quantile(_shape.take(a, _shape._index_like(a, keep)), q, None, keepdims, method)
+    return quantile(_shape.take(a, _indexing._index_like(a, keep)), q, None, keepdims, method)
 
 
 def _nanquantile_batched(a, q, keepdims, method):
@@ -170,13 +174,13 @@ def _nanquantile_batched(a, q, keepdims, method):
     qs = np.asarray(concrete(q, "nanquantile's q"), dtype=np.float64)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"nanquantile: q must be in [0, 1], got {qs}")
-    s = _arrays.sort(a)  # NaNs sort last
+    s = sort(a)  # NaNs sort last
     count = _shape.sum(_ew.astype(_ew.logical_not(_ew.isnan(primal(a))), dtype_of(raw(a))))
-    pos = _ew.multiply(_shape.reshape(_shape._numbers_like(s, qs), (-1,)), count - 1.0)
+    pos = _ew.multiply(_shape.reshape(_indexing._numbers_like(s, qs), (-1,)), count - 1.0)
     lo = _ew.maximum(_ew.floor(pos), 0.0)
     hi = _ew.minimum(lo + 1.0, _ew.maximum(count - 1.0, 0.0))
     n = shape_of(a)[0]
-    ranks = _shape._numbers_like(s, np.arange(n))
+    ranks = _indexing._numbers_like(s, np.arange(n))
 
     def at(rank):  # s at each rank (with every entry NaN, s[0]: NaN, as NumPy)
         hot = _ew.equal(_shape.expand_dims(rank, -1), ranks)
@@ -217,18 +221,18 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None):
     """``numpy.cov``: variables in rows (``rowvar``) or columns."""
-    x = _arrays.atleast_2d(m)
+    x = atleast_2d(m)
     if not rowvar and shape_of(x)[0] != 1:
         x = _shape.matrix_transpose(x)
     if y is not None:
-        yy = _arrays.atleast_2d(y)
+        yy = atleast_2d(y)
         if not rowvar and shape_of(yy)[0] != 1:
             yy = _shape.matrix_transpose(yy)
         x = _shape.concatenate([x, yy], axis=0)
     n = shape_of(x)[1]
     ddof = (0 if bias else 1) if ddof is None else ddof
     d = x - _red.mean(x, axis=1, keepdims=True)
-    c = _la.matmul(d, _ew.conj(_shape.matrix_transpose(d))) / float(n - ddof)
+    c = matmul(d, _ew.conj(_shape.matrix_transpose(d))) / float(n - ddof)
     return _shape.squeeze(c) if shape_of(c) == (1, 1) else c
 
 
@@ -237,5 +241,5 @@ def corrcoef(x, y=None, rowvar=True):
     c = cov(x, y, rowvar)
     if ndim_of(c) == 0:
         return c / c
-    d = _ew.sqrt(_la._diag_part(c))
+    d = _ew.sqrt(_diag_part(c))
     return c / _shape.reshape(d, (-1, 1)) / _shape.reshape(d, (1, -1))

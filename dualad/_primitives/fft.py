@@ -14,8 +14,8 @@ convention for complex values (a real input's cotangent is the real part):
   spectrum counted twice (JAX's rule; the dual ``norm`` keeps the scale).
 
 Everything else (``fft`` with ``n``, the 2-d and n-d forms, the real n-d
-transforms, the Hermitian ``hfft``/``ihfft``, ``fftshift``) is a composite of
-these and the shape entries.
+transforms, the Hermitian ``hfft``/``ihfft``) is a composite of these and
+the shape entries; ``fftshift`` is in ``dualad/_numpy/fft.py``, the namespace.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from __future__ import annotations
 from dualad._base.backend import whole_along
 from dualad._base.core import bind
 from dualad._base.shapes import complex_dtype, is_complex, ndim_of, shape_of
-from dualad._numpy.arrays import roll_half
 from dualad._primitives import elementwise as _ew
+from dualad._primitives import indexing as _indexing
 from dualad._primitives import shape as _shape
 from dualad._table.entries import linear
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft"]
 
 _DUAL_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -91,7 +91,7 @@ def _fit(x, n, axis):
         raise ValueError(f"fft: n must be at least 1, got {n}")
     nd = ndim_of(x)
     if n < size:
-        return _shape.getitem(x, (slice(None),) * (axis % nd) + (slice(0, n),))
+        return _indexing.getitem(x, (slice(None),) * (axis % nd) + (slice(0, n),))
     widths = [(0, 0)] * nd
     widths[axis % nd] = (0, n - size)
     return _shape.pad(x, widths)
@@ -220,13 +220,3 @@ def ihfft(a, n=None, axis=-1, norm=None):
     Hermitian spectrum of a real signal: ``conj(rfft(a, n))`` with the opposite
     normalization (``"backward"`` scales by ``1 / n``)."""
     return _ew.conj(rfft(a, n, axis, _DUAL_NORM[_norm(norm)]))
-
-
-def fftshift(x, axes=None):
-    """``numpy.fft.fftshift``: the zero frequency moved to the centre."""
-    return roll_half(x, axes)
-
-
-def ifftshift(x, axes=None):
-    """``numpy.fft.ifftshift``: the inverse of ``fftshift``."""
-    return roll_half(x, axes, inverse=True)

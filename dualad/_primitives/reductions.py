@@ -53,7 +53,6 @@ def _prod_partial(ans, x, axis):
     reduced axes are flattened to n and an (n, n) array holding x with its
     diagonal replaced by 1 is reduced, at O(n^2) cost.
     """
-    from dualad._base.shapes import raw
     r = raw(x)
     xp = namespace_of([r])
     if not bool(xp.any(r == 0)):

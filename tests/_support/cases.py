@@ -659,7 +659,7 @@ case("trace", ops.trace, _diagonal_args(), ("getitem", "permute_dims", "sum"))
 
 
 
-# -- assembly, rearranging, order (dualad/_numpy/arrays.py) --------------------------------------
+# -- assembly, rearranging, order (dualad/_numpy/, one module per kind) ---------------------------
 case("diag_of_matrix", lambda x, **kw: ops.diag(x, **kw),
      shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(
          st.tuples(array(s, floats(-3, 3))), st.integers(-3, 3).map(lambda k: {"k": k}))), ("getitem",))
@@ -940,7 +940,7 @@ elementwise("heaviside", ops.heaviside, away_from_zero(0.2, 3), floats(-1, 1), p
 elementwise("float_power", ops.float_power, floats(0.5, 3), floats(-2, 2), prims=("power",), scalar=False)
 
 
-# -- numpy.fft (dualad/_primitives/fft.py): real in, real out through complex spectra ----------------
+# -- numpy.fft (dualad/_primitives/fft.py, dualad/_numpy/fft.py): real in, real out through complex spectra --
 def _realify(z):
     return ops.real(z) + 0.5 * ops.imag(z)
 

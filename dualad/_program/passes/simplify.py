@@ -64,7 +64,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._primitives.shape import _native_indexing
+from dualad._primitives.indexing import _native_indexing
 from dualad._program.ir import Eqn, Guard, Step, apply_step, reading
 from dualad._program.program import Program
 

@@ -1,0 +1,200 @@
+"""Eigenvalues and eigenvectors: ``eigh`` (and ``eigvalsh``), ``eig`` (and ``eigvals``)."""
+
+from __future__ import annotations
+
+import math
+
+from dualad._base.core import bind
+from dualad._base.shapes import shape_of
+from dualad._primitives import elementwise as _ew
+from dualad._primitives import shape as _shape
+from dualad._primitives.linalg.common import (
+    _T,
+    EighResult,
+    EigResult,
+    _add,
+    _check_matrix,
+    _col,
+    _diag_embed,
+    _diag_part,
+    _div,
+    _eye_mask,
+    _mul,
+    _real_only,
+    _row,
+    _sub,
+    _sym,
+    _tril_mask,
+)
+from dualad._primitives.linalg.matmul import matmul
+from dualad._primitives.linalg.solve import inv
+from dualad._table.entries import custom
+
+__all__ = ["eigh", "eigvalsh", "eig", "eigvals"]
+
+
+# -- eigh ------------------------------------------------------------------------------------
+def _eigh_impl(xp, a):
+    w, v = xp.linalg.eigh(a)
+    return w, v
+
+
+def _gap_inverse(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it, inf for ties."""
+    n = shape_of(w)[-1]
+    on_diag = _eye_mask(w, n)
+    diff = _sub(_row(w), _col(w))
+    tie = _ew.logical_or(_ew.equal(diff, 0), on_diag)  # no division by 0 (and no warning)
+    inverse = _ew.where(tie, math.inf, _ew.reciprocal(_ew.where(tie, 1.0, diff)))
+    return _ew.where(on_diag, 0.0, inverse)
+
+
+def _mul_or_zero(f, m):
+    """``f * m``, and 0 where ``m`` is exactly 0 even if ``f`` is inf there.
+
+    At tied eigenvalues (singular values) ``f`` is inf; a zero coefficient --
+    a direction that does not mix the tied pair, or a zero cotangent that the
+    tape materializes for an unused output -- then contributes 0, not nan.
+    """
+    zero = _ew.equal(m, 0)
+    return _ew.where(zero, 0.0, _mul(f, _ew.where(zero, 1.0, m)))
+
+
+def _div_or_zero(m, s):
+    """``m / s``, and 0 where ``m`` is exactly 0 even if ``s`` is 0 there."""
+    zero = _ew.equal(m, 0)
+    return _ew.where(zero, 0.0, _div(m, _ew.where(zero, 1.0, s)))
+
+
+def _from_lower(x):
+    """The symmetric matrix that eigh reads from the lower triangle of ``x``."""
+    n = shape_of(x)[-1]
+    return _add(_mul(x, _tril_mask(x, n)), _T(_mul(x, _tril_mask(x, n, -1))))
+
+
+def _from_lower_transpose(b):
+    """The adjoint of :func:`_from_lower`: ``tril(b) + tril(b.T, -1)``."""
+    n = shape_of(b)[-1]
+    return _add(_mul(b, _tril_mask(b, n)), _mul(_T(b), _tril_mask(b, n, -1)))
+
+
+def _eigh_jvp(primals, tangents, ans):
+    # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T dA V, where dA is
+    # the symmetric perturbation eigh reads: the lower triangle of the tangent.
+    (ta,), (w, v) = tangents, ans
+    s = matmul(_T(v), matmul(_from_lower(ta), v))
+    return _diag_part(s), matmul(v, _mul_or_zero(_gap_inverse(w), s))
+
+
+def _eigh_vjp(g, ans, a):
+    (gw, gv), (w, v) = g, ans
+    inner = None if gw is None else _diag_embed(gw)
+    if gv is not None:  # skipped when only w is used, so ties cost nothing then
+        term = _mul_or_zero(_gap_inverse(w), matmul(_T(v), gv))
+        inner = term if inner is None else _add(inner, term)
+    if inner is None:
+        return (None,)
+    return (_from_lower_transpose(_sym(matmul(v, matmul(inner, _T(v))))),)
+
+
+_eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
+                 chunked=True, multiple_results=True, saves="output")
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as ``numpy.linalg.eigh``.
+
+    Returns a named tuple ``(eigenvalues, eigenvectors)``.
+
+    Only the ``UPLO`` triangle of ``a`` is read, as NumPy reads it, and the
+    derivative is that of the function computed: a perturbation of the other
+    triangle changes nothing. Eigenvectors are defined up to sign; functions
+    of them that do not depend on the sign (``V diag(f(w)) V.T``) have
+    well-defined derivatives. Where two eigenvalues coincide the
+    eigenvectors are not differentiable and their derivative is inf/nan;
+    the eigenvalues' derivative stays finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.diag([1.0, 3.0])
+    >>> (w, v), (dw, dv) = jvp(ops.linalg.eigh, (a,), (np.array([[1.0, 0.0], [0.0, 2.0]]),))
+    >>> dw.tolist()
+    [1.0, 2.0]
+    """
+    _real_only(a, "eigh")
+    _check_matrix(a, "eigh")
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    if UPLO == "U":  # the array API reads the lower triangle; that of a.T is a's upper
+        a = _T(a)
+    return EighResult(bind(_eigh_p, a))
+
+
+# -- eig ------------------------------------------------------------------------------------------
+def _eig_jvp(primals, tangents, ans):
+    # A V = V diag(w)  =>  dw = diag(M), dV = V (F * M) with M = V^-1 dA V, then the
+    # part that would change each column's unit norm removed, as NumPy normalizes them.
+    (ta,), (w, v) = tangents, ans
+    m = matmul(inv(v), matmul(ta, v))
+    du = matmul(v, _mul_or_zero(_gap_inverse(w), m))
+    stretch = _ew.real(_shape.sum(_mul(_ew.conj(v), du), axis=-2))
+    return _diag_part(m), _sub(du, _mul(v, _row(stretch)))
+
+
+def _eig_vjp(g, ans, a):
+    (gw, gv), (w, v) = g, ans
+    inner = None if gw is None else _diag_embed(gw)
+    if gv is not None:
+        stretch = _ew.real(_shape.sum(_mul(v, gv), axis=-2))
+        gu = _sub(gv, _mul(_ew.conj(v), _row(stretch)))
+        term = _mul_or_zero(_gap_inverse(w), matmul(_T(v), gu))
+        inner = term if inner is None else _add(inner, term)
+    if inner is None:
+        return (None,)
+    return (matmul(_T(inv(v)), matmul(inner, _T(v))),)
+
+
+_eig_p = custom("eig", lambda xp, a: tuple(xp.linalg.eig(a)), jvp=_eig_jvp, vjp=_eig_vjp, chunked=True,
+                multiple_results=True, saves="output")
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (unit columns) of square matrices, as
+    ``numpy.linalg.eig``, always complex (as JAX's; NumPy answers real arrays when
+    the eigenvalues happen to be real, a dtype that would depend on the values).
+
+    The derivatives follow JAX's convention for complex values. Eigenvectors are
+    defined up to a complex phase; functions that do not depend on it
+    (``V diag(f(w)) V^-1``, ``|V|``) have well-defined derivatives. Where two
+    eigenvalues coincide the eigenvectors are not differentiable (inf/nan).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> (w, v), (dw, dv) = jvp(ops.linalg.eig, (np.diag([1.0, 3.0]),), (np.eye(2),))
+    >>> dw.real.tolist()
+    [1.0, 1.0]
+    """
+    _check_matrix(a, "eig")
+    return EigResult(bind(_eig_p, a))
+
+
+def eigvals(a):
+    """The eigenvalues of square matrices (see :func:`eig`)."""
+    return eig(a).eigenvalues
+
+
+def eigvalsh(x, /, UPLO="L"):
+    """Eigenvalues of symmetric matrices (see :func:`eigh`), ascending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import ops
+    >>> ops.linalg.eigvalsh(np.diag([3.0, 1.0])).tolist()
+    [1.0, 3.0]
+    """
+    return eigh(x, UPLO).eigenvalues

@@ -1,0 +1,231 @@
+"""``einsum``: its entry, rules and the parser of its subscripts."""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+from functools import lru_cache
+from types import MappingProxyType
+
+from dualad._base.core import bind
+from dualad._base.shapes import shape_of
+from dualad._primitives import shape as _shape
+from dualad._primitives.linalg.common import _add, _batched, _constant, _eye
+from dualad._table.entries import custom
+
+__all__ = ["einsum"]
+
+
+# -- einsum ---------------------------------------------------------------------------------
+def _einsum_impl(xp, *operands, subscripts):
+    fn = getattr(xp, "einsum", None)
+    if fn is None:
+        name = getattr(xp, "__name__", type(xp).__name__)
+        raise NotImplementedError(
+            f"einsum: the array namespace {name!r} has no einsum function (it is not part of "
+            "the array API standard); use NumPy or CuPy arrays, or write the contraction "
+            "with matmul, tensordot, sum and broadcasting")
+    if len(operands) > 2:
+        # Without a contraction order, three or more operands run as one nested
+        # loop over every letter (the VJP's identity and ones operands included).
+        try:
+            return fn(subscripts, *operands, optimize=True)
+        except TypeError:  # an einsum without the keyword
+            pass
+    return fn(subscripts, *operands)
+
+
+def _split_subscripts(subscripts):
+    ins, out = subscripts.split("->")
+    return ins.split(","), out
+
+
+def _unused_letters(subscripts):
+    return iter([c for c in string.ascii_letters if c not in subscripts])
+
+
+def _einsum_jvp(primals, tangents, ans, *, subscripts):
+    # Multilinear: the sum over operands of einsum with that operand's tangent.
+    terms, out = _split_subscripts(subscripts)
+    batch = next(_unused_letters(subscripts)) if _batched(primals, tangents) else ""
+    result = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        subs = list(terms)
+        subs[i] = batch + subs[i]
+        ops_ = list(primals)
+        ops_[i] = t
+        term = bind(_einsum_p, *ops_, subscripts=",".join(subs) + "->" + batch + out)
+        result = term if result is None else _add(result, term)
+    return result
+
+
+def _einsum_vjp(g, ans, *args, subscripts):
+    # The cotangent of operand i contracts g with the other operands onto
+    # operand i's subscripts; a letter found only in operand i is supplied by
+    # a vector of ones (broadcasting), a repeated letter (a diagonal) by an
+    # identity matrix pairing it with a fresh letter.
+    terms, out = _split_subscripts(subscripts)
+    sizes = {}
+    for term, a in zip(terms, args):
+        sizes.update(zip(term, shape_of(a)))
+    cots = []
+    for i, term in enumerate(terms):
+        others = [j for j in range(len(terms)) if j != i]
+        available = set(out).union(*(terms[j] for j in others))
+        fresh = _unused_letters(subscripts)
+        target, extra_subs, extra_ops, seen = [], [], [], set()
+        for c in term:
+            if c in seen:
+                c2 = next(fresh)
+                target.append(c2)
+                extra_subs.append(c + c2)
+                extra_ops.append(_eye(args[i], sizes[c]))
+                continue
+            seen.add(c)
+            target.append(c)
+            if c not in available:
+                extra_subs.append(c)
+                extra_ops.append(_constant(args[i], "ones", (sizes[c],)))
+        subs = ",".join([out] + [terms[j] for j in others] + extra_subs) + "->" + "".join(target)
+        cots.append(bind(_einsum_p, g, *[args[j] for j in others], *extra_ops, subscripts=subs))
+    return tuple(cots)
+
+
+_einsum_p = custom("einsum", _einsum_impl, jvp=_einsum_jvp, vjp=_einsum_vjp,
+                   chunked=True, saves="inputs")
+
+
+@lru_cache(maxsize=512)
+def _parse_einsum(subscripts, shapes):
+    """Explicit subscripts without ellipses, the output, and the size of each letter.
+
+    ``shapes`` is a tuple of shapes; the result is cached, since a program
+    calls einsum with the same subscripts and shapes over and over.
+    """
+    s = subscripts.replace(" ", "")
+    if s.count("->") > 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain '->' more than once")
+    ins, arrow, out = s.partition("->")
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operand(s), "
+                         f"got {len(shapes)} operand(s)")
+    ellipsis_ndims = []
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        letters = term.replace("...", "", 1)
+        bad = [c for c in letters if c not in string.ascii_letters]
+        if bad:
+            raise ValueError(f"einsum: operand {i} subscripts {term!r} contain invalid "
+                             f"character(s) {bad!r}; use letters and one '...'")
+        if "..." in term:
+            if len(shape) < len(letters):
+                raise ValueError(f"einsum: operand {i} has shape {shape} (ndim {len(shape)}), "
+                                 f"fewer axes than the {len(letters)} letters of {term!r}")
+            ellipsis_ndims.append(len(shape) - len(letters))
+        else:
+            if len(letters) != len(shape):
+                raise ValueError(f"einsum: operand {i} has shape {shape} (ndim {len(shape)}), "
+                                 f"but its subscripts {term!r} name {len(letters)} axes")
+            ellipsis_ndims.append(None)
+    fresh = [c for c in string.ascii_letters if c not in s]
+    n_ell = max((d for d in ellipsis_ndims if d is not None), default=0)
+    if n_ell > len(fresh):
+        raise ValueError("einsum: too many axes under '...' for the letters left")
+    ell = "".join(fresh[:n_ell])
+    terms_x = [t if d is None else t.replace("...", ell[n_ell - d:]) for t, d in zip(terms, ellipsis_ndims)]
+    if arrow:
+        if "..." in out:
+            out = out.replace("...", ell, 1)
+        elif n_ell:
+            raise ValueError(f"einsum: the operands have axes under '...' but the output "
+                             f"{out!r} has no '...'")
+        bad = [c for c in out if c not in string.ascii_letters]
+        if bad:
+            raise ValueError(f"einsum: output subscripts {out!r} contain invalid character(s) {bad!r}")
+        counts = Counter(out)
+        if any(k > 1 for k in counts.values()):
+            raise ValueError(f"einsum: output subscripts {out!r} repeat a letter")
+        missing = [c for c in out if c not in "".join(terms_x)]
+        if missing:
+            raise ValueError(f"einsum: output letter(s) {missing} do not appear in the inputs")
+    else:
+        counts = Counter("".join(t.replace("...", "") for t in terms))
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1))
+    sizes = {}
+    for i, (term, shape) in enumerate(zip(terms_x, shapes)):
+        own = {}
+        for c, n in zip(term, shape):
+            if own.setdefault(c, n) != n:
+                raise ValueError(f"einsum: operand {i} repeats letter {c!r} over axes of "
+                                 f"different sizes ({own[c]} != {n}), shape {shape}")
+            if sizes.get(c, 1) == 1:
+                sizes[c] = n
+            elif n not in (1, sizes[c]):
+                raise ValueError(f"einsum: letter {c!r} has size {sizes[c]} in one operand and "
+                                 f"{n} in operand {i} (shape {shape})")
+    return tuple(terms_x), out, MappingProxyType(sizes)
+
+
+def einsum(subscripts, *operands, optimize=None):
+    """Einstein summation, as ``numpy.einsum``, differentiable in every mode.
+
+    Parameters
+    ----------
+    subscripts : str
+        Letters per operand separated by commas, ``'...'`` for broadcast
+        axes, and optionally ``'->'`` and the output letters (without it,
+        the output is the letters that appear once, sorted, as in NumPy).
+        Axes of size 1 broadcast against the same letter elsewhere.
+    *operands : arrays or value types
+    optimize : ignored
+        Accepted for NumPy compatibility; the contraction order is chosen
+        by the backend.
+
+    The backend must provide ``einsum`` (NumPy and CuPy do; the array API
+    standard does not, so ``array_api_strict`` raises NotImplementedError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> out, t = jvp(lambda a: ops.einsum("ij,ij->", a, a), (a,), (np.ones_like(a),))
+    >>> float(out), float(t)
+    (30.0, 20.0)
+    """
+    del optimize
+    if not isinstance(subscripts, str):  # the interleaved form: operand, sublist, ...
+        subscripts, operands = _einsum_subscripts((subscripts,) + operands)
+    if not operands:
+        raise ValueError("einsum: needs at least one operand")
+    terms, out, sizes = _parse_einsum(subscripts, tuple(shape_of(o) for o in operands))
+    ops_ = []
+    for term, o in zip(terms, operands):
+        target = tuple(sizes[c] for c in term)
+        if shape_of(o) != target:
+            o = _shape.broadcast_to(o, target)
+        ops_.append(o)
+    return bind(_einsum_p, *ops_, subscripts=",".join(terms) + "->" + out)
+
+
+
+def _einsum_subscripts(args):
+    """The operands and subscripts of the interleaved form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
+    letters = string.ascii_letters
+
+    def term(sub):
+        if not isinstance(sub, (list, tuple)) or not all(
+                s is Ellipsis or (isinstance(s, int) and 0 <= s < len(letters)) for s in sub):
+            raise TypeError("einsum: subscripts must be a string such as 'ij,jk->ik', or the "
+                            "interleaved form einsum(a, [0, 1], b, [1, 2], [0, 2]) with sublists "
+                            f"of ints below {len(letters)}; got a sublist {sub!r}")
+        return "".join("..." if s is Ellipsis else letters[s] for s in sub)
+
+    operands, terms = list(args[0::2]), [term(s) for s in args[1::2]]
+    out = "->" + term(args[-1]) if len(args) % 2 else ""
+    if len(args) % 2:
+        operands = operands[:-1]
+    return ",".join(terms) + out, operands

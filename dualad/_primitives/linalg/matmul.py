@@ -1,0 +1,80 @@
+"""``matmul``, with NumPy's 1-d rules, and its JVP and VJPs."""
+
+from __future__ import annotations
+
+from dualad._base.core import bind
+from dualad._base.shapes import ndim_of, shape_of
+from dualad._primitives import shape as _shape
+from dualad._primitives.linalg.common import _add, _batched, _lift, _mul
+from dualad._table.entries import custom
+
+__all__ = ["matmul"]
+
+
+# -- matmul -------------------------------------------------------------------------
+def _matmul_jvp(primals, tangents, ans, **_):
+    x, y = primals
+    tx, ty = tangents
+    if not _batched(primals, tangents):
+        out = None if tx is None else matmul(tx, y)
+        if ty is not None:
+            term = matmul(x, ty)
+            out = term if out is None else _add(out, term)
+        return out
+    # A chunk of k directions: promote 1-d operands to matrices as NumPy does
+    # (so that k is never taken for a matrix axis), give each tangent the
+    # output's batch rank behind k, and drop the promoted axes at the end.
+    nx, ny = ndim_of(x), ndim_of(y)
+    x2 = _shape.expand_dims(x, 0) if nx == 1 else x
+    y2 = _shape.expand_dims(y, -1) if ny == 1 else y
+    nd = max(ndim_of(x2), ndim_of(y2))
+    out = None
+    if tx is not None:
+        out = matmul(_lift(_shape.expand_dims(tx, 1) if nx == 1 else tx, nd), y2)
+    if ty is not None:
+        term = matmul(x2, _lift(_shape.expand_dims(ty, -1) if ny == 1 else ty, nd))
+        out = term if out is None else _add(out, term)
+    s = shape_of(out)
+    if nx == 1:
+        s = s[:-2] + s[-1:]
+    if ny == 1:
+        s = s[:-1]
+    return _shape.reshape(out, s)
+
+
+# One VJP rule per operand, so that the cotangent of constant data (a batch of
+# inputs, a design matrix) is never computed: it costs a whole matmul.
+def _matmul_vjp_x(g, ans, x, y):
+    nx, ny = ndim_of(x), ndim_of(y)
+    if nx == 1 and ny == 1:
+        return _mul(g, y)
+    if nx == 1:
+        return _shape.unbroadcast(matmul(y, _shape.expand_dims(g, -1))[..., 0], shape_of(x))
+    if ny == 1:
+        return _shape.unbroadcast(_mul(_shape.expand_dims(g, -1), y), shape_of(x))
+    return _shape.unbroadcast(matmul(g, _shape.matrix_transpose(y)), shape_of(x))
+
+
+def _matmul_vjp_y(g, ans, x, y):
+    nx, ny = ndim_of(x), ndim_of(y)
+    if nx == 1 and ny == 1:
+        return _mul(g, x)
+    if nx == 1:
+        return _shape.unbroadcast(_mul(_shape.expand_dims(x, -1), _shape.expand_dims(g, -2)), shape_of(y))
+    if ny == 1:
+        # x^T g as a matrix-vector product (faster than g^T x as a 1 x m matrix product)
+        return _shape.unbroadcast(matmul(_shape.matrix_transpose(x), _shape.expand_dims(g, -1))[..., 0],
+                                  shape_of(y))
+    return _shape.unbroadcast(matmul(_shape.matrix_transpose(x), g), shape_of(y))
+
+
+_matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
+                   jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
+                   saves="inputs")
+
+
+def matmul(x, y):
+    """``x @ y`` with NumPy's rules for 1-d operands and batch broadcasting."""
+    if ndim_of(x) == 0 or ndim_of(y) == 0:
+        raise ValueError(f"matmul needs operands of ndim >= 1, got shapes {shape_of(x)} and {shape_of(y)}")
+    return bind(_matmul_p, x, y)
