@@ -40,11 +40,13 @@ __all__ = [
 ]
 
 
-def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, domain=None, doc=None):
+def _elementwise(name, impl, *partials, saves="inputs", save_partials=False, domain=None, doc=None,
+                 fresh=()):
     """An elementwise entry; ``saves`` says what its partials read (see ``Primitive``),
-    ``domain`` where it is smooth (see ``elementwise``)."""
+    ``domain`` where it is smooth and ``fresh`` which partials return new arrays (see
+    ``elementwise``)."""
     return _function(elementwise(name, impl, *partials, saves=saves, save_partials=save_partials,
-                                 domain=domain), doc)
+                                 domain=domain, fresh=fresh), doc)
 
 
 def _function(prim, doc=None):
@@ -81,7 +83,8 @@ multiply = _elementwise("multiply", lambda xp, x, y: x * y,
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
-                      lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO))
+                      lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO),
+                      fresh=True)
 negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none")
 
 
@@ -101,7 +104,8 @@ def _pow_exponent_partial(ans, x, y):
 
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
-                    _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL))
+                    _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL),
+                    fresh=True)
 
 
 def _integer_pow_partial(ans, x, *, exponent):
@@ -124,7 +128,7 @@ def _const_pow(xp, x, *, exponent):
 
 # A constant exponent (``x ** 3``) needs no log(x) and is exact for negative
 # bases, so it gets its own primitive, as JAX's integer_pow does.
-_integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial)
+_integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial, fresh=True)
 
 
 def power(x, y):
@@ -143,7 +147,7 @@ def power(x, y):
     return _pow(x, y)
 
 
-_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,))
+_abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,), fresh=True)
 
 
 def abs(x):
@@ -166,12 +170,13 @@ def abs(x):
 
 abs.primitive = _abs.primitive
 sign = _zero("sign", lambda xp, x: xp.sign(x))
-square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x))
+square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x), fresh=True)
 sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
                     domain=(POSITIVE,),
-                    doc="``sqrt``; its derivative at 0 is ``inf``.")
+                    doc="``sqrt``; its derivative at 0 is ``inf``.", fresh=True)
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
-                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,))
+                    lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,),
+                    fresh=True)
 
 
 def _cbrt(xp, x):
@@ -181,48 +186,52 @@ def _cbrt(xp, x):
 
 
 reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
-                          lambda ans, x: negative(square(ans)), saves="output", domain=(NONZERO,))
+                          lambda ans, x: negative(square(ans)), saves="output", domain=(NONZERO,), fresh=True)
 
 # -- exponentials and logarithms ------------------------------------------------
 exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output")
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
-                    lambda ans, x: multiply(ans, math.log(2.0)), saves="output")
-expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output")
-log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,))
+                    lambda ans, x: multiply(ans, math.log(2.0)), saves="output", fresh=True)
+expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output", fresh=True)
+log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,),
+                   fresh=True)
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
-                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,))
+                    lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,), fresh=True)
 log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
-                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))), domain=(POSITIVE,))
+                     lambda ans, x: reciprocal(multiply(x, math.log(10.0))), domain=(POSITIVE,), fresh=True)
 log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
-                     lambda ans, x: reciprocal(x + 1.0), domain=(((-1.0, math.inf),),))
+                     lambda ans, x: reciprocal(x + 1.0), domain=(((-1.0, math.inf),),), fresh=True)
 logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
-                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all")
+                         lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all",
+                         fresh=True)
 
 # -- trigonometric and hyperbolic --------------------------------------------------
-sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x))
-cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)))
+sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x), fresh=True)
+cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)), fresh=True)
 tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output",
-                   domain=(((-math.pi / 2, math.pi / 2),),))  # one branch of its period
+                   domain=(((-math.pi / 2, math.pi / 2),),), fresh=True)  # one branch of its period
 arcsin = _elementwise("arcsin", lambda xp, x: xp.asin(x),
-                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))), domain=(UNIT,))
+                      lambda ans, x: reciprocal(sqrt(1.0 - square(x))), domain=(UNIT,), fresh=True)
 arccos = _elementwise("arccos", lambda xp, x: xp.acos(x),
-                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))), domain=(UNIT,))
+                      lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))), domain=(UNIT,), fresh=True)
 arctan = _elementwise("arctan", lambda xp, x: xp.atan(x),
-                      lambda ans, x: reciprocal(square(x) + 1.0))
+                      lambda ans, x: reciprocal(square(x) + 1.0), fresh=True)
 arctan2 = _elementwise(
     "arctan2", lambda xp, y, x: xp.atan2(y, x),
     lambda ans, y, x: divide(x, square(x) + square(y)),
     lambda ans, y, x: divide(negative(y), square(x) + square(y)),
-    domain=(REAL, POSITIVE))  # smooth off the origin and the cut x < 0; x > 0 is inside
-sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x))
-cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x))
-tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output")
+    domain=(REAL, POSITIVE), fresh=True)  # smooth off the origin and the cut x < 0; x > 0 is inside
+sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x), fresh=True)
+cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x), fresh=True)
+tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output",
+                    fresh=True)
 arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
-                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)))
+                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)), fresh=True)
 arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
-                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)), domain=(((1.0, math.inf),),))
+                       lambda ans, x: reciprocal(sqrt(square(x) - 1.0)), domain=(((1.0, math.inf),),),
+                       fresh=True)
 arctanh = _elementwise("arctanh", lambda xp, x: xp.atanh(x),
-                       lambda ans, x: reciprocal(1.0 - square(x)), domain=(UNIT,))
+                       lambda ans, x: reciprocal(1.0 - square(x)), domain=(UNIT,), fresh=True)
 
 
 def _hypot_partial(ans, x, y):
@@ -232,7 +241,7 @@ def _hypot_partial(ans, x, y):
 
 hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
                      _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all",
-                     domain=(NONZERO, REAL))  # smooth off the origin
+                     domain=(NONZERO, REAL), fresh=True)  # smooth off the origin
 
 # -- piecewise: the partials are masks, which the tape keeps instead of inputs --
 def _tie_shared(wins):
@@ -253,14 +262,14 @@ def _tie_shared(wins):
 
 maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
                        _tie_shared(lambda x, y: greater(x, y)),
-                       _tie_shared(lambda x, y: greater(y, x)), save_partials=True)
+                       _tie_shared(lambda x, y: greater(y, x)), save_partials=True, fresh=True)
 minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
                        _tie_shared(lambda x, y: less(x, y)),
-                       _tie_shared(lambda x, y: less(y, x)), save_partials=True)
+                       _tie_shared(lambda x, y: less(y, x)), save_partials=True, fresh=True)
 relu = _elementwise("relu", lambda xp, x: xp.maximum(x, 0.0), lambda ans, x: greater(x, 0),
                     save_partials=True, domain=(NONZERO,),
                     doc="``max(x, 0)`` with ``relu'(0) = 0``, as ``torch.relu`` and ``jax.nn.relu``; "
-                        "the tape keeps a mask, not ``x``.")
+                        "the tape keeps a mask, not ``x``.", fresh=True)
 
 
 def _where_impl(xp, c, x, y):
@@ -278,7 +287,7 @@ where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: None,
                      lambda ans, c, x, y: c,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,
-                     doc="``where(condition, x, y)``; no derivative flows to the condition.")
+                     doc="``where(condition, x, y)``; no derivative flows to the condition.", fresh=(2,))
 
 # -- complex parts: linear over the reals --------------------------------------------
 # Each sees complex inputs only (the functions below answer real ones), and
@@ -297,7 +306,7 @@ def _to_complex(g, dtype):
 
 
 _real_p = linear("real", lambda xp, x: xp.real(x),
-                 lambda g, x: (_to_complex(g, x[1]),))
+                 lambda g, x: (_to_complex(g, x[1]),), fresh=True)
 
 
 def _imag_transpose(g, x):
@@ -305,8 +314,8 @@ def _imag_transpose(g, x):
     return (multiply(g, _complex_constant(g, -1j)),)  # d Im(z) pairs with -i
 
 
-_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose)
-_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),))
+_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose, fresh=True)
+_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),), fresh=True)
 
 
 def real(x):
@@ -357,7 +366,8 @@ floor_divide.__doc__ = ("``x // y``, NumPy's floored division (not ``floor(x / y
 # derivatives 1 and -(x // y), jumping where x / y is an integer.
 remainder = _elementwise("remainder", lambda xp, x, y: xp.remainder(x, y), _one,
                          lambda ans, x, y: negative(floor_divide(x, y)),
-                         doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.")
+                         doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.",
+                         fresh=(1,))
 
 
 def round(x, decimals=0):

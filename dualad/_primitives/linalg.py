@@ -253,7 +253,7 @@ def _matmul_vjp_y(g, ans, x, y):
 
 _matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
                    jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
-                   saves="inputs")
+                   saves="inputs", fresh=True)
 
 
 def matmul(x, y):
@@ -315,7 +315,7 @@ def _solve_vjp(g, ans, a, b, *, vector):
 
 
 _solve_p = custom("solve", _solve_impl, jvp=_solve_jvp, vjp=_solve_vjp,
-                  chunked=True)
+                  chunked=True, fresh=True)
 
 
 def solve(a, b):
@@ -377,7 +377,7 @@ def _inv_vjp(g, ans, a):
 
 
 _inv_p = custom("inv", lambda xp, a: xp.linalg.inv(a), jvp=_inv_jvp,
-                vjp=_inv_vjp, chunked=True, saves="output")
+                vjp=_inv_vjp, chunked=True, saves="output", fresh=True)
 
 
 def inv(a):
@@ -429,7 +429,7 @@ def _det_vjp(g, ans, a):
 
 
 _det_p = custom("det", lambda xp, a: xp.linalg.det(a), jvp=_det_jvp,
-                vjp=_det_vjp, chunked=True)
+                vjp=_det_vjp, chunked=True, fresh=True)
 
 
 def det(a):
@@ -480,7 +480,7 @@ def _slogdet_vjp(g, ans, a):
 
 
 _slogdet_p = custom("slogdet", _slogdet_impl, jvp=_slogdet_jvp,
-                    vjp=_slogdet_vjp, chunked=True, multiple_results=True)
+                    vjp=_slogdet_vjp, chunked=True, multiple_results=True, fresh=True)
 
 
 def slogdet(a):
@@ -527,7 +527,7 @@ def _cholesky_vjp(g, ans, a):
 
 _cholesky_p = custom("cholesky", lambda xp, a: xp.linalg.cholesky(a),
                      jvp=_cholesky_jvp, vjp=_cholesky_vjp, chunked=True,
-                     saves="output")
+                     saves="output", fresh=True)
 
 
 def cholesky(a, /, *, upper=False):
@@ -591,7 +591,7 @@ def _qr_vjp(g, ans, a):
 
 
 _qr_p = custom("qr", _qr_impl, jvp=_qr_jvp, vjp=_qr_vjp, chunked=True,
-               multiple_results=True, saves="output")
+               multiple_results=True, saves="output", fresh=True)
 
 
 def qr(a, mode="reduced"):
@@ -701,7 +701,7 @@ def _lu_vjp(g, ans, a):
 
 
 _lu_p = custom("lu", _lu_impl, jvp=_lu_jvp, vjp=_lu_vjp, chunked=True,
-               multiple_results=True, saves="output")
+               multiple_results=True, saves="output", fresh=True)
 
 
 def lu(a, permute_l=False):
@@ -813,7 +813,7 @@ def _eigh_vjp(g, ans, a):
 
 
 _eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
-                 chunked=True, multiple_results=True, saves="output")
+                 chunked=True, multiple_results=True, saves="output", fresh=True)
 
 
 def eigh(a, UPLO="L"):
@@ -872,7 +872,7 @@ def _eig_vjp(g, ans, a):
 
 
 _eig_p = custom("eig", lambda xp, a: tuple(xp.linalg.eig(a)), jvp=_eig_jvp, vjp=_eig_vjp, chunked=True,
-                multiple_results=True, saves="output")
+                multiple_results=True, saves="output", fresh=True)
 
 
 def eig(a):
@@ -968,7 +968,7 @@ def _svd_vjp(g, ans, a):
 
 
 _svd_p = custom("svd", _svd_impl, jvp=_svd_jvp, vjp=_svd_vjp,
-                chunked=True, multiple_results=True, saves="output")
+                chunked=True, multiple_results=True, saves="output", fresh=True)
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -1036,7 +1036,7 @@ def _norm2_vjp(g, ans, x, *, axis, keepdims):
 
 
 _norm2_p = custom("norm2", _norm2_impl, jvp=_norm2_jvp, vjp=_norm2_vjp,
-                  chunked=True)
+                  chunked=True, fresh=True)
 
 
 def _norm2(x, axis, keepdims):
@@ -1285,7 +1285,7 @@ def _einsum_vjp(g, ans, *args, subscripts):
 
 
 _einsum_p = custom("einsum", _einsum_impl, jvp=_einsum_jvp, vjp=_einsum_vjp,
-                   chunked=True, saves="inputs")
+                   chunked=True, saves="inputs", fresh=True)
 
 
 @lru_cache(maxsize=512)
@@ -1448,7 +1448,7 @@ def _pinv_impl(xp, a, *, rcond):
     return xp.linalg.pinv(a) if rcond is None else xp.linalg.pinv(a, rtol=rcond)
 
 
-_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all")
+_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all", fresh=True)
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):

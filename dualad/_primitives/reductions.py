@@ -33,7 +33,7 @@ def _expand(g, xshape, axis, keepdims):
 
 _sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),))
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), fresh=True)
 
 
 def _numpy_keywords(x, dtype, out, name):
@@ -120,7 +120,7 @@ def _prod_vjp(g, ans, x, *, axis, keepdims):
 
 _prod_p = custom(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True)
+    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, fresh=True)
 
 
 def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
@@ -153,7 +153,7 @@ def _extremum(name, reduce):
         weight, xshape = res
         return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
-    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True)
+    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True, fresh=True)
 
     def fn(x, axis=None, keepdims=False):
         axes = normalize_axes(axis, ndim_of(x))

@@ -55,7 +55,7 @@ def _reshape_impl(xp, x, *, shape):
 _reshape_p = linear(
     "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, fresh=True)
 
 
 def reshape(x, shape, order="C"):
@@ -87,7 +87,7 @@ def ravel(x):
 _permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
-    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])})
+    batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])}, fresh=True)
 
 
 def permute_dims(x, axes=None):
@@ -165,7 +165,7 @@ def unbroadcast(g, shape):
 _broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]})
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, fresh=True)
 
 
 def broadcast_to(x, shape):
@@ -207,7 +207,7 @@ def _concat_transpose(g, *avals, axis):
 
 
 _concat_p = linear("concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis),
-                   _concat_transpose, linear_args=None)
+                   _concat_transpose, linear_args=None, fresh=True)
 
 
 def concatenate(arrays, axis=0):
@@ -246,7 +246,7 @@ def split(x, indices_or_sections, axis=0):
 
 
 _flip_p = linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
-                 lambda g, x, *, axis: (flip(g, axis),))
+                 lambda g, x, *, axis: (flip(g, axis),), fresh=True)
 
 
 def flip(x, axis=None):
@@ -285,7 +285,7 @@ def _pad_impl(xp, x, *, pad_width):
 _pad_p = linear(
     "pad", _pad_impl,
     lambda g, x, *, pad_width: (getitem(g, tuple(slice(a, a + s) for s, (a, _) in zip(x[0], pad_width))),),
-    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
+    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]}, fresh=True)
 
 
 def pad(x, pad_width, constant_values=0.0):
@@ -379,7 +379,7 @@ def _getitem_impl(xp, x, *, idx):
 _getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
-    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g))
+    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g), fresh=True)
 
 
 def getitem(x, idx):
@@ -424,7 +424,7 @@ _gather_p = custom(
                                                          template=template),
     vjp=lambda g, res, *, template: (bind(_scatter_at_p, g, *res[1], shape=res[0], template=template),
                                      *(None for _ in res[1])),
-    residual=lambda ans, x, *indices, template: (shape_of(x), indices))
+    residual=lambda ans, x, *indices, template: (shape_of(x), indices), fresh=True)
 
 _scatter_at_p = custom(
     "scatter_at", lambda xp, values, *indices, shape, template: _scatter_impl(
@@ -434,7 +434,7 @@ _scatter_at_p = custom(
         _scatter_at_p, tangents[0], *primals[1:], shape=shape, template=template),
     vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
                                                 *(None for _ in indices)),
-    residual=lambda ans, values, *indices, shape, template: indices)
+    residual=lambda ans, values, *indices, shape, template: indices, fresh=True)
 
 
 def take(x, indices, axis=None):
@@ -476,7 +476,7 @@ def _scatter_batch(params, k):
 # (repeated advanced indices accumulate).
 _scatter_p = linear("scatter", _scatter_impl,
                     lambda g, values, *, shape, idx: (getitem(g, idx),),
-                    batch=_scatter_batch)
+                    batch=_scatter_batch, fresh=True)
 
 
 def scatter(values, shape, idx):
@@ -574,7 +574,7 @@ def index_set(base, values, idx):
 # The transpose casts back: a linear entry's cotangent takes its input's dtype (the
 # real part first for a real input, since strict namespaces refuse complex-to-real).
 _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (g,))
+                   lambda g, x, *, dtype: (g,), fresh=True)
 
 
 _PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
@@ -603,7 +603,7 @@ def _cumsum_impl(xp, x, *, axis):
 
 
 _cumsum_p = linear("cumsum", _cumsum_impl,
-                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
+                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),), fresh=True)
 
 
 def cumsum(x, axis=None):

@@ -60,9 +60,23 @@ class Primitive:
     broadcast (every elementwise entry, and comparisons, ``floor``, ...), so
     :func:`dualad.vmap` applies it to a whole batch at once.
 
+    ``fresh`` is the entry's declaration of which of its rules' results are
+    fresh (the ``fresh=`` of its constructor): the local partials of an
+    elementwise entry, the VJP cotangents of a linear or custom one, by
+    position. Each array a fresh result holds is new memory, shared with
+    nothing the rule was given nor kept by it, or a view (never written); a
+    fresh cotangent may also be the cotangent handed on as it is, and a
+    partial of Dual arguments may keep an argument's tangent (Dual arithmetic
+    adding a constant does), which the caller tells by identity
+    (``dualad._table.ownership.made_by_call``).
+    The code calling the rule may then write into it. ``fresh_cotangents``
+    is what a reverse pass reads: for one of dualad's elementwise entries
+    every cotangent, since those are products it computes (a partial of 1
+    hands the cotangent on as it is). Nothing is fresh unless declared; the
+    table's tests check every declaration on every case.
+
     ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
-    whose rules return new arrays or their own arguments, so that the code
-    calling them may write into what they make (``dualad._table.ownership``).
+    whose derived products the code calling them may write into.
 
     Examples
     --------
@@ -74,7 +88,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
-                 "builtin", "broadcasts", "__weakref__")
+                 "builtin", "broadcasts", "fresh", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     partials = None         # local partials, for entries that have them (elementwise)
@@ -93,11 +107,17 @@ class Primitive:
         self.residual = residual
         self.builtin = False
         self.broadcasts = False
+        self.fresh = NOTHING
         if register:
             REGISTRY[name] = self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+    @property
+    def fresh_cotangents(self) -> Any:
+        """The positions of the VJP's cotangents that are fresh (see ``fresh``)."""
+        return self.fresh
 
     @property
     def saves_values(self) -> bool:
@@ -144,16 +164,47 @@ class Primitive:
         raise NotImplementedError
 
 
+# -- which results of an entry's rules are fresh ----------------------------------------
+class _Every:
+    """``fresh=True``: every position."""
+
+    __slots__ = ()
+
+    def __contains__(self, i: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "EVERY"
+
+
+EVERY = _Every()
+NOTHING: frozenset = frozenset()
+
+
+def _declared(fresh: Any) -> Any:
+    """A constructor's ``fresh=``: True for every position, else the positions given."""
+    return EVERY if fresh is True else frozenset(fresh) if fresh else NOTHING
+
+
 # -- elementwise: local partials -----------------------------------------------------
 class Elementwise(Primitive):
     __slots__ = ("partials", "domain")
+
+    @property
+    def fresh_cotangents(self) -> Any:
+        """Every cotangent, for dualad's own entries: products, negations or selections
+        of their partials (``scale``), new memory, or the cotangent itself for a partial
+        of 1 (told by identity). A user's partial may return a value whose product is
+        not new: nothing, as for every rule of a user's entry not declared fresh."""
+        return EVERY if self.builtin else NOTHING
 
     def jvp(self, primals, tangents, ans, params, nb):
         """Sum of local partial times tangent, broadcast to the output."""
         out, owned, track = None, False, None
         unary = len(primals) == 1
         ans_ndim = ndim_of(ans) if nb and not unary else 0
-        for partial, t, x in zip(self.partials, tangents, primals):
+        fresh = self.fresh
+        for i, (partial, t, x) in enumerate(zip(self.partials, tangents, primals)):
             if t is None:
                 continue
             p = partial(ans, *primals, **params)
@@ -167,7 +218,7 @@ class Elementwise(Primitive):
             if out is not None and type(p) is int and p == -1:
                 out, owned = _inplace.sub(out, t, owned, track=track)  # one pass, not negate and add
                 continue
-            p_owned = track and _inplace.made_by_call(p, (ans, primals, params))
+            p_owned = track and i in fresh and _inplace.made_by_call(p, (ans, primals))
             term, term_owned = scale(p, t, p_owned, track)
             if out is None:
                 out, owned = term, term_owned
@@ -196,12 +247,13 @@ class Elementwise(Primitive):
                          for p, need, av in zip(partials, needs, avals))
         ans, args = res
         cots = []
-        for f, need, a in zip(self.partials, needs, args):
+        fresh = self.fresh
+        for i, (f, need, a) in enumerate(zip(self.partials, needs, args)):
             p = f(ans, *args, **params) if need else None
             if p is None:
                 cots.append(None)
                 continue
-            owned = self.builtin and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args, params))
+            owned = i in fresh and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args))
             cots.append(cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a))
         return tuple(cots)
 
@@ -296,7 +348,8 @@ def _stack_or_none(ts, like):
 
 # -- constructors -------------------------------------------------------------------------
 def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "inputs",
-                save_partials: bool = False, domain: tuple | None = None) -> Elementwise:
+                save_partials: bool = False, domain: tuple | None = None,
+                fresh: Any = ()) -> Elementwise:
     """An entry given by its local partials, one per argument.
 
     ``partials[i](ans, *args, **params)`` is d ans / d args[i] elementwise:
@@ -307,6 +360,9 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
     entry is smooth in argument ``i`` (default :data:`REAL` for each, or
     :data:`POSITIVE`, :data:`NONZERO`, :data:`UNIT`): it says where the
     derivative exists, and the table's tests draw their inputs from it.
+    ``fresh`` declares which partials return new arrays (positions, or True
+    for all; see ``Primitive``): ``lambda ans, x: ops.cos(x)`` does,
+    ``lambda ans, x, y: y`` does not.
 
     Examples
     --------
@@ -328,6 +384,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
     prim = Elementwise(name, impl, scalar_ok=True, saves=saves)
     prim.broadcasts = True
     prim.partials, prim.domain = partials, tuple(domain)
+    prim.fresh = _declared(fresh)
     if save_partials:
         prim.residual = lambda ans, *args, **params: tuple(p(ans, *args, **params) for p in partials)
     return prim
@@ -335,7 +392,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
 
 def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | None = None,
            linear_args: tuple | None = (0,), scalar_ok: bool = False,
-           add_transpose: Callable | None = None) -> Linear:
+           add_transpose: Callable | None = None, fresh: Any = ()) -> Linear:
     """An entry linear in the arguments at ``linear_args`` (all of them for ``None``).
 
     ``transpose(g, *avals, **params)`` returns one cotangent per argument
@@ -348,10 +405,12 @@ def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | 
     argument, may add the transpose of ``g`` into the accumulated cotangent
     ``acc`` (a ``dualad._table.ownership.Accumulator``) in place and return True, or
     return False to have ``transpose`` used (getitem: ``acc[idx] += g``).
+    ``fresh`` declares which cotangents ``transpose`` returns fresh (see ``Primitive``).
     """
     prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals")
     prim.transpose, prim.linear_args, prim.add_transpose = transpose, linear_args, add_transpose
     prim.batch = batch if batch is not None else _same_params
+    prim.fresh = _declared(fresh)
     return prim
 
 
@@ -362,7 +421,7 @@ def _same_params(params, k):
 def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
            chunked: bool = False, multiple_results: bool = False, saves: str = "all",
            residual: Callable | None = None, scalar_ok: bool = False,
-           register: bool = True) -> Custom:
+           register: bool = True, fresh: Any = ()) -> Custom:
     """An entry with its JVP and VJP written side by side.
 
     ``jvp(primals, tangents, ans, **params)`` gets ``None`` for constant
@@ -373,10 +432,12 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
     needs are not computed), or ``vjp(g, residual, **params)`` with
     ``residual``.
     ``register=False`` keeps a user's operation out of the built-in table.
+    ``fresh`` declares which cotangents ``vjp`` returns fresh (see ``Primitive``).
     """
     prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
                   saves=saves, residual=residual, register=register)
     prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked
+    prim.fresh = _declared(fresh)
     return prim
 
 
