@@ -37,7 +37,8 @@ Reverse rules
     cotangent is not needed), ``shared_by_key``.
 Cotangent buffers
     ``Accumulator`` (sums cotangents, in place once it owns a buffer),
-    ``made_by_call``, ``is_large``.
+    ``made_by_call`` (whether a result its entry declares fresh, ``Primitive.fresh``,
+    may be written: it is none of the call's direct arguments), ``is_large``.
 Errors that read the same in every mode
     ``describe``, ``is_operand``, ``check_count``, ``check_number``,
     ``check_differentiable``, ``check_scalar_output``, ``check_output_leaves``,

@@ -148,7 +148,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
 
     Each slot sums its cotangents in an :class:`~dualad.interpreter.Accumulator`:
     the cotangents given here are borrowed, and so is any a VJP passes on
-    unchanged; one a built-in VJP made may be added into (``made_by_call``).
+    unchanged; one its entry declares fresh (``Primitive.fresh``) may be added into.
     """
     grads: dict[int, list] = {}
     leaf_grads: dict[int, tuple] = {}
@@ -197,11 +197,11 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if create_graph and prim.saves_values:
                 res = _as_tensor_args(node, res, level)
             cots = checked_vjp(node, g, res) if anomaly else prim.vjp(g, res, node.needs, node.params)
-            builtin = prim.builtin
-            for p, c in zip(parents, cots):
+            fresh = prim.fresh_cotangents
+            for i, (p, c) in enumerate(zip(parents, cots)):
                 if p is None or c is None:
                     continue
-                owned = builtin and is_large(c) and made_by_call(c, (g, res, node.params))
+                owned = i in fresh and is_large(c) and made_by_call(c, (g,))
                 target, index = p
                 if type(target) is not Node:
                     _accumulator(grads, leaf_grads, target, index).add(c, owned)

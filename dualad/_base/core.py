@@ -32,10 +32,6 @@ class Value:
     batches = False  # True for a value that stands for several values at once (vmap)
     made_by = "a transform"  # what makes such values, as an error message names it
 
-    def _held(self) -> tuple:
-        """The values this one holds (``dualad._table.ownership``: what it may share)."""
-        return (self._strip(),)
-
     def _writable_parts(self) -> tuple:
         """The arrays inside this value that its owner may write in place (none)."""
         return ()

@@ -59,9 +59,6 @@ class Dual(ArrayLike, Value):
     def _strip(self):
         return self.primal
 
-    def _held(self) -> tuple:
-        return self.primal, self.tangent
-
     def _writable_parts(self) -> tuple:
         return self.primal, self.tangent
 

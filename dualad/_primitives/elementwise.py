@@ -96,7 +96,7 @@ divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
                       lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO),
                       ufunc="divide", scalar_form="{0} / {1}",
-                      simplifications=("div_one", "uniform_const"))
+                      simplifications=("div_one", "uniform_const"), fresh=True)
 negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none",
                         ufunc="negative", scalar_form="-{0}", simplifications=("neg_neg", "neg_scale"))
 
@@ -118,7 +118,7 @@ def _pow_exponent_partial(ans, x, y):
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
                     _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL),
-                    ufunc="power")
+                    ufunc="power", fresh=True)
 
 
 def _integer_pow_partial(ans, x, *, exponent):
@@ -143,7 +143,7 @@ def _const_pow(xp, x, *, exponent):
 # bases, so it gets its own primitive, as JAX's integer_pow does.
 _integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial,
                             ufunc="square", ufunc_params={"exponent": 2},
-                            scalar_form="{0} * {0}")
+                            scalar_form="{0} * {0}", fresh=True)
 
 
 def power(x, y):
@@ -163,7 +163,7 @@ def power(x, y):
 
 
 _abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,),
-                    ufunc="abs", scalar_form="abs({0})")
+                    ufunc="abs", scalar_form="abs({0})", fresh=True)
 
 
 def abs(x):
@@ -187,13 +187,13 @@ def abs(x):
 abs.primitive = _abs.primitive
 sign = _zero("sign", lambda xp, x: xp.sign(x), ufunc="sign")
 square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x),
-                      ufunc="square", scalar_form="{0} * {0}")
+                      ufunc="square", scalar_form="{0} * {0}", fresh=True)
 sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
                     domain=(POSITIVE,),
-                    doc="``sqrt``; its derivative at 0 is ``inf``.", ufunc="sqrt")
+                    doc="``sqrt``; its derivative at 0 is ``inf``.", ufunc="sqrt", fresh=True)
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
                     lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,),
-                    ufunc="cbrt")
+                    ufunc="cbrt", fresh=True)
 
 
 def _cbrt(xp, x):
@@ -204,58 +204,61 @@ def _cbrt(xp, x):
 
 reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
                           lambda ans, x: negative(square(ans)), saves="output", domain=(NONZERO,),
-                          ufunc="reciprocal", scalar_form="1.0 / {0}")
+                          ufunc="reciprocal", scalar_form="1.0 / {0}", fresh=True)
 
 # -- exponentials and logarithms ------------------------------------------------
 exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output", ufunc="exp")
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
-                    lambda ans, x: multiply(ans, math.log(2.0)), saves="output")
+                    lambda ans, x: multiply(ans, math.log(2.0)), saves="output", fresh=True)
 expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output",
-                     ufunc="expm1")
+                     ufunc="expm1", fresh=True)
 log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,),
-                   ufunc="log")
+                   ufunc="log", fresh=True)
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
                     lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,),
-                    ufunc="log2")
+                    ufunc="log2", fresh=True)
 log10 = _elementwise("log10", lambda xp, x: xp.log10(x),
                      lambda ans, x: reciprocal(multiply(x, math.log(10.0))), domain=(POSITIVE,),
-                     ufunc="log10")
+                     ufunc="log10", fresh=True)
 log1p = _elementwise("log1p", lambda xp, x: xp.log1p(x),
                      lambda ans, x: reciprocal(x + 1.0), domain=(((-1.0, math.inf),),),
-                     ufunc="log1p")
+                     ufunc="log1p", fresh=True)
 logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
                          lambda ans, x, y: exp(x - ans), lambda ans, x, y: exp(y - ans), saves="all",
-                         ufunc="logaddexp")
+                         ufunc="logaddexp", fresh=True)
 
 # -- trigonometric and hyperbolic --------------------------------------------------
-sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x), ufunc="sin")
-cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)), ufunc="cos")
+sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x), ufunc="sin", fresh=True)
+cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)), ufunc="cos", fresh=True)
 tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output",
-                   domain=(((-math.pi / 2, math.pi / 2),),), ufunc="tan")  # one branch of its period
+                   domain=(((-math.pi / 2, math.pi / 2),),),
+                   ufunc="tan", fresh=True)  # one branch of its period
 arcsin = _elementwise("arcsin", lambda xp, x: xp.asin(x),
                       lambda ans, x: reciprocal(sqrt(1.0 - square(x))), domain=(UNIT,),
-                      ufunc="arcsin")
+                      ufunc="arcsin", fresh=True)
 arccos = _elementwise("arccos", lambda xp, x: xp.acos(x),
                       lambda ans, x: negative(reciprocal(sqrt(1.0 - square(x)))), domain=(UNIT,),
-                      ufunc="arccos")
+                      ufunc="arccos", fresh=True)
 arctan = _elementwise("arctan", lambda xp, x: xp.atan(x),
-                      lambda ans, x: reciprocal(square(x) + 1.0), ufunc="arctan")
+                      lambda ans, x: reciprocal(square(x) + 1.0), ufunc="arctan", fresh=True)
 arctan2 = _elementwise(
     "arctan2", lambda xp, y, x: xp.atan2(y, x),
     lambda ans, y, x: divide(x, square(x) + square(y)),
     lambda ans, y, x: divide(negative(y), square(x) + square(y)),
-    domain=(REAL, POSITIVE), ufunc="arctan2")  # smooth off the origin and the cut x < 0; x > 0 is inside
-sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x), ufunc="sinh")
-cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x), ufunc="cosh")
+    domain=(REAL, POSITIVE),
+    ufunc="arctan2", fresh=True)  # smooth off the origin and the cut x < 0; x > 0 is inside
+sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x), ufunc="sinh", fresh=True)
+cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x), ufunc="cosh", fresh=True)
 tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output",
-                    ufunc="tanh")
+                    ufunc="tanh", fresh=True)
 arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
-                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)), ufunc="arcsinh")
+                       lambda ans, x: reciprocal(sqrt(square(x) + 1.0)), ufunc="arcsinh", fresh=True)
 arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
                        lambda ans, x: reciprocal(sqrt(square(x) - 1.0)), domain=(((1.0, math.inf),),),
-                       ufunc="arccosh")
+                       ufunc="arccosh", fresh=True)
 arctanh = _elementwise("arctanh", lambda xp, x: xp.atanh(x),
-                       lambda ans, x: reciprocal(1.0 - square(x)), domain=(UNIT,), ufunc="arctanh")
+                       lambda ans, x: reciprocal(1.0 - square(x)),
+                       domain=(UNIT,), ufunc="arctanh", fresh=True)
 
 
 def _hypot_partial(ans, x, y):
@@ -265,7 +268,7 @@ def _hypot_partial(ans, x, y):
 
 hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
                      _hypot_partial, lambda ans, x, y: _hypot_partial(ans, y, x), saves="all",
-                     domain=(NONZERO, REAL), ufunc="hypot")  # smooth off the origin
+                     domain=(NONZERO, REAL), ufunc="hypot", fresh=True)  # smooth off the origin
 
 # -- piecewise: the partials are masks, which the tape keeps instead of inputs --
 def _tie_shared(wins):
@@ -286,14 +289,15 @@ def _tie_shared(wins):
 
 maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
                        _tie_shared(lambda x, y: greater(x, y)),
-                       _tie_shared(lambda x, y: greater(y, x)), save_partials=True, ufunc="maximum")
+                       _tie_shared(lambda x, y: greater(y, x)),
+                       save_partials=True, ufunc="maximum", fresh=True)
 minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
                        _tie_shared(lambda x, y: less(x, y)),
-                       _tie_shared(lambda x, y: less(y, x)), save_partials=True, ufunc="minimum")
+                       _tie_shared(lambda x, y: less(y, x)), save_partials=True, ufunc="minimum", fresh=True)
 relu = _elementwise("relu", lambda xp, x: xp.maximum(x, 0.0), lambda ans, x: greater(x, 0),
                     save_partials=True, domain=(NONZERO,),
                     doc="``max(x, 0)`` with ``relu'(0) = 0``, as ``torch.relu`` and ``jax.nn.relu``; "
-                        "the tape keeps a mask, not ``x``.")
+                        "the tape keeps a mask, not ``x``.", fresh=True)
 
 
 def _where_impl(xp, c, x, y):
@@ -311,7 +315,7 @@ where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: None,
                      lambda ans, c, x, y: c,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,
-                     doc="``where(condition, x, y)``; no derivative flows to the condition.")
+                     doc="``where(condition, x, y)``; no derivative flows to the condition.", fresh=(2,))
 
 # -- complex parts: linear over the reals --------------------------------------------
 # Each sees complex inputs only (the functions below answer real ones), and
@@ -330,7 +334,7 @@ def _to_complex(g, dtype):
 
 
 _real_p = linear("real", lambda xp, x: xp.real(x),
-                 lambda g, x: (_to_complex(g, x[1]),))
+                 lambda g, x: (_to_complex(g, x[1]),), fresh=True)
 
 
 def _imag_transpose(g, x):
@@ -338,8 +342,8 @@ def _imag_transpose(g, x):
     return (multiply(g, _complex_constant(g, -1j)),)  # d Im(z) pairs with -i
 
 
-_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose)
-_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),))
+_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose, fresh=True)
+_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),), fresh=True)
 
 
 def real(x):
@@ -382,7 +386,7 @@ real.primitive, imag.primitive, conj.primitive = _real_p, _imag_p, _conj_p
 # The transpose casts back: a linear entry's cotangent takes its input's dtype (the
 # real part first for a real input, since strict namespaces refuse complex-to-real).
 _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (g,), simplifications=("same_dtype",))
+                   lambda g, x, *, dtype: (g,), simplifications=("same_dtype",), fresh=True)
 
 
 _PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
@@ -417,7 +421,8 @@ floor_divide.__doc__ = ("``x // y``, NumPy's floored division (not ``floor(x / y
 # derivatives 1 and -(x // y), jumping where x / y is an integer.
 remainder = _elementwise("remainder", lambda xp, x, y: xp.remainder(x, y), _one,
                          lambda ans, x, y: negative(floor_divide(x, y)),
-                         doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.")
+                         doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.",
+                         fresh=(1,))
 
 
 def round(x, decimals=0):

@@ -45,7 +45,7 @@ def _fftn_impl(xp, x, *, axes, norm, inverse):
 
 _fftn_p = linear("fftn", _fftn_impl,
                  lambda g, x, *, axes, norm, inverse: (bind(_fftn_p, g, axes=axes, norm=norm,
-                                                            inverse=inverse),))
+                                                            inverse=inverse),), fresh=True)
 
 
 def _rfft_transpose(g, x, *, axis, norm):
@@ -57,7 +57,7 @@ def _rfft_transpose(g, x, *, axis, norm):
 
 _rfft_p = linear("rfft",
                  lambda xp, x, *, axis, norm: xp.fft.rfft(whole_along(x, (axis,)), axis=axis, norm=norm),
-                 _rfft_transpose)
+                 _rfft_transpose, fresh=True)
 
 
 def _irfft_transpose(g, c, *, n, axis, norm):
@@ -74,7 +74,7 @@ def _irfft_transpose(g, c, *, n, axis, norm):
 _irfft_p = linear("irfft",
                   lambda xp, c, *, n, axis, norm: xp.fft.irfft(whole_along(c, (axis,)), n=n, axis=axis,
                                                                norm=norm),
-                  _irfft_transpose)
+                  _irfft_transpose, fresh=True)
 
 
 def _complex(x):

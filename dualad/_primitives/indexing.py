@@ -105,7 +105,7 @@ def _getitem_impl(xp, x, *, idx):
 _getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
-    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g))
+    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g), fresh=True)
 
 
 def getitem(x, idx):
@@ -150,7 +150,7 @@ _gather_p = custom(
                                                          template=template),
     vjp=lambda g, res, *, template: (bind(_scatter_at_p, g, *res[1], shape=res[0], template=template),
                                      *(None for _ in res[1])),
-    residual=lambda ans, x, *indices, template: (shape_of(x), indices))
+    residual=lambda ans, x, *indices, template: (shape_of(x), indices), fresh=True)
 
 _scatter_at_p = custom(
     "scatter_at", lambda xp, values, *indices, shape, template: _scatter_impl(
@@ -160,7 +160,7 @@ _scatter_at_p = custom(
         _scatter_at_p, tangents[0], *primals[1:], shape=shape, template=template),
     vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
                                                 *(None for _ in indices)),
-    residual=lambda ans, values, *indices, shape, template: indices)
+    residual=lambda ans, values, *indices, shape, template: indices, fresh=True)
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)
@@ -194,7 +194,7 @@ def _scatter_batch(params, k):
 # (repeated advanced indices accumulate).
 _scatter_p = linear("scatter", _scatter_impl,
                     lambda g, values, *, shape, idx: (getitem(g, idx),),
-                    batch=_scatter_batch)
+                    batch=_scatter_batch, fresh=True)
 
 
 def scatter(values, shape, idx):

@@ -86,7 +86,7 @@ def _prod_vjp(g, ans, x, *, axis, keepdims):
 
 _prod_p = custom(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None)
+    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None, fresh=True)
 
 
 def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
@@ -118,7 +118,8 @@ def _extremum(name, reduce):
         weight, xshape = res
         return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
-    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True, core_ndims=None)
+    prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True, core_ndims=None,
+                  fresh=True)
 
     def fn(x, axis=None, keepdims=False):
         axes = normalize_axes(axis, ndim_of(x))

@@ -54,7 +54,7 @@ __all__ = [
 _reshape_p = linear(
     "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",))
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True)
 
 
 def reshape(x, shape, order="C"):
@@ -87,7 +87,7 @@ _permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
     batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])},
-    simplifications=("transpose",))
+    simplifications=("transpose",), fresh=True)
 
 
 def permute_dims(x, axes=None):
@@ -163,7 +163,7 @@ def _expand(g, xshape, axis, keepdims):
 
 _sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True)
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True, fresh=True)
 
 
 def _numpy_keywords(x, dtype, out, name):
@@ -200,7 +200,7 @@ def unbroadcast(g, shape):
 _broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",))
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True)
 
 
 def broadcast_to(x, shape):
@@ -242,7 +242,7 @@ def _concat_transpose(g, *avals, axis):
 
 
 _concat_p = linear("concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis),
-                   _concat_transpose, linear_args=None)
+                   _concat_transpose, linear_args=None, fresh=True)
 
 
 def concatenate(arrays, axis=0):
@@ -281,7 +281,7 @@ def split(x, indices_or_sections, axis=0):
 
 
 _flip_p = linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
-                 lambda g, x, *, axis: (flip(g, axis),))
+                 lambda g, x, *, axis: (flip(g, axis),), fresh=True)
 
 
 def flip(x, axis=None):
@@ -320,7 +320,7 @@ def _pad_impl(xp, x, *, pad_width):
 _pad_p = linear(
     "pad", _pad_impl,
     lambda g, x, *, pad_width: (getitem(g, tuple(slice(a, a + s) for s, (a, _) in zip(x[0], pad_width))),),
-    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]})
+    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]}, fresh=True)
 
 
 def pad(x, pad_width, constant_values=0.0):
@@ -432,7 +432,7 @@ def _cumsum_impl(xp, x, *, axis):
 
 
 _cumsum_p = linear("cumsum", _cumsum_impl,
-                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),))
+                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),), fresh=True)
 
 
 def cumsum(x, axis=None):

@@ -44,7 +44,8 @@ _OPEN_UNIT = ((0.0, 1.0),)
 
 
 def _special(name, *partials, saves="inputs", domain=None):
-    return _elementwise(name, _scipy(name), *partials, saves=saves, domain=domain,
+    # Every partial here computes its value from the arguments: a new array.
+    return _elementwise(name, _scipy(name), *partials, saves=saves, domain=domain, fresh=True,
                         doc=f"``scipy.special.{name}``, differentiable in every mode "
                             "(NumPy with SciPy, CuPy, and Python floats).")
 

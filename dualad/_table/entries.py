@@ -60,9 +60,23 @@ class Primitive:
     broadcast (every elementwise entry, and comparisons, ``floor``, ...), so
     :func:`dualad.vmap` applies it to a whole batch at once.
 
+    ``fresh`` is the entry's declaration of which of its rules' results are
+    fresh (the ``fresh=`` of its constructor): the local partials of an
+    elementwise entry, the VJP cotangents of a linear or custom one, by
+    position. Each array a fresh result holds is new memory, shared with
+    nothing the rule was given nor kept by it, or a view (never written); a
+    fresh cotangent may also be the cotangent handed on as it is, and a
+    partial of Dual arguments may keep an argument's tangent (Dual arithmetic
+    adding a constant does), which the caller tells by identity
+    (``dualad._table.ownership.made_by_call``).
+    The code calling the rule may then write into it. ``fresh_cotangents``
+    is what a reverse pass reads: for one of dualad's elementwise entries
+    every cotangent, since those are products it computes (a partial of 1
+    hands the cotangent on as it is). Nothing is fresh unless declared; the
+    table's tests check every declaration on every case.
+
     ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
-    whose rules return new arrays or their own arguments, so that the code
-    calling them may write into what they make (``dualad._table.ownership``).
+    whose derived products the code calling them may write into.
 
     What the program passes and executors may rely on is declared on the entry
     (:meth:`declare`), never looked up by its name: ``ufunc``, ``ufunc_params``,
@@ -82,7 +96,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
                  "builtin", "broadcasts", "ufunc", "ufunc_params", "scalar_form", "new_array",
-                 "simplifications", "__weakref__")
+                 "simplifications", "fresh", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     effect = False          # as a program step: a replay may skip, merge or fold it
@@ -110,7 +124,7 @@ class Primitive:
 
     def declare(self, *, ufunc: str | None = None, ufunc_params: dict | None = None,
                 scalar_form: str | None = None, new_array: bool = False,
-                simplifications: tuple = ()) -> "Primitive":
+                simplifications: tuple = (), fresh: Any = ()) -> "Primitive":
         """Declare what the program passes may rely on (all of it checked against the
         impl by ``tests/dualad/test_entries.py``); returns the entry.
 
@@ -121,15 +135,24 @@ class Primitive:
         numbers, bit for bit. ``new_array``: the impl on NumPy reads its operands
         into a new array, never a view, and keeps no reference to them.
         ``simplifications``: the names of the exact rewrites of
-        ``dualad._program.passes.simplify`` that hold for the entry.
+        ``dualad._program.passes.simplify`` that hold for the entry. ``fresh``:
+        which of its rules' results are fresh (positions, or True for all; see
+        the class's docstring): ``lambda ans, x: ops.cos(x)`` is,
+        ``lambda ans, x, y: y`` is not.
         """
         self.ufunc, self.ufunc_params = ufunc, {} if ufunc_params is None else ufunc_params
         self.scalar_form, self.new_array = scalar_form, new_array
         self.simplifications = tuple(simplifications)
+        self.fresh = _declared(fresh)
         return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+    @property
+    def fresh_cotangents(self) -> Any:
+        """The positions of the VJP's cotangents that are fresh (see ``fresh``)."""
+        return self.fresh
 
     @property
     def saves_values(self) -> bool:
@@ -185,16 +208,48 @@ class Primitive:
         return batching.one_element_at_a_time(self, vals, batched, params, k)
 
 
+# -- which results of an entry's rules are fresh ----------------------------------------
+class _Every:
+    """``fresh=True``: every position."""
+
+    __slots__ = ()
+
+    def __contains__(self, i: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "EVERY"
+
+
+EVERY = _Every()
+NOTHING: frozenset = frozenset()
+
+
+def _declared(fresh: Any) -> Any:
+    """A constructor's ``fresh=``: True for every position, else the positions given."""
+    return EVERY if fresh is True else frozenset(fresh) if fresh else NOTHING
+
+
 # -- elementwise: local partials -----------------------------------------------------
 class Elementwise(Primitive):
     __slots__ = ("partials", "domain")
+
+    @property
+    def fresh_cotangents(self) -> Any:
+        """Every cotangent, for dualad's own entries: products, negations or selections
+        of their partials (``scale``), new memory, or the cotangent itself for a partial
+        of 1 (told by identity). A user's partial may return a value whose product is
+        not new: nothing, as for every rule of a user's entry not declared fresh."""
+        return EVERY if self.builtin else NOTHING
+
 
     def jvp(self, primals, tangents, ans, params, nb):
         """Sum of local partial times tangent, broadcast to the output."""
         out, owned, track = None, False, None
         unary = len(primals) == 1
         ans_ndim = ndim_of(ans) if nb and not unary else 0
-        for partial, t, x in zip(self.partials, tangents, primals):
+        fresh = self.fresh
+        for i, (partial, t, x) in enumerate(zip(self.partials, tangents, primals)):
             if t is None:
                 continue
             p = partial(ans, *primals, **params)
@@ -208,7 +263,7 @@ class Elementwise(Primitive):
             if out is not None and type(p) is int and p == -1:
                 out, owned = _inplace.sub(out, t, owned, track=track)  # one pass, not negate and add
                 continue
-            p_owned = track and _inplace.made_by_call(p, (ans, primals, params))
+            p_owned = track and i in fresh and _inplace.made_by_call(p, (ans, primals))
             term, term_owned = scale(p, t, p_owned, track)
             if out is None:
                 out, owned = term, term_owned
@@ -237,12 +292,13 @@ class Elementwise(Primitive):
                          for p, need, av in zip(partials, needs, avals))
         ans, args = res
         cots = []
-        for f, need, a in zip(self.partials, needs, args):
+        fresh = self.fresh
+        for i, (f, need, a) in enumerate(zip(self.partials, needs, args)):
             p = f(ans, *args, **params) if need else None
             if p is None:
                 cots.append(None)
                 continue
-            owned = self.builtin and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args, params))
+            owned = i in fresh and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args))
             cots.append(cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a))
         return tuple(cots)
 

@@ -9,11 +9,13 @@ each operand, whether the caller owns it, and returns the result with
 whether the caller now owns that. A value is owned when the code that holds
 it made it and has handed it to nobody:
 
-- a value one of the built-in table's rules (a partial, a VJP) returned
-  that is not one of the values the rule was given, nor a part or a view of
-  one (:func:`made_by_call`): the table's rules return new arrays or their
-  arguments, never an array kept elsewhere, and
-  ``tests/dualad/test_ownership.py`` checks that of every entry;
+- a value a table entry's rule (a partial, a VJP) returned where the entry
+  declares that result fresh (``Primitive.fresh``): new memory, shared with
+  nothing the rule was given, unless it is a cotangent handed on as it is
+  or a tangent a Dual partial kept, which :func:`made_by_call` tells by
+  identity (there is no walk through what the rule was given);
+  ``tests/_support/harness.py`` checks every declaration on every case of
+  the table;
 - the result of combining values here, on the same terms;
 - the buffer of an :class:`Accumulator` once it has made one.
 
@@ -75,38 +77,14 @@ def _parts(a: Any) -> tuple | None:
     return None
 
 
-def _collect_ids(x: Any, ids: set) -> None:
-    """The ids of ``x`` and everything reachable in it: items of tuples, lists and
-    dicts, what a value type holds (``_held``: a Dual's primal and tangent, another's
-    value), and the array a view is of. (No ``getattr`` with a default: a value type
-    answers an unknown attribute with a costly error message.)"""
-    stack = [x]
-    while stack:
-        v = stack.pop()
-        kind = type(v)
-        if kind is tuple or kind is list:
-            stack.extend(v)
-            continue
-        if kind is dict:
-            stack.extend(v.values())
-            continue
-        if v is None or kind in _NUMBERS or id(v) in ids:
-            continue
-        ids.add(id(v))
-        if kind in WRITABLE_ARRAYS:
-            if v.base is not None:
-                stack.append(v.base)
-        elif isinstance(v, Value):
-            stack.extend(v._held())
-
-
-_NUMBERS = (int, float, complex, bool, str, slice)
-
-
-def made_by_call(value: Any, given: Any) -> bool:
-    """Whether ``value``, returned by a built-in rule called with ``given`` (values,
-    or tuples, lists and dicts of them), is a writable temporary the rule made:
-    none of its arrays is among, or in, what the rule was given."""
+def made_by_call(value: Any, given: tuple) -> bool:
+    """Whether ``value``, a result its rule declares fresh (``Primitive.fresh``) or
+    one computed here, is a writable temporary: a large array, or a Dual of two,
+    that owns its memory and is none of the values in ``given`` (the call's
+    direct arguments, and the items of a tuple among them), nor a part of a Dual
+    among them. Nothing deeper is looked at: the declaration vouches for that.
+    (A Dual result may hold an operand's part as it is: adding a constant to a
+    Dual keeps its tangent.)"""
     # the common case, decided inline (this runs for every value a rule returns)
     if type(value) in WRITABLE_ARRAYS:
         if value.size < _MIN_SIZE or value.base is not None:
@@ -118,9 +96,12 @@ def made_by_call(value: Any, given: Any) -> bool:
             return False
     else:
         return False
-    ids: set = set()
-    _collect_ids(given, ids)
-    return all(id(p) not in ids for p in parts)
+    for v in given:
+        for w in v if type(v) is tuple else (v,):
+            if any(w is p for p in parts) or (isinstance(w, Value) and any(
+                    h is p for h in w._writable_parts() for p in parts)):
+                return False
+    return True
 
 
 def is_large(x: Any) -> bool:
@@ -169,6 +150,8 @@ def mul(a: Any, b: Any, a_owned: bool, track: bool = True) -> tuple[Any, bool]:
         a.primal *= b
         a.tangent *= b
     else:
+        # A product is new memory (NumPy and CuPy allocate a result without out=); a Dual
+        # product may keep an operand's part (a tangent times 1), which made_by_call sees.
         out = operations.multiply(a, b) if hasattr(b, "_strip") else a * b
         return out, track and made_by_call(out, (a, b))
     _reused("mul")
@@ -194,6 +177,8 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
         elif how == "dual-constant":
             in_place(a.primal, b)
         else:
+            # New memory, as for mul; a Dual sum keeps the tangent of an operand whose
+            # other side has none, which made_by_call sees.
             out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
             return out, track and made_by_call(out, (a, b))
         _reused(plain.__name__)
@@ -206,9 +191,9 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
 
 # The table's operations are provided after this module loads: look them up per call.
 add = _additive(operator.iadd, operator.add, lambda a, b: operations.add(a, b), "+",
-                 commutes=True)
+                commutes=True)
 sub = _additive(operator.isub, operator.sub, lambda a, b: operations.subtract(a, b), "-",
-                 commutes=False)
+                commutes=False)
 
 
 class Accumulator:

@@ -113,6 +113,7 @@ def scale(p: Any, t: Any, p_owned: bool = False, track: bool = True) -> tuple[An
         out = operations.where(p, t, 0.0)
     else:
         return _inplace.mul(p, t, p_owned, track)
+    # A negation, a product or a selection is new memory; a Dual's may keep a part of t.
     return out, track and _inplace.made_by_call(out, (p, t))
 
 

@@ -144,8 +144,8 @@ def check_call_vjp(call, backend, rng) -> None:
     res = prim.residuals(call.ans, args, prms)
     cots = prim.vjp(u, res, needs, prms)
     assert len(cots) == n, f"{call}: {len(cots)} cotangents for {n} inputs"
-    if prim.builtin:
-        check_new_or_given(f"{call}: its VJP", cots, prim.vjp(u, res, needs, prms), (u, res, prms))
+    check_declared_fresh(f"{call}: its VJP", cots, prim.vjp(u, res, needs, prms), (u, res, prms),
+                         prim.fresh_cotangents, direct=(u,))
     for i, c in enumerate(cots):
         if not needs[i]:
             assert c is None, f"{call}: cotangent {i} was computed although not needed"
@@ -175,45 +175,85 @@ def check_call_vjp(call, backend, rng) -> None:
         f"error {abs(lhs - rhs):.3g} > {allowed:.3g}")
 
 
-# -- what a rule returns: new arrays, or what it was given ------------------------------
-def _arrays(x, out):
-    """The NumPy arrays in ``x``: itself, the items of tuples, lists and dicts, a value's parts."""
+# -- what an entry declares fresh (Primitive.fresh) ------------------------------------
+def _reachable(x, out, seen):
+    """Every NumPy array reachable from ``x``: items of tuples (subclasses too), lists,
+    sets and dicts, and the attributes (``__dict__`` and slots) of any other object,
+    a Dual's parts, a Dropped or a tape value included. A check, so it may walk deep."""
+    if id(x) in seen or x is None or isinstance(x, (str, bytes, int, float, complex, type, np.dtype,
+                                                    np.generic)):
+        return out
+    seen.add(id(x))
     if isinstance(x, np.ndarray):
         out.append(x)
-    elif isinstance(x, (tuple, list)):
-        for v in x:
-            _arrays(v, out)
     elif isinstance(x, dict):
-        _arrays(list(x.values()), out)
-    elif isinstance(x, Dual):
-        _arrays((x.primal, x.tangent), out)
+        for v in x.values():
+            _reachable(v, out, seen)
+    elif isinstance(x, (tuple, list, set, frozenset)):
+        for v in x:
+            _reachable(v, out, seen)
+    elif not callable(x):
+        names = [n for cls in type(x).__mro__ for n in
+                 ((cls.__slots__,) if isinstance(getattr(cls, "__slots__", ()), str)
+                  else getattr(cls, "__slots__", ())) if not n.startswith("__")]
+        for v in [*getattr(x, "__dict__", {}).values(), *(getattr(x, n, None) for n in names)]:
+            _reachable(v, out, seen)
     return out
 
 
-def check_new_or_given(label, result, again, given) -> None:
-    """The contract of a built-in rule that lets its caller write into what it returns
-    (``dualad._table.ownership.made_by_call``): each array of ``result`` is one it was
-    ``given``, a view of one, or memory of its own, shared with nothing it was
-    given nor with what a second call (``again``) returned (no cache)."""
-    given_arrays = _arrays(given, [])
-    taken = {id(a) for a in given_arrays}
-    for a in given_arrays:
-        if a.base is not None:
-            taken.add(id(a.base))
-    second = _arrays(again, [])
-    for a in _arrays(result, []):
-        if id(a) in taken or a.base is not None:
+def _arrays(x):
+    return _reachable(x, [], set())
+
+
+def _handed_back(a, direct):
+    """``a`` is one of the call's direct arguments (or an item of a tuple of them), or a
+    part of a Dual among them: what ``made_by_call`` tells by identity and never writes."""
+    for v in direct:
+        for w in v if type(v) is tuple else (v,):
+            if a is w or (isinstance(w, Dual) and (a is w.primal or a is w.tangent)):
+                return True
+    return False
+
+
+def _not_handed_back(r, direct):
+    """The arrays of ``r`` less ``r``, or a Dual part of it, where that is handed back."""
+    if _handed_back(r, direct):
+        return []
+    if isinstance(r, Dual):
+        return _not_handed_back(r.primal, direct) + _not_handed_back(r.tangent, direct)
+    return _arrays(r)
+
+
+def check_declared_fresh(label, results, again, given, fresh, direct=()) -> None:
+    """Each of ``results`` at a position its entry declares fresh (``fresh``, see
+    ``Primitive``): every array it holds is one of the ``direct`` arguments handed back,
+    a view (never written), or memory of its own, shared with nothing reachable in what
+    the rule was ``given``, in the call's other results, or in what a second call
+    (``again``) returned (no cache)."""
+    given_arrays, again_arrays = _arrays(given), _arrays(again)
+    for i, r in enumerate(results):
+        if i not in fresh or r is None:
             continue
-        shared = [o for o in second + given_arrays if np.may_share_memory(a, o)]
-        assert not shared, (f"{label} returned an array that owns its memory yet shares it with "
-                            "one it was given or a second call returned")
+        others = _arrays([o for j, o in enumerate(results) if j != i])
+        for a in _not_handed_back(r, direct):
+            if a.base is not None:
+                continue
+            shared = [o for o in given_arrays + others + again_arrays if np.may_share_memory(a, o)]
+            assert not shared, (f"{label}: result {i}, declared fresh, holds an array that shares "
+                                "memory with one it was given, another result, or a second call's")
 
 
-def check_partials_new_or_given(call) -> None:
-    """``check_new_or_given`` for each local partial of an elementwise entry."""
-    for i, partial in enumerate(call.prim.partials or ()):
-        check_new_or_given(f"{call}: partial {i}", partial(call.ans, *call.args, **call.params),
-                           partial(call.ans, *call.args, **call.params), (call.ans, call.args, call.params))
+def check_partials_fresh(call) -> None:
+    """``check_declared_fresh`` for the local partials of an elementwise entry: none may
+    hand an argument back (only a Dual's part, kept by Dual arithmetic, which these raw
+    calls do not make)."""
+    partials = call.prim.partials or ()
+    if not partials:
+        return
+    args = (call.ans, call.args, call.params)
+    results = [f(call.ans, *call.args, **call.params) for f in partials]
+    again = [f(call.ans, *call.args, **call.params) for f in partials]
+    check_declared_fresh(f"{call}: partial", results, again, args, call.prim.fresh)
 
 
 # -- second order ---------------------------------------------------------------------
@@ -283,8 +323,7 @@ def check_case(case, drawn, backend, dtype):
         check_plain_result(prep, backend, rng)
     for call in record(case.fn, prep.args, prep.kw, wrap=set(prep.where)):
         check_call_vjp(call, backend, rng)
-        if call.prim.builtin:
-            check_partials_new_or_given(call)
+        check_partials_fresh(call)
     if case.kind == "diff" and case.second_order:
         hyperdual_vs_nested(prep, rng, backend)
 

@@ -8,7 +8,8 @@ change that silently stops it fails here, and every array a user can hold
 
 import numpy as np
 import pytest
-from _support.harness import check_new_or_given
+from _support.harness import check_declared_fresh, check_partials_fresh
+from _support.recorder import record
 
 import mixed
 import reverse
@@ -97,14 +98,17 @@ def test_what_cannot_take_the_result_in_place_is_left_alone():
             np.testing.assert_array_equal(arr, copy, err_msg=what)
 
 
-def test_made_by_call_is_false_for_anything_the_call_was_given():
+def test_made_by_call_is_false_for_a_direct_argument_handed_back():
+    """It looks at the call's direct arguments only (the entry's declaration vouches
+    for the rest): a result that is one of them, or a part of a Dual among them."""
     x, y = _fresh(0), _fresh(1)
     d = Dual(x, y)
     assert _inplace.made_by_call(x * y, (x, y))
+    assert not _inplace.made_by_call(x, (x, y))
+    assert not _inplace.made_by_call(x, ((y, x),))              # an item of a tuple of arguments
     assert not _inplace.made_by_call(x, (d,))                   # a part of a given Dual
-    assert not _inplace.made_by_call(Dual(x * 2.0, y), ((d,), {}))  # one part given, in a tuple
+    assert not _inplace.made_by_call(Dual(x * 2.0, y), (d,))    # a Dual keeping one (d + 2.0)
     assert not _inplace.made_by_call(x[::2], ())                # a view
-    assert not _inplace.made_by_call(x, {"p": (x[1:],)})        # the base of a given view
     assert _inplace.made_by_call(Dual(x * 2.0, y * 2.0), (d,))
     assert not _inplace.made_by_call(np.ones(3), ())            # too small to bother
 
@@ -259,12 +263,49 @@ def test_every_built_in_entry_is_marked_as_such():
     assert all(p.builtin for p in REGISTRY.values())
 
 
-def test_the_rule_contract_check_catches_a_cache():
-    """``check_new_or_given`` (run on every recorded call of every case) fails for a
-    rule that returns an array it keeps, or one sharing a given array's memory."""
-    cache = np.zeros(4)
-    given = np.ones(4)
-    check_new_or_given("fine", given * 2.0, given * 2.0, (given,))
-    check_new_or_given("a given array", given, given, (given,))
-    with pytest.raises(AssertionError, match="shares it"):
-        check_new_or_given("a cache", cache, cache, (given,))
+def test_a_users_entry_declares_nothing_fresh_by_default():
+    elementwise("plain_cube", lambda xp, x: x * x * x, lambda ans, x: 3.0 * x * x)
+    try:
+        prim = REGISTRY["plain_cube"]
+        assert 0 not in prim.fresh and 0 not in prim.fresh_cotangents
+    finally:
+        unregister("plain_cube")
+
+
+def test_the_declaration_check_catches_shared_memory_wherever_it_hides():
+    """``check_declared_fresh`` (run on every recorded call of every case) fails for a
+    result declared fresh that is an array kept elsewhere (a cache), or that shares
+    memory with anything the rule was given, however deep: in a tuple subclass, in an
+    object's attributes, in a Dual."""
+    from collections import namedtuple
+
+    class Holder:
+        def __init__(self, a):
+            self.a = a
+
+    cache, given = np.zeros(4), np.ones(4)
+    every = {0}
+    check_declared_fresh("fine", (given * 2.0,), (given * 2.0,), (given,), every)
+    check_declared_fresh("handed back", (given,), (given,), (given,), every, direct=(given,))
+    check_declared_fresh("a view", (given[1:],), (given[1:],), (given,), every)
+    check_declared_fresh("not declared", (given,), (given,), (given,), set())
+    nt = namedtuple("NT", "a b")
+    for label, held in [("a cache", ()), ("a tuple subclass", (nt(given, 1),)),
+                        ("an object", (Holder(given),)), ("a Dual", (Dual(given, given * 2.0),))]:
+        result = cache if label == "a cache" else given
+        with pytest.raises(AssertionError, match="declared fresh"):
+            check_declared_fresh(label, (result,), (result,), held, every)
+    with pytest.raises(AssertionError, match="declared fresh"):  # two results, one memory
+        check_declared_fresh("twice", (given * 2.0,) * 2, (None, None), (), every)
+
+
+def test_a_false_declaration_fails_the_table_check(monkeypatch):
+    """multiply's partial in x is y itself: declared fresh, the check on a recorded call
+    fails (and the interpreter would write into y)."""
+    x, y = np.arange(3.0), np.arange(3.0) + 1.0
+    calls = [c for c in record(lambda x, y: x * y, (x, y), {}, wrap={0, 1}) if c.prim.name == "multiply"]
+    assert calls
+    check_partials_fresh(calls[0])
+    monkeypatch.setattr(REGISTRY["multiply"], "fresh", frozenset({0}))
+    with pytest.raises(AssertionError, match="result 0, declared fresh"):
+        check_partials_fresh(calls[0])

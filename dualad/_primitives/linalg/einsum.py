@@ -94,7 +94,7 @@ def _einsum_vjp(g, ans, *args, subscripts):
 
 
 _einsum_p = custom("einsum", _einsum_impl, jvp=_einsum_jvp, vjp=_einsum_vjp,
-                   chunked=True, saves="inputs")
+                   chunked=True, saves="inputs", fresh=True)
 
 
 @lru_cache(maxsize=512)

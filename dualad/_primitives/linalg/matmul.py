@@ -70,7 +70,7 @@ def _matmul_vjp_y(g, ans, x, y):
 
 _matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
                    jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
-                   saves="inputs")
+                   saves="inputs", fresh=True)
 
 
 def matmul(x, y):

@@ -76,7 +76,7 @@ def _solve_vjp(g, ans, a, b, *, vector):
 
 
 _solve_p = custom("solve", _solve_impl, jvp=_solve_jvp, vjp=_solve_vjp,
-                  chunked=True)
+                  chunked=True, fresh=True)
 
 
 def solve(a, b):
@@ -138,7 +138,7 @@ def _inv_vjp(g, ans, a):
 
 
 _inv_p = custom("inv", lambda xp, a: xp.linalg.inv(a), jvp=_inv_jvp,
-                vjp=_inv_vjp, chunked=True, saves="output")
+                vjp=_inv_vjp, chunked=True, saves="output", fresh=True)
 
 
 def inv(a):
@@ -182,7 +182,7 @@ def _pinv_impl(xp, a, *, rcond):
     return xp.linalg.pinv(a) if rcond is None else xp.linalg.pinv(a, rtol=rcond)
 
 
-_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all")
+_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all", fresh=True)
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):
