@@ -135,8 +135,77 @@ def test_elementwise_linear_and_reductions_take_their_batch_rules(monkeypatch):
     np.testing.assert_allclose(got, loop(f, X, Y))
 
 
-def test_other_primitives_loop_over_the_batch_and_are_right():
-    mats = RNG.standard_normal((3, 2, 2)) + 3 * np.eye(2)
+MATS = RNG.standard_normal((50, 4, 4)) + 4 * np.eye(4)
+SPD = MATS @ MATS.transpose(0, 2, 1)
+COLS, VECS = RNG.standard_normal((50, 4, 2)), RNG.standard_normal((50, 4))
+A5 = RNG.standard_normal((5, 4, 4)) + 4 * np.eye(4)
+
+# name of the entry, the function, its batched arguments: each element i of the batch is
+# f(*[a[i] for a in args]); an argument closed over stays unbatched
+STACKED = {
+    "svd": ("svd", lambda a: np.linalg.svd(a, full_matrices=False)[1], (MATS,)),
+    "solve-matrix": ("solve", np.linalg.solve, (MATS, COLS)),
+    "solve-vector": ("solve", np.linalg.solve, (MATS, VECS)),
+    "solve-unbatched-stack": ("solve", lambda b: np.linalg.solve(A5, b), (COLS,)),
+    "solve-unbatched-vector-b": ("solve", lambda a: np.linalg.solve(a, VECS[0]), (MATS,)),
+    "matmul": ("matmul", np.matmul, (MATS, COLS)),
+    "matvec": ("matmul", lambda a, x: a @ x, (MATS, VECS)),
+    "vecmat": ("matmul", lambda x, a: x @ a, (VECS, MATS)),
+    "vecvec": ("matmul", lambda x, y: x @ y, (VECS, VECS)),
+    "matvec-unbatched-matrix": ("matmul", lambda x: MATS[0] @ x, (VECS,)),
+    "vecvec-unbatched-y": ("matmul", lambda x: x @ VECS[0], (VECS,)),
+    "vecmat-unbatched-x": ("matmul", lambda a: VECS[0] @ a, (MATS,)),
+    "eigh": ("eigh", lambda a: np.linalg.eigh(a)[0], (SPD,)),
+    "inv": ("inv", np.linalg.inv, (MATS,)),
+    "det": ("det", np.linalg.det, (MATS,)),
+    "slogdet": ("slogdet", lambda a: np.linalg.slogdet(a)[1], (MATS,)),
+    "cholesky": ("cholesky", np.linalg.cholesky, (SPD,)),
+    "qr": ("qr", lambda a: np.linalg.qr(a)[1], (MATS,)),
+    "pinv": ("pinv", np.linalg.pinv, (MATS,)),
+    "norm": ("norm2", lambda a: np.linalg.norm(a, axis=-1), (MATS,)),
+    "max": ("max", lambda a: np.max(a, axis=0), (MATS,)),
+}
+
+
+@pytest.fixture
+def impl_calls(monkeypatch):
+    """Counts of each entry's impl calls, by name."""
+    calls = {}
+    for prim in list(dualad.extend.REGISTRY.values()):
+        def counting(xp, *args, _real=prim.impl, _name=prim.name, **params):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _real(xp, *args, **params)
+        monkeypatch.setattr(prim, "impl", counting)
+    return calls
+
+
+@pytest.mark.parametrize("case", sorted(STACKED))
+def test_entries_whose_impl_takes_a_stack_run_a_batch_in_one_call(case, impl_calls):
+    name, f, args = STACKED[case]
+    want = loop(f, *args)
+    impl_calls.clear()
+    got = vmap(f)(*args)
+    assert impl_calls.get(name) == 1, impl_calls
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["svd", "solve-vector", "matvec", "vecmat", "eigh", "det"])
+def test_derivatives_of_stacked_entries_under_vmap_equal_the_loop(case):
+    _, f, args = STACKED[case]
+    tangents = tuple(RNG.standard_normal(a.shape) for a in args)
+    got = vmap(lambda *xt: dualad.jvp(f, xt[:len(args)], xt[len(args):])[1])(*args, *tangents)
+    want = loop(lambda *xt: dualad.jvp(f, xt[:len(args)], xt[len(args):])[1], *args, *tangents)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    scalar = lambda *xs: np.sum(f(*xs) ** 2)
+    np.testing.assert_allclose(vmap(reverse.grad(scalar))(*args), loop(reverse.grad(scalar), *args),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_an_entry_that_declares_no_batch_rule_loops_and_is_right():
+    from dualad.extend import custom, unregister
+    twice = custom("twice_rows", lambda xp, a: 2.0 * a, jvp=lambda p, t, ans: 2.0 * t[0],
+                   vjp=lambda g, ans, a: (2.0 * g,), register=False)
     calls = []
     real = _batching_rules.one_element_at_a_time
 
@@ -145,11 +214,12 @@ def test_other_primitives_loop_over_the_batch_and_are_right():
         return real(prim, *args)
     try:
         _batching_rules.one_element_at_a_time = counting
-        got = vmap(np.linalg.inv)(mats)
+        got = vmap(lambda a: dualad.bind(twice, a))(MATS[:3])
     finally:
         _batching_rules.one_element_at_a_time = real
-    assert calls == ["inv"]
-    np.testing.assert_allclose(got, np.linalg.inv(mats))
+        unregister("twice_rows")
+    assert calls == ["twice_rows"]
+    np.testing.assert_allclose(got, 2.0 * MATS[:3])
 
 
 # -- composition -------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ def _cholesky_vjp(g, ans, a):
 
 _cholesky_p = custom("cholesky", lambda xp, a: xp.linalg.cholesky(a),
                      jvp=_cholesky_jvp, vjp=_cholesky_vjp, chunked=True,
-                     saves="output", fresh=True)
+                     saves="output", fresh=True, core_ndims=(2,))
 
 
 def cholesky(a, /, *, upper=False):
@@ -113,7 +113,7 @@ def _qr_vjp(g, ans, a):
 
 
 _qr_p = custom("qr", _qr_impl, jvp=_qr_jvp, vjp=_qr_vjp, chunked=True,
-               multiple_results=True, saves="output", fresh=True)
+               multiple_results=True, saves="output", fresh=True, core_ndims=(2,))
 
 
 def qr(a, mode="reduced"):
@@ -223,7 +223,7 @@ def _lu_vjp(g, ans, a):
 
 
 _lu_p = custom("lu", _lu_impl, jvp=_lu_jvp, vjp=_lu_vjp, chunked=True,
-               multiple_results=True, saves="output", fresh=True)
+               multiple_results=True, saves="output", fresh=True, core_ndims=(2,))
 
 
 def lu(a, permute_l=False):

@@ -62,7 +62,7 @@ def _det_vjp(g, ans, a):
 
 
 _det_p = custom("det", lambda xp, a: xp.linalg.det(a), jvp=_det_jvp,
-                vjp=_det_vjp, chunked=True, fresh=True)
+                vjp=_det_vjp, chunked=True, fresh=True, core_ndims=(2,))
 
 
 def det(a):
@@ -113,7 +113,7 @@ def _slogdet_vjp(g, ans, a):
 
 
 _slogdet_p = custom("slogdet", _slogdet_impl, jvp=_slogdet_jvp,
-                    vjp=_slogdet_vjp, chunked=True, multiple_results=True, fresh=True)
+                    vjp=_slogdet_vjp, chunked=True, multiple_results=True, fresh=True, core_ndims=(2,))
 
 
 def slogdet(a):

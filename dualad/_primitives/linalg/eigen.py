@@ -98,7 +98,7 @@ def _eigh_vjp(g, ans, a):
 
 
 _eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
-                 chunked=True, multiple_results=True, saves="output", fresh=True)
+                 chunked=True, multiple_results=True, saves="output", fresh=True, core_ndims=(2,))
 
 
 def eigh(a, UPLO="L"):
@@ -157,7 +157,7 @@ def _eig_vjp(g, ans, a):
 
 
 _eig_p = custom("eig", lambda xp, a: tuple(xp.linalg.eig(a)), jvp=_eig_jvp, vjp=_eig_vjp, chunked=True,
-                multiple_results=True, saves="output", fresh=True)
+                multiple_results=True, saves="output", fresh=True, core_ndims=(2,))
 
 
 def eig(a):

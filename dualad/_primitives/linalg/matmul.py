@@ -6,6 +6,7 @@ from dualad._base.core import bind
 from dualad._base.shapes import ndim_of, shape_of
 from dualad._primitives import shape as _shape
 from dualad._primitives.linalg.common import _add, _batched, _lift, _mul
+from dualad._table import batching
 from dualad._table.entries import custom
 
 __all__ = ["matmul"]
@@ -68,9 +69,30 @@ def _matmul_vjp_y(g, ans, x, y):
     return _shape.unbroadcast(matmul(_shape.matrix_transpose(x), g), shape_of(y))
 
 
+def _matmul_batch(vals, batched, params, k):
+    """matmul of a batch (vmap): a batched vector becomes a stack of one-row (``x``) or
+    one-column (``y``) matrices, whose unit axis the result then drops; the rest
+    broadcasts as NumPy's stacked matrices do, in one call."""
+    x, y = vals
+    row = batched[0] and ndim_of(x) == 2  # a batch of vectors x
+    col = batched[1] and ndim_of(y) == 2  # a batch of vectors y
+    y_vector = ndim_of(y) - batched[1] == 1
+    if row:
+        x = _shape.expand_dims(x, -2)
+    if col:
+        y = _shape.expand_dims(y, -1)
+    cores = tuple(1 if ndim_of(v) - b == 1 else 2 for v, b in zip((x, y), batched))
+    out = batching.stacked(_matmul_p, cores, [x, y], batched, params)
+    if row and col:
+        return _shape.reshape(out, shape_of(out)[:-2])
+    if row:
+        return _shape.squeeze(out, -1 if y_vector else -2)
+    return _shape.squeeze(out, -1) if col else out
+
+
 _matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
                    jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
-                   saves="inputs", fresh=True)
+                   saves="inputs", fresh=True, batch=_matmul_batch)
 
 
 def matmul(x, y):

@@ -47,7 +47,7 @@ def _norm2_vjp(g, ans, x, *, axis, keepdims):
 
 
 _norm2_p = custom("norm2", _norm2_impl, jvp=_norm2_jvp, vjp=_norm2_vjp,
-                  chunked=True, fresh=True)
+                  chunked=True, core_ndims=None, fresh=True)
 
 
 def _norm2(x, axis, keepdims):

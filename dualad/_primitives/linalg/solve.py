@@ -76,7 +76,7 @@ def _solve_vjp(g, ans, a, b, *, vector):
 
 
 _solve_p = custom("solve", _solve_impl, jvp=_solve_jvp, vjp=_solve_vjp,
-                  chunked=True, fresh=True)
+                  chunked=True, fresh=True, core_ndims=lambda params: (2, 1 if params["vector"] else 2))
 
 
 def solve(a, b):
@@ -138,7 +138,7 @@ def _inv_vjp(g, ans, a):
 
 
 _inv_p = custom("inv", lambda xp, a: xp.linalg.inv(a), jvp=_inv_jvp,
-                vjp=_inv_vjp, chunked=True, saves="output", fresh=True)
+                vjp=_inv_vjp, chunked=True, saves="output", fresh=True, core_ndims=(2,))
 
 
 def inv(a):
@@ -182,7 +182,8 @@ def _pinv_impl(xp, a, *, rcond):
     return xp.linalg.pinv(a) if rcond is None else xp.linalg.pinv(a, rtol=rcond)
 
 
-_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all", fresh=True)
+_pinv_p = custom("pinv", _pinv_impl, jvp=_pinv_jvp, vjp=_pinv_vjp, chunked=True, saves="all", fresh=True,
+                 core_ndims=(2,))
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):

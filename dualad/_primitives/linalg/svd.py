@@ -91,7 +91,7 @@ def _svd_vjp(g, ans, a):
 
 
 _svd_p = custom("svd", _svd_impl, jvp=_svd_jvp, vjp=_svd_vjp,
-                chunked=True, multiple_results=True, saves="output", fresh=True)
+                chunked=True, multiple_results=True, saves="output", fresh=True, core_ndims=(2,))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
