@@ -2,7 +2,7 @@
 
 from conftest import in_sample
 
-IDS = [f"tests/dualad/test_rules.py::test_case[{i}]" for i in range(400)]
+IDS = [f"tests/dualad/table/test_rules.py::test_case[{i}]" for i in range(400)]
 
 
 def test_a_seed_draws_the_same_half_every_time():

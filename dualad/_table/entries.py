@@ -126,7 +126,7 @@ class Primitive:
                 scalar_form: str | None = None, new_array: bool = False,
                 simplifications: tuple = (), fresh: Any = ()) -> "Primitive":
         """Declare what the program passes may rely on (all of it checked against the
-        impl by ``tests/dualad/test_entries.py``); returns the entry.
+        impl by ``tests/dualad/table/test_entries.py``); returns the entry.
 
         ``ufunc``: the name of the NumPy ufunc that the impl equals on NumPy, bit
         for bit, called with the parameters ``ufunc_params`` (none by default),

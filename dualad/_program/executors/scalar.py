@@ -10,7 +10,7 @@ numbers NumPy gives, bit for bit:
 - ``+ - * /``, negation, squaring, reciprocals and ``abs`` (the entries'
   declared ``scalar_form``) are Python's float operators, which round as
   NumPy's float64 ufuncs do (IEEE 754 double, round to nearest;
-  ``tests/dualad/test_scalar.py`` checks each against its ufunc, special
+  ``tests/dualad/program/test_scalar.py`` checks each against its ufunc, special
   values included);
 - every other ufunc (``exp``, ``sin``, a comparison) is NumPy's own, called
   on the floats (about 0.1 us): ``math``'s functions differ from NumPy's in

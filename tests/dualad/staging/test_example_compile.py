@@ -4,7 +4,7 @@ shortens the gradient's program."""
 import importlib.util
 import pathlib
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "compile_static_graph.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "compile_static_graph.py"
 
 
 def test_static_graph_example_replays_as_eager():
