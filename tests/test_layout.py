@@ -201,3 +201,21 @@ def test_the_checks_fail_on_a_planted_violation():
     assert any(v.startswith(planted) for v in floor_violations(graph))
     graph["dualad._base.core"] = {**graph["dualad._base.core"], "dualad._base.shapes": 1}  # a loop
     assert ["dualad._base.core", "dualad._base.shapes"] in import_cycles(graph)
+
+
+def test_modes_and_programs_do_not_import_one_another():
+    """_forward, _batching and _program share a floor and are independent (ARCHITECTURE.md)."""
+    siblings = ("dualad._forward", "dualad._batching", "dualad._program")
+    side = [f"{m} imports {t}" for m, edges in module_graph().items() for t in edges
+            for a in siblings for b in siblings
+            if a != b and m.startswith(a + ".") and t.startswith(b + ".")]
+    assert not side, "\n".join(side)
+
+
+def test_architecture_md_names_only_paths_that_exist_and_the_readme_links_it():
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    paths = set(re.findall(r"\b((?:dualad|reverse|mixed|tests|docs|benchmarks|examples)/[\w/.]*\w/?)", text))
+    assert len(paths) > 30, "the map names the files it describes"
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    assert not missing, f"ARCHITECTURE.md names paths that do not exist: {missing}"
+    assert "(ARCHITECTURE.md)" in (ROOT / "README.md").read_text()
