@@ -12,6 +12,7 @@ import reprlib
 from typing import Any
 
 from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._base.tree import leaf_paths
 
@@ -80,7 +81,7 @@ def validate_tangent(primal: Any, tangent: Any, name: str,
                          f"(k,) + {pshape} for k directions, got shape {tshape}")
     pdt, tdt = dtype_of(raw(primal)), dtype_of(raw(tangent))
     if pdt is float:
-        if tdt not in (float, int) and not (nb == 0 and hasattr(tangent, "_strip")):
+        if tdt not in (float, int) and not (nb == 0 and isinstance(tangent, Value)):
             raise TypeError(f"{name}: the tangent of a float must be a float, got {tdt}")
         return (float(tangent) if type(tangent) is int else tangent), nb
     if pdt != tdt:

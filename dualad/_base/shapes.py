@@ -26,7 +26,7 @@ def dtype_of(x: Any):
 
 def raw(x: Any) -> Any:
     """The innermost raw array (or float) inside nested value types."""
-    while hasattr(x, "_strip"):
+    while isinstance(x, Value):
         x = x._strip()
     return x
 
@@ -167,7 +167,7 @@ def is_mask(x: Any) -> bool:
         return True
     if t in SCALAR_TYPES:
         return False
-    if hasattr(x, "_strip"):  # a mask staged by compile is still a mask; a derivative carrier is not
+    if isinstance(x, Value):  # a mask staged by compile is still a mask; a derivative carrier is not
         return not x.carries_derivative and is_mask(x._strip())
     kind = getattr(x.dtype, "kind", None)
     if kind is not None:

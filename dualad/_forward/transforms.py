@@ -11,7 +11,7 @@ from dualad import ops
 from dualad._base.backend import match_chunks, namespace_of
 from dualad._base.calling import Selection, check_argnums, paired_leaves, split_aux
 from dualad._base.checks import check_count, check_differentiable, check_output_leaves, validate_tangent
-from dualad._base.core import transform_level
+from dualad._base.core import Value, transform_level
 from dualad._base.shapes import dtype_of, raw, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.dual import Dual
@@ -170,7 +170,7 @@ def blocks(flat: Any, out_leaf: Any, x_leaves: list) -> list:
         start += size
         b = ops.moveaxis(b, 0, -1) if out_shape else b
         b = ops.reshape(b, out_shape + shape_of(leaf))
-        if type(raw(out_leaf)) is float and type(raw(leaf)) is float and not hasattr(b, "_strip"):
+        if type(raw(out_leaf)) is float and type(raw(leaf)) is float and not isinstance(b, Value):
             b = float(b)  # d float / d float is a float, as derivative() gives
         result.append(b)
     return result

@@ -129,7 +129,7 @@ def _how(a: Any, b: Any) -> str | None:
         if a._level != b._level or a._nb != b._nb:
             return None
         return "dual" if _fits(a.primal, b.primal) and _fits(a.tangent, b.tangent) else None
-    if hasattr(b, "_strip"):  # a value type of another kind or level
+    if isinstance(b, Value):  # a value type of another kind or level
         return None
     return "dual-constant" if _fits(a.primal, b) else None  # the tangent broadcasts b over its chunk axis
 
@@ -152,7 +152,7 @@ def mul(a: Any, b: Any, a_owned: bool, track: bool = True) -> tuple[Any, bool]:
     else:
         # A product is new memory (NumPy and CuPy allocate a result without out=); a Dual
         # product may keep an operand's part (a tangent times 1), which made_by_call sees.
-        out = operations.multiply(a, b) if hasattr(b, "_strip") else a * b
+        out = operations.multiply(a, b) if isinstance(b, Value) else a * b
         return out, track and made_by_call(out, (a, b))
     _reused("mul")
     return a, True
@@ -179,7 +179,7 @@ def _additive(in_place: Callable, plain: Callable, traced: Callable, symbol: str
         else:
             # New memory, as for mul; a Dual sum keeps the tangent of an operand whose
             # other side has none, which made_by_call sees.
-            out = traced(a, b) if hasattr(b, "_strip") else plain(a, b)
+            out = traced(a, b) if isinstance(b, Value) else plain(a, b)
             return out, track and made_by_call(out, (a, b))
         _reused(plain.__name__)
         return a, True
