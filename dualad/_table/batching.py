@@ -23,13 +23,8 @@ def broadcasting(prim: Any, vals: list, batched: list, params: dict) -> Any:
     """For an entry that applies entry by entry to operands that broadcast: the batch axis
     in front, a batched operand of lower rank than the result getting unit axes after its
     batch axis (an unbatched one broadcasts from the right, as it would without the batch)."""
-    ranks = [ndim_of(v) - 1 if b else ndim_of(v) for v, b in zip(vals, batched)]
-    rank = max(ranks)
-    for i, (v, b, r) in enumerate(zip(vals, batched, ranks)):
-        if b and r < rank:
-            s = shape_of(v)
-            vals[i] = operations.reshape(v, s[:1] + (1,) * (rank - r) + s[1:])
-    return bind(prim, *vals, **params)
+    ranks = _element_ranks(vals, batched)
+    return bind(prim, *_lined_up(vals, batched, ranks, max(ranks)), **params)
 
 
 def as_chunk(prim: Any, vals: list, batched: list, params: dict, k: int) -> Any:
@@ -56,18 +51,26 @@ def stacked(prim: Any, core_ndims: tuple | Callable, vals: list, batched: list, 
     stack axes of all operands line up from the right; None where an element has fewer
     axes than its core."""
     cores = core_ndims(params) if callable(core_ndims) else core_ndims
-    ranks = [ndim_of(v) - 1 if b else ndim_of(v) for v, b in zip(vals, batched)]
-    if cores is None:
-        cores = ranks
-    stacks = [r - c for r, c in zip(ranks, cores)]
+    ranks = _element_ranks(vals, batched)
+    stacks = [r - c for r, c in zip(ranks, ranks if cores is None else cores)]
     if min(stacks) < 0:
         return None
-    depth = max(stacks)
-    for i, (v, b, s) in enumerate(zip(vals, batched, stacks)):
-        if b and s < depth:
-            shape = shape_of(v)
-            vals[i] = operations.reshape(v, shape[:1] + (1,) * (depth - s) + shape[1:])
-    return bind(prim, *vals, **params)
+    return bind(prim, *_lined_up(vals, batched, stacks, max(stacks)), **params)
+
+
+def _element_ranks(vals: list, batched: list) -> list:
+    return [ndim_of(v) - 1 if b else ndim_of(v) for v, b in zip(vals, batched)]
+
+
+def _lined_up(vals: list, batched: list, depths: list, depth: int) -> list:
+    """``vals`` with unit axes after the batch axis of each batched operand whose leading
+    axes (``depths``) are fewer than ``depth``, so that all line up from the right."""
+    out = list(vals)
+    for i, (v, b, d) in enumerate(zip(vals, batched, depths)):
+        if b and d < depth:
+            s = shape_of(v)
+            out[i] = operations.reshape(v, s[:1] + (1,) * (depth - d) + s[1:])
+    return out
 
 
 def one_element_at_a_time(prim: Any, vals: list, batched: list, params: dict, k: int) -> Any:
