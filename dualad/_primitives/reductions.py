@@ -11,7 +11,7 @@ import math
 
 from dualad._base.backend import namespace_of
 from dualad._base.core import bind
-from dualad._base.shapes import is_complex, ndim_of, normalize_axes, raw, shape_of
+from dualad._base.shapes import is_complex, ndim_of, normalize_axes, primal, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 from dualad._primitives.shape import _expand, _kept_shape, _numpy_keywords, sum
@@ -111,7 +111,7 @@ def _extremum(name, reduce):
         return w / sum(w, axis, keepdims=True), shape_of(x)
 
     def jvp(primals, tangents, ans, *, axis, keepdims):
-        weight, _ = residual(raw(ans), raw(primals[0]), axis=axis, keepdims=keepdims)
+        weight, _ = residual(primal(ans), primal(primals[0]), axis=axis, keepdims=keepdims)
         return sum(_ew.multiply(weight, tangents[0]), axis, keepdims)
 
     def vjp(g, res, *, axis, keepdims):

@@ -397,3 +397,29 @@ def test_values_functions_see_batched_values_inside_lists_and_tuples():
     r, c = np.array([[0, 1], [2, 0]]), np.array([[1, 2], [3, 0]])
     got = dualad.vmap(lambda r, c: np.ravel_multi_index([r, c], (3, 4)))(r, c)
     np.testing.assert_array_equal(got, [np.ravel_multi_index([r[k], c[k]], (3, 4)) for k in range(2)])
+
+
+# -- vmap of derivatives through reductions with ties (issue 26) --------------------------------
+TIED = RNG.standard_normal((3, 6))
+TIED[0, 2] = TIED[0, 4] = TIED[0].max() + 1.0  # a tie for the max in the first element
+DIRECTION = np.linspace(0.5, 1.5, 6)
+REDUCTIONS = {"max": np.max, "min": np.min, "max-axis-0": lambda x: np.max(x.reshape(2, 3), axis=0),
+              "ptp": np.ptp, "sort": lambda x: np.sort(x)[-2:], "logsumexp": lambda x: ops.logsumexp(x)}
+DERIVATIVES = {
+    "jvp": lambda f: lambda x: dualad.jvp(f, (x,), (DIRECTION,))[1],
+    "jacfwd": lambda f: dualad.jacfwd(f),
+    "grad": lambda f: reverse.grad(lambda x: np.sum(f(x) * f(x))),
+    "hvp": lambda f: lambda x: mixed.hvp(lambda y: np.sum(f(y) ** 2), x, DIRECTION),
+}
+
+
+@pytest.mark.parametrize("derivative", sorted(DERIVATIVES))
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+def test_vmap_of_a_derivative_through_a_reduction_equals_the_loop(reduction, derivative):
+    """The max/min rule read its residual from the raw arrays, so under vmap it saw the
+    batch as one more axis: jvp of max gave shape (3, 3) for (3,), jacfwd and hvp raised."""
+    g = DERIVATIVES[derivative](REDUCTIONS[reduction])
+    want = loop(g, TIED)
+    got = vmap(g)(TIED)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
