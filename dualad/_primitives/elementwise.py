@@ -16,7 +16,7 @@ import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of, scalar_xp
 from dualad._base.backend import _np_xp as _NUMPY_XP
-from dualad._base.core import bind
+from dualad._base.core import Value, bind
 from dualad._base.shapes import dtype_of, is_complex, raw, zeros
 from dualad._table import operations
 from dualad._table.entries import (
@@ -274,15 +274,24 @@ hypot = _elementwise("hypot", lambda xp, x, y: xp.hypot(x, y),
 def _tie_shared(wins):
     """The partial of maximum/minimum in one argument: 1 where it ``wins``
     alone, 1/2 where the two tie (the derivative is shared, as ``torch.maximum``
-    and ``jnp.maximum`` do), 0 elsewhere. Without a tie it stays a mask."""
+    and ``jnp.maximum`` do), 0 elsewhere.
+
+    On arrays without a tie it stays a mask (the tape keeps one byte an entry,
+    and a loser's tangent is dropped, not multiplied by 0). On a value that
+    vmap batches or compile traces, whether there is a tie is not one Python
+    decision, so the weights are always computed, with ``where``: the numbers
+    are the same, but for an infinite or nan tangent at a losing entry (nan,
+    as ``jax.numpy.maximum`` gives, where the mask gives 0)."""
     def partial(ans, x, y):
         win, tie = wins(x, y), equal(x, y)
         if type(tie) is bool:  # Python floats
             return 0.5 if tie else 1.0 if win else 0.0
+        dtype = dtype_of(raw(ans))
+        if isinstance(tie, Value):
+            return where(tie, 0.5, astype(win, dtype))
         xp = namespace_of([tie])
         if not bool(xp.any(tie)):
             return win
-        dtype = dtype_of(raw(ans))
         return xp.where(tie, xp.asarray(0.5, dtype=dtype), xp.astype(win, dtype))
     return partial
 

@@ -423,3 +423,27 @@ def test_vmap_of_a_derivative_through_a_reduction_equals_the_loop(reduction, der
     got = vmap(g)(TIED)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _relu_loss(params, x, y):
+    w1, w2 = params
+    return np.sum((np.maximum(x @ w1, 0.0) @ w2 - y) ** 2)
+
+
+RELU_PARAMS = (RNG.standard_normal((5, 8)), RNG.standard_normal((8, 3)))
+
+
+def test_per_example_gradients_of_a_relu_network_written_with_maximum():
+    """maximum's tie rule asked bool(any(tie)) of the batch, which vmap refuses."""
+    xs, ys = RNG.standard_normal((6, 5)), np.eye(3)[RNG.integers(0, 3, 6)]
+    g = reverse.grad(_relu_loss)
+    got = vmap(g, in_axes=(None, 0, 0))(RELU_PARAMS, xs, ys)
+    for j in range(2):
+        np.testing.assert_allclose(got[j], np.stack([g(RELU_PARAMS, x, y)[j] for x, y in zip(xs, ys)]))
+
+
+def test_maximum_shares_a_tie_in_each_element_of_a_batch():
+    xs = np.array([[1.0, 2.0, 3.0], [2.0, 0.0, 2.0]])  # ties with 2.0 at different places
+    g = reverse.grad(lambda x: np.sum(np.maximum(x, 2.0) * np.arange(1.0, 4.0)))
+    np.testing.assert_array_equal(vmap(g)(xs), loop(g, xs))
+    np.testing.assert_array_equal(vmap(g)(xs), [[0.0, 1.0, 3.0], [0.5, 0.0, 1.5]])

@@ -601,3 +601,25 @@ def test_ops_on_traced_values():
     def f(x):
         return ops.logsumexp(x) + ops.sum(ops.reshape(x, (2, 2)).T @ x.reshape(2, 2))
     _check(f, [np.arange(4.0), np.ones(4)], replays=1)
+
+
+def test_a_gradient_through_maximum_is_traced_once_and_replayed():
+    """maximum's tie rule read the host (bool(any(tie))), so the MLP's value_and_grad
+    ran eagerly on every call; now one trace serves every step, ties included."""
+    rng = np.random.default_rng(7)
+    params = (rng.standard_normal((5, 8)), rng.standard_normal((8, 3)))
+    y = np.eye(3)[rng.integers(0, 3, 10)]
+
+    def loss(params, x, y):
+        w1, w2 = params
+        return np.sum((np.maximum(x @ w1, 0.0) @ w2 - y) ** 2)
+    compiled, eager = dualad.compile(reverse.value_and_grad(loss)), reverse.value_and_grad(loss)
+    for step in range(15):
+        x = rng.standard_normal((10, 5))
+        if step == 7:
+            x[:, :] = 0.0  # every pre-activation ties with 0
+        (v, (g1, g2)), (ve, (e1, e2)) = compiled(params, x, y), eager(params, x, y)
+        assert v == ve
+        np.testing.assert_array_equal(g1, e1)
+        np.testing.assert_array_equal(g2, e2)
+    assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0}
