@@ -23,6 +23,7 @@ from a generator that is not an argument (an argument's draws are steps:
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections import OrderedDict
 from typing import Any, Callable
@@ -42,6 +43,7 @@ from dualad._program.passes.fusion import fuse_elementwise
 from dualad._program.passes.simplify import fold_constants, simplify
 from dualad._program.program import Program
 from dualad._staging.random import RecordingGenerator
+from dualad._staging.reads import Bindings, reads
 from dualad._staging.retarget import difference, retarget
 from dualad._staging.trace import Trace, Tracer
 
@@ -76,11 +78,22 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
     value-dependent shape, NumPy functions without a rule, values of an
     outer transform closed over) makes ``f`` run eagerly at that key, with a
     warning saying why. Side effects of ``f`` (printing, appending to a
-    list) happen when it is traced, not when it is replayed; arrays it
-    closes over are constants of the program, and so are numbers drawn from
-    a generator ``f`` makes itself (``np.random.default_rng()`` inside ``f``,
-    Python's ``random``), which no trace can tell from other constants:
-    pass the Generator as an argument.
+    list) happen when it is traced, not when it is replayed.
+
+    What ``f`` reads through a name rather than an argument (a global, a
+    variable it closes over, an attribute of a bound method's object) is a
+    constant of the program, copied when it is traced: writing into such an
+    array afterwards changes no replay, every step of the program reading
+    the numbers of the trace (pass the array as an argument to have each
+    call read its own). Rebinding such a name (``W = new_array``,
+    ``scale = 3.0``) is seen: each call checks that every name still holds
+    the object it held at the trace (a test of identity each), and traces
+    anew where one does not, as ``torch.compile`` does where ``jax.jit``
+    replays the old value. Numbers drawn from a generator ``f`` makes itself
+    (``np.random.default_rng()`` inside ``f``, Python's ``random``) are
+    constants too, which no trace can tell from others: pass the Generator
+    as an argument. Calls from several threads share the programs; a trace
+    runs in one thread at a time.
 
     Parameters
     ----------
@@ -170,6 +183,12 @@ class Compiled:
         self._eager: dict = {}                       # key -> why it runs eagerly
         self._retraces: dict = {}                    # key -> traces after a missed guard
         self._warned: set = set()
+        self._bindings: Bindings | None = None       # the names f read, as at the traces kept
+        self._rebinds = 0                            # traces thrown away because a name changed
+        self._gave_up: str | None = None             # why every call runs eagerly, if it does
+        # Tracing and every change of the cache hold the lock; a replay does not: it looks
+        # programs up with .get and retries under the lock where another thread evicted one.
+        self._lock = threading.RLock()
         self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0}
         functools.update_wrapper(self, f, updated=())
 
@@ -182,26 +201,62 @@ class Compiled:
     # -- calling -----------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key, inputs, why = self._key(args, kwargs)
+        if why is None:
+            why = self._gave_up
         if why is not None:
             return self._run_eagerly(key, why, args, kwargs)
+        bindings = self._bindings
+        if bindings is not None and not bindings.hold():
+            self._rebound(bindings)
         if key in self._eager:
             return self._run_eagerly(key, self._eager[key], args, kwargs)
-        outcomes = self._by_key.get(key)
-        if not outcomes:
+        program = self._first(key)
+        if program is None:
             return self._trace(key, args, kwargs, inputs)
-        program = self._programs[(key, outcomes[0])]
         while True:
             out = program.replay(inputs)
             if type(out) is not GuardMiss:
                 self.stats["replays"] += 1
-                self._programs.move_to_end((key, program.outcomes))
+                try:
+                    self._programs.move_to_end((key, program.outcomes))
+                except KeyError:  # another thread evicted it meanwhile
+                    pass
                 return program.rebuild(out)
             self.stats["misses"] += 1
             prefix = program.outcomes[:out.index] + (out.outcome,)
-            nxt = next((o for o in outcomes if o[:out.index + 1] == prefix), None)
-            if nxt is None:
+            nxt = next((o for o in list(self._by_key.get(key, ())) if o[:out.index + 1] == prefix), None)
+            program = None if nxt is None else self._programs.get((key, nxt))
+            if program is None:
                 return self._trace(key, args, kwargs, inputs, missed=True)
-            program = self._programs[(key, nxt)]
+
+    def _first(self, key: Any) -> Program | None:
+        """The program of ``key`` to try first, or None."""
+        outcomes = self._by_key.get(key)
+        if not outcomes:
+            return None
+        try:
+            return self._programs.get((key, outcomes[0]))
+        except IndexError:  # another thread emptied the list meanwhile
+            return None
+
+    def _rebound(self, bindings: Bindings) -> None:
+        """A name ``f`` reads holds another object than at its traces: the programs hold the
+        old one, so they go (as ``torch.compile`` recompiles); where names keep changing, call
+        after call, ``f`` runs eagerly from then on."""
+        with self._lock:
+            if self._bindings is not bindings:  # another thread saw it first
+                return
+            changed = ", ".join(bindings.changed())
+            self._programs.clear()
+            self._by_key.clear()
+            self._retraces.clear()
+            self._bindings = None
+            self._rebinds += 1
+            if self._rebinds > self.max_programs:
+                why = (f"names it reads ({changed}) were rebound on more than max_programs="
+                       f"{self.max_programs} calls, and each rebinding makes the programs stale; pass "
+                       "what changes as an argument")
+                self._gave_up = why
 
     def program(self, *args: Any, **kwargs: Any) -> Program:
         """The program a call with these arguments replays (traced now if there is none).
@@ -222,6 +277,14 @@ class Compiled:
             return t3
         """
         key, inputs, why = self._key(args, kwargs)
+        with self._lock:
+            return self._program_locked(key, inputs, why, args, kwargs)
+
+    def _program_locked(self, key: Any, inputs: list, why: str | None, args: tuple, kwargs: dict) -> Program:
+        bindings = self._bindings
+        if bindings is not None and not bindings.hold():
+            self._rebound(bindings)
+        why = why or self._gave_up
         if why is None and key not in self._eager:
             outcomes = self._by_key.get(key)
             if outcomes:
@@ -301,6 +364,10 @@ class Compiled:
 
     # -- tracing -----------------------------------------------------------------
     def _trace(self, key: Any, args: tuple, kwargs: dict, inputs: list, missed: bool = False) -> Any:
+        with self._lock:  # one trace at a time, and the cache changes with it
+            return self._trace_locked(key, args, kwargs, inputs, missed)
+
+    def _trace_locked(self, key: Any, args: tuple, kwargs: dict, inputs: list, missed: bool) -> Any:
         self.stats["traces"] += 1
         if missed:
             n = self._retraces[key] = self._retraces.get(key, 0) + 1
@@ -347,6 +414,8 @@ class Compiled:
         return want
 
     def _add(self, key: Any, program: Program) -> None:
+        if self._bindings is None:
+            self._bindings = Bindings(self.f)
         outcomes = self._by_key.setdefault(key, [])
         if program.outcomes not in outcomes:
             outcomes.insert(0, program.outcomes)
@@ -379,7 +448,7 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
     traced values, or ran on NumPy copies of another library's arrays) or where ``f`` was
     not run (a Generator argument it also closes over), so ``f`` must run (again). The
     program is not optimized."""
-    streams = _random_streams(f, args, kwargs)
+    streams = _random_streams(f)
     passed = [x for x in inputs if isinstance(x, np.random.Generator)]
     if any(s is g for s in streams for g in passed):
         return None, None, ("a Generator passed as an argument is also closed over (or a global), "
@@ -473,39 +542,11 @@ def _elsewhere(x: Any) -> bool:
     return hasattr(x, "__array_namespace__") and not isinstance(x, (np.ndarray, np.generic))
 
 
-def _random_streams(f: Callable, args: tuple, kwargs: dict) -> list:
-    """NumPy's global generator, and the generators ``f`` closes over or names as globals
-    (bound methods and ``functools.partial`` looked through): a draw from any of them
-    during the trace changes its state."""
-    found: list = [None]  # None: the global state
-    seen: set = set()
-    stack = [f]
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        if isinstance(fn, _STREAMS):
-            found.append(fn)
-            continue
-        if isinstance(fn, functools.partial):
-            stack.extend([fn.func, *fn.args, *fn.keywords.values()])
-            continue
-        target = getattr(fn, "__func__", fn)
-        owner = getattr(fn, "__self__", None)
-        if owner is not None and not isinstance(owner, type(np)):
-            stack.extend(v for v in getattr(owner, "__dict__", {}).values())
-        code = getattr(target, "__code__", None)
-        if code is None:
-            continue
-        for cell in getattr(target, "__closure__", None) or ():
-            try:
-                stack.append(cell.cell_contents)
-            except ValueError:
-                pass
-        names = getattr(target, "__globals__", {})
-        stack.extend(names[n] for n in code.co_names if n in names)
-    return found
+def _random_streams(f: Callable) -> list:
+    """NumPy's global generator, and the generators ``f`` reads through a name (see
+    :func:`~dualad._staging.reads.reads`): a draw from any of them during the trace
+    changes its state."""
+    return [None] + [value for _, _, value in reads(f) if isinstance(value, _STREAMS)]
 
 
 def _stream_state(stream: Any) -> Any:

@@ -55,7 +55,10 @@ class Trace:
         slot = self._const_ids.get(id(value))
         if slot is None:
             slot = self.new_slot(value)
-            self.consts[slot] = value
+            # A program keeps the numbers it read at the trace: an array is copied, so that
+            # writing into it afterwards (or into an output the traced call returned) changes
+            # no replay, every step reading the same numbers.
+            self.consts[slot] = value.copy() if type(value) is np.ndarray else value
             self._const_ids[id(value)] = slot
         return slot
 

@@ -623,3 +623,113 @@ def test_a_gradient_through_maximum_is_traced_once_and_replayed():
         np.testing.assert_array_equal(g1, e1)
         np.testing.assert_array_equal(g2, e2)
     assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0}
+
+
+# -- what a program reads through names (issue 26) ----------------------------------------------
+@pytest.mark.parametrize("case", ["constant-output", "closed-over-product", "gradient-is-the-constant"])
+def test_an_output_that_does_not_depend_on_the_inputs_is_fresh_at_every_call(case):
+    w = np.arange(1.0, 4.0)
+    f = {"constant-output": lambda x: (np.sum(x), np.ones(3) * 2.0),
+         "closed-over-product": lambda x: w * 2.0,
+         "gradient-is-the-constant": reverse.grad(lambda x: np.sum(x * w))}[case]
+    compiled, x = dualad.compile(f), np.zeros(3)
+    for _ in range(3):
+        out = compiled(x)
+        leaf = out[1] if isinstance(out, tuple) else out
+        want = f(x)
+        np.testing.assert_array_equal(leaf, want[1] if isinstance(want, tuple) else want)
+        leaf[:] = 99.0  # the caller owns what a call returns
+    np.testing.assert_array_equal(w, np.arange(1.0, 4.0))
+    assert compiled.stats["replays"] == 2
+
+
+W_GLOBAL = np.ones(3)
+
+
+def _reads_a_global(x):
+    return np.sum(np.tanh(W_GLOBAL * x)) + np.sum(W_GLOBAL ** 2)
+
+
+def test_an_array_read_through_a_name_is_copied_at_the_trace_and_read_one_way():
+    """Writing into W after the trace changed the step W * x but not the folded W ** 2."""
+    global W_GLOBAL
+    W_GLOBAL = np.ones(3)
+    compiled, x = dualad.compile(_reads_a_global), np.arange(3.0)
+    at_trace = compiled(x)
+    W_GLOBAL[:] = 3.0
+    assert compiled(x) == at_trace  # the trace's numbers, for every step
+    W_GLOBAL = np.full(3, 3.0)       # a new array under the name: traced anew
+    assert compiled(x) == _reads_a_global(x) != at_trace
+    assert compiled.stats["traces"] == 2
+
+
+def test_rebinding_a_closure_variable_or_an_attribute_traces_anew():
+    scale = 2.0
+    by_closure = dualad.compile(lambda x: x * scale)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(by_closure(x), x * 2.0)
+    scale = 3.0
+    np.testing.assert_array_equal(by_closure(x), x * 3.0)
+
+    class Model:
+        def __init__(self):
+            self.w = np.ones(3)
+
+        def loss(self, x):
+            return np.sum(self.w * x)
+    model = Model()
+    grad = dualad.compile(reverse.grad(model.loss))
+    np.testing.assert_array_equal(grad(x), np.ones(3))
+    model.w = np.full(3, 5.0)
+    np.testing.assert_array_equal(grad(x), np.full(3, 5.0))
+    assert by_closure.stats["traces"] == grad.stats["traces"] == 2
+
+
+CALLS = 0
+
+
+def _counts_its_calls(x):
+    global CALLS
+    CALLS += 1
+    return x * 2.0
+
+
+def test_a_name_the_function_assigns_itself_is_not_guarded():
+    compiled = dualad.compile(_counts_its_calls)
+    for _ in range(5):
+        compiled(np.ones(2))
+    assert compiled.stats == {"traces": 1, "replays": 4, "misses": 0, "eager": 0}
+
+
+def test_names_rebound_at_every_call_make_the_function_run_eagerly_with_a_warning():
+    compiled, x = dualad.compile(lambda x: x * factor, max_programs=2), np.ones(2)
+    with pytest.warns(RuntimeWarning, match="rebound"):
+        for factor in range(1, 8):
+            np.testing.assert_array_equal(compiled(x), x * factor)
+    assert compiled.stats["eager"] > 0
+
+
+# -- threads (issue 26) ------------------------------------------------------------------------
+def _branchy(x):
+    return np.sum(np.sin(x)) if x[0] > 0 else np.sum(x ** 3)
+
+
+def test_compiled_functions_called_from_many_threads_equal_eager():
+    """Eight threads at shapes that make the 2-program cache evict: the LRU update raised
+    KeyError where another thread had evicted the program meanwhile."""
+    import concurrent.futures
+
+    functions = {"grad": reverse.grad(lambda x: np.sum(np.tanh(x) * x)),
+                 "hvp": lambda x: mixed.hvp(lambda y: np.sum(y ** 4), x, np.ones_like(x)),
+                 "branchy-grad": reverse.grad(_branchy)}
+    compiled = {name: dualad.compile(f, max_programs=2) for name, f in functions.items()}
+    rng = np.random.default_rng(3)
+    jobs = [(name, rng.standard_normal(int(rng.integers(1, 6)))) for name in functions for _ in range(200)]
+    rng.shuffle(jobs)
+
+    def run(job):
+        name, x = job
+        return compiled[name](x), functions[name](x)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        for got, want in pool.map(run, jobs):
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
