@@ -83,8 +83,16 @@ def _buffer_like(numpy_function):
 
 
 zeros, ones, empty, full = map(_buffer, (_np.zeros, _np.ones, _np.empty, _np.full))
-zeros_like, ones_like, empty_like, full_like = map(
-    _buffer_like, (_np.zeros_like, _np.ones_like, _np.empty_like, _np.full_like))
+zeros_like, ones_like, empty_like = map(_buffer_like, (_np.zeros_like, _np.ones_like, _np.empty_like))
+_full_like_numbers = _buffer_like(_np.full_like)
+
+
+def full_like(prototype: Any, fill_value: Any, *args: Any, **kwargs: Any) -> Buffer:
+    """``numpy.full_like`` of any value, as a :class:`Buffer`; a fill value with a derivative
+    carries it into every entry."""
+    if _carries_derivative([fill_value]):
+        return Buffer(_ops.full_like(prototype, fill_value, *args, **kwargs))
+    return _full_like_numbers(prototype, fill_value, *args, **kwargs)
 
 
 class _Concatenator:

@@ -24,6 +24,10 @@ from dualad._numpy.composites import *  # noqa: F403
 from dualad._numpy.composites import __all__ as _composites
 from dualad._numpy.conv import *  # noqa: F403
 from dualad._numpy.conv import __all__ as _conv
+from dualad._numpy.counting import *  # noqa: F403
+from dualad._numpy.counting import __all__ as _counting
+from dualad._numpy.creation import *  # noqa: F403
+from dualad._numpy.creation import __all__ as _creation
 from dualad._numpy.diagonals import *  # noqa: F403
 from dualad._numpy.diagonals import __all__ as _diagonals
 from dualad._numpy.differences import *  # noqa: F403
@@ -75,9 +79,9 @@ _ALIASES = {
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]
 
-__all__ = sorted({*_applying, *_composites, *_conv, *_diagonals, *_differences, *_grids, *_joining,
-                  *_padding, *_piecewise, *_polynomials, *_products, *_rearranging, *_selecting,
-                  *_sorting, *_statistics, *_values, *_elementwise, *_indexing, *_einsum, *_matmul,
-                  *_reductions, *_shape_names, *_special, *_ALIASES, "fft", "linalg"})
+__all__ = sorted({*_applying, *_composites, *_conv, *_counting, *_creation, *_diagonals, *_differences,
+                  *_grids, *_joining, *_padding, *_piecewise, *_polynomials, *_products, *_rearranging,
+                  *_selecting, *_sorting, *_statistics, *_values, *_elementwise, *_indexing, *_einsum,
+                  *_matmul, *_reductions, *_shape_names, *_special, *_ALIASES, "fft", "linalg"})
 
 _seal_builtins()  # the table is complete: entries added from here on are users'

@@ -29,7 +29,9 @@ _NAMES = ["argmax", "argmin", "argsort", "argwhere", "searchsorted", "digitize",
           "union1d", "setdiff1d", "setxor1d", "unique_all", "unique_counts", "unique_inverse",
           "unique_values", "tril_indices_from", "triu_indices_from", "diag_indices_from", "spacing",
           "nextafter", "isdtype", "logical_xor"]
-__all__ = list(_NAMES)
+# Weighted counts and fill values with a derivative carry it: counting.py and creation.py
+# export those three, calling these for plain arguments.
+__all__ = [n for n in _NAMES if n not in ("bincount", "histogram", "full_like")]
 
 # Results whose shape depends on the values: no one shape holds for a batch.
 _VALUE_SHAPED = {"argwhere", "nonzero", "flatnonzero", "unique", "bincount", "intersect1d",

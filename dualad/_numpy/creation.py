@@ -1,0 +1,71 @@
+"""Filling arrays with values that carry a derivative: ``full_like`` with such a fill
+value (with a plain one, NumPy's own function fills the array, in
+``dualad._numpy.values``), and ``copyto`` into a value that takes item assignment."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dualad._base.core import Value
+from dualad._base.shapes import dtype_of, raw, shape_of
+from dualad._numpy import values as _values
+from dualad._primitives import elementwise as _ew
+from dualad._primitives import shape as _shape
+
+__all__ = ["copyto", "full_like"]
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """``numpy.full_like``; a fill value with a derivative carries it into every entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> dualad.jvp(lambda x, y: np.full_like(x, y), (np.zeros(3), 2.0), (np.zeros(3), 1.0))
+    (array([2., 2., 2.]), array([1., 1., 1.]))
+
+    NumPy's ``full_like`` of a plain array writes the fill value with ``copyto``,
+    which cannot carry it (see :func:`copyto`): ``dualad.numpy.full_like`` can.
+    """
+    if not isinstance(fill_value, Value):
+        return _values.full_like(a, fill_value, dtype=dtype, order=order, subok=subok, shape=shape, **kwargs)
+    shape = shape_of(a) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    dtype = dtype_of(raw(a)) if dtype is None else dtype
+    zeros = _values.zeros_like(a, dtype=dtype, shape=shape)  # a new array, of a's backend
+    return _ew.astype(zeros + fill_value, dtype)
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """``numpy.copyto``: ``dst[...] = src`` where ``where`` holds, into a value that takes
+    item assignment (a ``dualad.numpy`` buffer, a ``Dual``).
+
+    A plain NumPy array cannot hold a value with a derivative; NumPy's own
+    ``full_like(a, x)`` writes ``x`` into one this way, so it cannot carry ``x``'s
+    derivative: ``dualad.numpy.full_like`` (or ``ops.full_like``) does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> import dualad.numpy as dnp
+    >>> def f(x):
+    ...     out = dnp.zeros(3)
+    ...     np.copyto(out, x, where=np.array([True, False, True]))
+    ...     return out
+    >>> dualad.jvp(f, (np.ones(3),), (np.ones(3),))[1]
+    array([1., 0., 1.])
+    """
+    if isinstance(dst, Value):
+        if where is True:
+            dst[...] = _shape.broadcast_to(src, shape_of(dst))
+        else:
+            dst[...] = _ew.where(where, src, dst)
+        return None
+    if not isinstance(src, Value) and not isinstance(where, Value):
+        return np.copyto(dst, src, casting=casting, where=where)
+    raise TypeError(
+        "numpy.copyto would write a value with a derivative into a NumPy array, which cannot "
+        "hold it (numpy.full_like(a, x) does this with a plain a): make the array with "
+        "dualad.numpy (import dualad.numpy as np: np.full_like, np.zeros, ... take such values), "
+        "or use dualad.ops.full_like")
