@@ -81,7 +81,6 @@ def _param(case):
 RUNS = [_param(c) for c in CASES if c.backends is None or "dask" in c.backends]
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case", RUNS)
 def test_case_on_dask_equals_numpy(case):
     drawn, want, directions = _a_draw(case)

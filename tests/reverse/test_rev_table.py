@@ -69,7 +69,6 @@ def test_tape_vjp_matches_jvp(case, backend, dtype, data):
     _check_vjp_against_jvp(case, backend, dtype, data)
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case, backend, dtype", _params("rev_check_grads", DIFF, ("float32",)))
 @FEW
 @given(data=st.data())

@@ -107,7 +107,6 @@ def test_vmap_of_every_case(case, backend, dtype, data):
     check_drawn_case(case, backend, dtype, data)
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case, backend, dtype", params("vmap", CASES, [STRICT.param], ["float32"]))
 @TWO
 @given(data=st.data())

@@ -93,7 +93,6 @@ def _real_sum(f):
     return loss
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [NUMPY.param], ["float64"]))
 @SOME
 @given(data=st.data())
@@ -101,7 +100,6 @@ def test_compile_of_every_case(case, backend, dtype, data):
     check_compiled_case(case, backend, dtype, data)
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [STRICT.param], ["float32"]))
 @TWO
 @given(data=st.data())

@@ -40,7 +40,6 @@ def test_rules(case, backend, dtype, data):
     check_case(case, data.draw(case.args, label="args"), backend, dtype)
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case, backend, dtype", params("rules", CASES, exclude=[("numpy", "float64")]))
 @FEW
 @given(data=st.data())

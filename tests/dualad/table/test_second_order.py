@@ -48,7 +48,6 @@ def test_hessian_matches_finite_differences_of_jacfwd(case, backend, dtype, data
     check_hessian(case, data.draw(case.args, label="args"), backend)
 
 
-@pytest.mark.sampled
 @pytest.mark.parametrize("case, backend, dtype", params("hessian", SECOND, [STRICT.param], ["float64"]))
 @FEW
 @given(data=st.data())
