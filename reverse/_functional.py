@@ -55,8 +55,8 @@ def _unwrap(out: Any, level: int, who: str):
 def _as_input_cotangent(g, primal):
     """The cotangent in the input's own form: a float for a float, a complex for a
     complex, else an array (with the input's chunks, for a Dask array)."""
-    if type(primal) is complex:
-        return 0j if g is None else complex(g)
+    if type(primal) is complex:  # a value type (forward over reverse) keeps its derivative
+        return 0j if g is None else complex(g) if type(g) is not complex and not hasattr(g, "_strip") else g
     if type(primal) is float:
         return 0.0 if g is None else float(g) if type(g) is not float and not hasattr(g, "_strip") else g
     if g is None:

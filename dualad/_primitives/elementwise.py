@@ -406,7 +406,12 @@ def astype(x, dtype):
     spelled as NumPy spells it too (``"float32"``, ``float``, ``np.float32``)."""
     r = raw(x)
     if type(r) in SCALAR_TYPES:
-        return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
+        if x is r:
+            return dtype(r) if isinstance(dtype, type) else namespace_of([r]).asarray(r, dtype=dtype)
+        if type(r) is dtype:
+            return x
+        # a value type around a Python number keeps its derivative: cast as a 0-d array
+        r = _NUMPY_XP.asarray(r)
     if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
         xp = namespace_of([r])
         name = _PYTHON_DTYPES.get(dtype, dtype)

@@ -208,3 +208,12 @@ def test_python_complex_scalars_are_complex_in_ops():
     assert ops.conj(1 + 2j) == 1 - 2j
     assert ops.imag(1 + 2j) == 2.0 and ops.real(1 + 2j) == 1.0
     assert ops.angle(1j) == pytest.approx(np.pi / 2)
+
+
+@pytest.mark.parametrize("kind", [complex, np.complex128])
+def test_forward_over_reverse_at_a_complex_number(kind):
+    """At a Python complex the tangent was 0j: the cast of a real cotangent to the input's
+    complex type read the number out of the Dual. JAX: 0.1767767 + 0.1767767j."""
+    primal, tangent = dualad.jvp(lambda z: reverse.grad(np.abs)(z), (kind(1 + 1j),), (kind(1 + 0.5j),))
+    np.testing.assert_allclose(primal, (1 - 1j) / np.sqrt(2), rtol=1e-15)
+    np.testing.assert_allclose(tangent, 0.1767766952966369 + 0.1767766952966369j, rtol=1e-12)
