@@ -8,6 +8,7 @@ from dualad._base.core import bind
 from dualad._base.shapes import shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
+from dualad._primitives.indexing import _native_indexing
 from dualad._primitives.linalg.common import (
     _T,
     EighResult,
@@ -34,8 +35,15 @@ __all__ = ["eigh", "eigvalsh", "eig", "eigvals"]
 
 
 # -- eigh ------------------------------------------------------------------------------------
-def _eigh_impl(xp, a):
-    w, v = xp.linalg.eigh(a)
+def _eigh_impl(xp, a, *, upper=False):
+    # The rules read the lower triangle of ``a``; ``upper`` says ``a`` is the transpose of
+    # the user's matrix, whose upper triangle NumPy and CuPy then read themselves, so that
+    # the eigenvectors carry the signs numpy.linalg.eigh(a, "U") gives (LAPACK's depend on
+    # the triangle). The array API's eigh reads the lower triangle only.
+    if upper and _native_indexing(xp):
+        w, v = xp.linalg.eigh(xp.swapaxes(a, -1, -2), UPLO="U")
+    else:
+        w, v = xp.linalg.eigh(a)
     return w, v
 
 
@@ -78,7 +86,7 @@ def _from_lower_transpose(b):
     return _add(_mul(b, _tril_mask(b, n)), _mul(_T(b), _tril_mask(b, n, -1)))
 
 
-def _eigh_jvp(primals, tangents, ans):
+def _eigh_jvp(primals, tangents, ans, *, upper=False):
     # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T dA V, where dA is
     # the symmetric perturbation eigh reads: the lower triangle of the tangent.
     (ta,), (w, v) = tangents, ans
@@ -86,7 +94,7 @@ def _eigh_jvp(primals, tangents, ans):
     return _diag_part(s), matmul(v, _mul_or_zero(_gap_inverse(w), s))
 
 
-def _eigh_vjp(g, ans, a):
+def _eigh_vjp(g, ans, a, *, upper=False):
     (gw, gv), (w, v) = g, ans
     inner = None if gw is None else _diag_embed(gw)
     if gv is not None:  # skipped when only w is used, so ties cost nothing then
@@ -127,9 +135,9 @@ def eigh(a, UPLO="L"):
     _check_matrix(a, "eigh")
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    if UPLO == "U":  # the array API reads the lower triangle; that of a.T is a's upper
+    if UPLO == "U":  # the rules read the lower triangle; that of a.T is a's upper
         a = _T(a)
-    return EighResult(bind(_eigh_p, a))
+    return EighResult(bind(_eigh_p, a, upper=UPLO == "U"))
 
 
 # -- eig ------------------------------------------------------------------------------------------

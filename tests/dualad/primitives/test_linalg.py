@@ -32,6 +32,7 @@ import reverse
 from dualad import Dual, HyperDual, jacfwd, jvp, ops
 from dualad._base.shapes import raw
 from dualad.extend import REGISTRY, bind
+from dualad.testing import check_grads
 
 la = ops.linalg
 F64, F32 = np.float64, np.float32
@@ -937,3 +938,18 @@ def test_lu_derivatives_match_jax(shape, complex_input):
 
         np.testing.assert_allclose(grad(ours)(a), np.asarray(jax.grad(theirs)(jnp.asarray(a))),
                                    rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_gives_numpy_s_eigenvectors_for_either_triangle(uplo):
+    """eigh(a, "U") computed on a.T with "L": the same eigenvalues, but eigenvectors of
+    other signs than NumPy's, so code reading V[:, 0] differed from NumPy (issue 26)."""
+    r = np.random.default_rng(11)
+    for _ in range(10):
+        a = r.standard_normal((2, 4, 4))  # not symmetric: each triangle tells another matrix
+        w, v = ops.linalg.eigh(a, uplo)
+        want_w, want_v = np.linalg.eigh(a, uplo)
+        np.testing.assert_array_equal(w, want_w)
+        np.testing.assert_array_equal(v, want_v)
+    check_grads(lambda a: np.linalg.eigvalsh(a, uplo), (a[0],))
+    check_grads(lambda a: (lambda w, v: v @ np.diag(np.exp(w)) @ v.T)(*np.linalg.eigh(a, uplo)), (a[0],))
