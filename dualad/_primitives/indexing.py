@@ -52,11 +52,12 @@ def _normalize_index(idx, ndim):
 
 
 def _plain_index(i):
-    """An index entry as raw numbers; a batched index array (vmap) is refused: the
-    index is a parameter of the entries, the same for every element."""
+    """An index entry as raw numbers, or, for a batched integer index (vmap: ``logp[y]``
+    with ``y`` one label per example), the batched value, which the gather entry takes as
+    an operand. A batched mask is refused: the result's shape would differ by element."""
     p = primal(i)
-    if batched(p):
-        concrete(p, "indexing with an index array or mask computed from batched values")
+    if batched(p) and (_is_advanced(p) and is_mask(p) or type(raw(p)) in SCALAR_TYPES):
+        concrete(p, "indexing with a mask computed from batched values")
     return p
 
 

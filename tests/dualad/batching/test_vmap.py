@@ -447,3 +447,24 @@ def test_maximum_shares_a_tie_in_each_element_of_a_batch():
     g = reverse.grad(lambda x: np.sum(np.maximum(x, 2.0) * np.arange(1.0, 4.0)))
     np.testing.assert_array_equal(vmap(g)(xs), loop(g, xs))
     np.testing.assert_array_equal(vmap(g)(xs), [[0.0, 1.0, 3.0], [0.5, 0.0, 1.5]])
+
+
+def _nll(w, x, y):
+    z = x @ w
+    return -(z - ops.logsumexp(z))[y]
+
+
+@pytest.mark.parametrize("derivative", ["grad", "jacfwd", "hvp"])
+def test_indexing_by_a_per_example_label_under_vmap_of_a_derivative(derivative):
+    """logp[y] with y batched was refused as if the result's shape depended on the values."""
+    w, xs, ys = RNG.standard_normal((4, 3)), RNG.standard_normal((5, 4)), RNG.integers(0, 3, 5)
+    g = {"grad": lambda x, y: reverse.grad(_nll)(w, x, y),
+         "jacfwd": lambda x, y: dualad.jacfwd(lambda w: _nll(w, x, y))(w),
+         "hvp": lambda x, y: mixed.hvp(lambda w: _nll(w, x, y), w, np.ones_like(w))}[derivative]
+    np.testing.assert_allclose(vmap(g)(xs, ys), loop(g, xs, ys), rtol=1e-13, atol=1e-13)
+
+
+def test_indexing_by_a_batched_argmax_and_refusing_a_batched_mask():
+    np.testing.assert_array_equal(vmap(lambda x: x[np.argmax(x)])(X), X.max(axis=1))
+    with pytest.raises(TypeError, match="mask computed from batched values"):
+        vmap(lambda x: x[x > 0])(X)
