@@ -167,6 +167,22 @@ def strip(x: Any, cut: int) -> Any:
     return x
 
 
+def as_arrays(args: tuple) -> tuple:
+    """``args`` with each Python list or tuple made an array of the namespace of the other
+    operands (NumPy's where they are numbers), as NumPy converts such an operand with
+    ``asarray``: ``x * [1.0, 2.0]``, ``np.maximum(x, [0.0] * n)``."""
+    others = []
+    for a in args:
+        if type(a) is not list and type(a) is not tuple:
+            while isinstance(a, Value):
+                a = a._strip()
+            others.append(a)
+    xp = namespace_of(others)
+    if xp is scalar_xp:
+        xp = _np_xp
+    return tuple(xp.asarray(a) if type(a) is list or type(a) is tuple else a for a in args)
+
+
 def bind(prim: Any, *args: Any, **params: Any) -> Any:
     """Apply ``prim`` to ``args``, dispatching to the outermost value type.
 
@@ -197,9 +213,15 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
             return prim.impl(scalar_xp, *args, **params)
     top = None
     top_level = -2  # a value of level -1 (a buffer of raw numbers) is stripped below
+    sequences = False
     for a in args:
-        if isinstance(a, Value) and a._level > top_level:
-            top, top_level = a, a._level
+        if isinstance(a, Value):
+            if a._level > top_level:
+                top, top_level = a, a._level
+        elif type(a) is list or type(a) is tuple:
+            sequences = True
+    if sequences:
+        return bind(prim, *as_arrays(args), **params)
     if top is not None:
         cut = _state.cut
         if top_level >= cut or not top.carries_derivative:

@@ -13,15 +13,30 @@ from dualad._base.tree import _UNWRAP
 
 
 def shape_of(x: Any) -> tuple:
-    return () if type(x) in SCALAR_TYPES else tuple(x.shape)
+    if type(x) in SCALAR_TYPES:
+        return ()
+    try:
+        return tuple(x.shape)
+    except AttributeError:  # a Python list or tuple of numbers, as NumPy reads one
+        return np.shape(x)
 
 
 def ndim_of(x: Any) -> int:
-    return 0 if type(x) in SCALAR_TYPES else x.ndim
+    if type(x) in SCALAR_TYPES:
+        return 0
+    try:
+        return x.ndim
+    except AttributeError:
+        return np.ndim(x)
 
 
 def dtype_of(x: Any):
-    return type(x) if type(x) in SCALAR_TYPES else x.dtype
+    if type(x) in SCALAR_TYPES:
+        return type(x)
+    try:
+        return x.dtype
+    except AttributeError:
+        return np.asarray(x).dtype
 
 
 def raw(x: Any) -> Any:

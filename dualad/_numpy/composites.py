@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, namespace_of, to_host
+from dualad._base.core import as_arrays
 from dualad._base.shapes import primal, raw
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import indexing as _indexing
@@ -134,6 +135,7 @@ radians, degrees = deg2rad, rad2deg
 
 def logaddexp2(x, y):
     """``log2(2**x + 2**y)``."""
+    x, y = as_arrays((x, y))
     ln2 = math.log(2.0)
     return _ew.logaddexp(x * ln2, y * ln2) / ln2
 
@@ -152,6 +154,7 @@ def divmod(x, y):
 
 def copysign(x, y):
     """``|x|`` with the sign of ``y`` (derivative 0 at ``x = 0``, as ``abs``)."""
+    x, y = as_arrays((x, y))
     r = raw(y)
     negative = (math.copysign(1.0, r) < 0 if _is_scalar(r) else
                 on_values(lambda v: namespace_of([v]).signbit(v), y))
@@ -170,6 +173,7 @@ fix = _ew.trunc
 
 def float_power(x, y):
     """``numpy.float_power``: ``x ** y`` in at least double precision."""
+    x, y = as_arrays((x, y))
     return _ew.power(_promote64(x), _promote64(y))
 
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from dualad._base.core import as_arrays
 from dualad._base.shapes import (
     ndim_of,
     normalize_axis,
@@ -129,6 +130,7 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def convolve(a, v, mode="full"):
     """``numpy.convolve`` of 1-d arrays, as a gather and a sum (O(n m))."""
+    a, v = as_arrays((a, v))
     n, m = shape_of(a)[0], shape_of(v)[0]
     if n == 0 or m == 0:
         raise ValueError("convolve: a and v must not be empty")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dualad._base.backend import namespace_of
+from dualad._base.core import as_arrays
 from dualad._base.shapes import (
     batched,
     concrete,
@@ -35,11 +36,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     sets the grid and is taken as constant). Outside the grid the end values hold."""
     if period is not None:
         raise NotImplementedError("interp: period= is not supported yet")
+    x, xp, fp = as_arrays((x, xp, fp))  # lists of numbers, as NumPy takes them
     if batched(xp):
         concrete(xp, "interp's grid xp")  # one grid for the batch (refused if batched)
     grid = raw(xp)
-    if isinstance(grid, (list, tuple)):
-        grid = namespace_of([raw(x)]).asarray(grid)
     ns = namespace_of([grid])
     n = shape_of(grid)[0]
 

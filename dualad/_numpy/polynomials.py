@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of, to_host
+from dualad._base.core import as_arrays
 from dualad._base.shapes import (
     complex_dtype,
     concrete,
@@ -267,6 +268,8 @@ def _leading_zeros(host):
 
 def polyval(p, x):
     """``numpy.polyval`` by Horner's rule (coefficients highest power first)."""
+    if isinstance(x, (list, tuple)):  # numbers, as NumPy takes them, in p's library
+        x = as_arrays((x,) if isinstance(p, (list, tuple)) else (x, p))[0]
     coeffs = [p[i] for i in range(shape_of(p)[0])] if not isinstance(p, (list, tuple)) else list(p)
     out = 0.0 * x
     for c in coeffs:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from dualad._base.core import as_arrays
 from dualad._base.shapes import ndim_of, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
@@ -82,6 +83,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """``numpy.cross`` of 3-vectors (and of 2-vectors: the z component)."""
     if axis is not None:
         axisa = axisb = axisc = axis
+    a, b = as_arrays((a, b))
     a = _shape.moveaxis(a, axisa, -1)
     b = _shape.moveaxis(b, axisb, -1)
     na, nb = shape_of(a)[-1], shape_of(b)[-1]

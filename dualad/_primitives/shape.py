@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
-from dualad._base.core import Value, bind
+from dualad._base.core import Value, as_arrays, bind
 from dualad._base.shapes import (
     _reshape_impl,
     dtype_of,
@@ -216,6 +216,7 @@ def broadcast_to(x, shape):
 
 
 def broadcast_arrays(*arrays):
+    arrays = as_arrays(arrays)
     shape = _broadcast_shapes(*(shape_of(a) for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 

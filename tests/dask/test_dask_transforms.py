@@ -151,3 +151,11 @@ def test_other_mixes_keep_their_message():
     with pytest.raises(TypeError, match="different array libraries") as err:
         ops.add(np.ones(2), array_api_strict.ones(2))
     assert "dask" not in str(err.value)
+
+
+def test_a_python_list_beside_a_dask_array_becomes_a_dask_array():
+    """A list is converted in the namespace of the other operand: Dask stays Dask (issue 26)."""
+    x = da.from_array(np.array([1.0, 2.0]), chunks=1)
+    out, t = dualad.jvp(lambda x: x * [3.0, 4.0], (x,), (da.ones(2, chunks=1),))
+    assert isinstance(out, da.Array) and isinstance(t, da.Array)
+    np.testing.assert_array_equal(t.compute(), [3.0, 4.0])

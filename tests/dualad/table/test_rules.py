@@ -18,6 +18,9 @@ rule on every backend. Second-order checks are in test_second_order.py.
 
 from __future__ import annotations
 
+import os
+import traceback
+
 import numpy as np
 import pytest
 from _support.backends import NUMPY
@@ -28,6 +31,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import dualad
+from dualad._base.tree import flatten
 from dualad.extend import REGISTRY
 from dualad.testing import check_grads
 
@@ -169,3 +173,56 @@ def test_every_numpy_function_without_a_rule_says_so():
             with pytest.raises(TypeError, match="no dualad rule.*register_numpy"):
                 call()
     assert unruled  # the check ran
+
+
+# -- Python lists, tuples and numbers as operands, as NumPy takes them (issue 26) ---------------
+# block reads nested lists as its block structure: a list there is a deeper nesting, in NumPy too
+NOT_AN_OPERAND = {"block"}
+LIFTABLE = [c for c in CASES if c.kind == "diff" and c.name not in NOT_AN_OPERAND]
+
+
+def _lifted(a, how):
+    """``a`` as NumPy code writes it: a Python number for a 0-d array, else a list or (for
+    floats: a tuple of integers or booleans is a tuple of indices, not an index array) a tuple."""
+    if a.ndim == 0:
+        return a.item()
+    out = a.tolist()
+    return tuple(out) if how == "tuple" and a.dtype.kind == "f" else out
+
+
+@pytest.mark.parametrize("case", LIFTABLE, ids=str)
+@FEW
+@given(data=st.data())
+def test_rules_with_list_tuple_and_number_operands(case, data):
+    """The case differentiated in its first floating argument, every other array operand
+    given as a Python list, tuple or number: the same value and derivative as with arrays.
+    A case whose own Python code would not take a list there (``y / 2.0``) is skipped, as
+    NumPy could not either; an error raised inside dualad fails."""
+    prep = Prepared(case, data.draw(case.args, label="args"))
+    if not prep.where:
+        return
+    first, how = prep.where[0], data.draw(st.sampled_from(["list", "tuple"]), label="how")
+    lifted = [_lifted(a, how) if isinstance(a, np.ndarray) and a.size and i != first and i not in case.static
+              else a for i, a in enumerate(prep.args)]
+    if all(b is a for b, a in zip(lifted, prep.args)):
+        return
+
+    def with_args(args):
+        def f(x):
+            full = list(args)
+            full[first] = x
+            return case.fn(*full, **prep.kw)
+        return f
+    x = prep.args[first]
+    try:
+        with_args(lifted)(x)
+    except Exception as err:  # noqa: BLE001 - where it came from decides
+        last = traceback.extract_tb(err.__traceback__)[-1].filename
+        if not any(f"{os.sep}{pkg}{os.sep}" in last for pkg in ("dualad", "reverse")):
+            return
+        raise
+    want = dualad.jvp(with_args(prep.args), (x,), (np.ones_like(x),))
+    got = dualad.jvp(with_args(lifted), (x,), (np.ones_like(x),))
+    for g, w in zip(flatten(got)[0], flatten(want)[0]):
+        assert np.shape(g) == np.shape(w), (np.shape(g), np.shape(w))
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
