@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import array_api_compat
 import numpy as np
 
-from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
+from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of, to_host
 from dualad._base.checks import check_output_leaves, describe
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import raw, shape_of, zeros
@@ -67,7 +67,8 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
         raised (the check is never skipped silently).
     eps : float, optional
         Finite-difference step; by default chosen from the least precise
-        floating dtype among the arguments.
+        floating dtype among the arguments, times the magnitude of the
+        smallest argument where that is below 1.
     rtol, atol : float, optional
         Tolerances; by default ``2e-3`` for float32, ``1e-5`` for float64.
     rng : int or numpy.random.Generator, optional
@@ -118,7 +119,7 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
     _check_outputs(f(*args))
 
     bits = min(_bits(leaves[i]) for i in where)
-    opts = _Options(eps=_STEP[bits] if eps is None else eps,
+    opts = _Options(eps=_STEP[bits] * _scale([leaves[i] for i in where]) if eps is None else eps,
                     rtol=_TOL[bits] if rtol is None else rtol,
                     atol=_TOL[bits] if atol is None else atol,
                     rng=rng, reverse_vjp=reverse_vjp)
@@ -175,7 +176,10 @@ def _check_jvp(g, xs, v, opts, name, depth):
                       j, _np(o), _np(e), opts.rtol, opts.atol)
         pn, mn = _np(p), _np(m)
         fd = (pn - mn) / (2 * opts.eps)
-        noise = 8 * _finfo_eps(e) * (np.abs(pn) + np.abs(mn)) / (2 * opts.eps)
+        # rounding in f(x + h v) and f(x - h v), magnified by 1 / (2 h); on the scale of the
+        # whole output, since an entry that cancels to ~0 (a correlation's diagonal) carries
+        # the rounding of the terms that cancelled, not of its own size
+        noise = 8 * _finfo_eps(e) * (_largest(pn) + _largest(mn)) / (2 * opts.eps)
         _assert_close(f"check_grads: {what} does not match central finite differences "
                       f"(derivative order {depth})", j, _np(tj), fd, opts.rtol, opts.atol + noise,
                       f"finite-difference step eps={opts.eps:g}")
@@ -258,6 +262,24 @@ def _np(x) -> np.ndarray:
         return np.asarray(np.from_dlpack(x), dtype=np.float64)
     except (TypeError, AttributeError, RuntimeError, BufferError):
         return np.asarray(x, dtype=np.float64)
+
+
+def _largest(a: np.ndarray) -> float:
+    finite = np.abs(a[np.isfinite(a)]) if np.ndim(a) else np.abs(np.asarray([a])[np.isfinite([a])])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _scale(xs) -> float:
+    """The default step's factor: the largest magnitude of the input of the smallest one,
+    at most 1. A function of inputs near 5e-5 (a correlation of such numbers) changes on
+    that scale, where a step of 1e-6 is no small change; the finite-difference noise
+    allowed grows as the step shrinks."""
+    sizes = []
+    for x in xs:
+        a = np.abs(np.asarray(to_host(x) if not isinstance(x, SCALAR_TYPES) else x))
+        if a.size and np.isfinite(a.max()) and a.max() > 0:
+            sizes.append(float(a.max()))
+    return min(1.0, min(sizes)) if sizes else 1.0
 
 
 def _random_like(x, rng):

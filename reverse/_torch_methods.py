@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from dualad import ops
-from dualad.interpreter import SCALAR_TYPES, ArrayLike, Value, namespace_of, raw, shape_of, to_host
+from dualad.interpreter import ArrayLike, Value, raw, shape_of, to_host
 
 __all__ = ["IN_PLACE_SPELLINGS", "SPELLINGS", "TorchMethods"]
 
@@ -227,33 +227,6 @@ class TorchMethods:
         return ops.copy(self)
 
     # -- conversions ---------------------------------------------------------------------
-    def item(self) -> Any:
-        """The one element as a Python number (``float``, ``int``, ``bool`` or
-        ``complex`` by dtype), without its derivative, as ``torch.Tensor.item``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from reverse import Tensor
-        >>> Tensor(np.array([[2.5]]), requires_grad=True).item()
-        2.5
-        """
-        r = raw(self.value)
-        if type(r) in SCALAR_TYPES:
-            return r
-        if isinstance(r, np.generic):
-            return r.item()
-        if self.size != 1:
-            raise RuntimeError(f"item(): a Tensor with {self.size} elements (shape {self.shape}) "
-                               "cannot be converted to one Python number; index one element, or "
-                               "use .tolist()")
-        xp = namespace_of([r])
-        one = xp.reshape(r, ())
-        for kind, convert in (("bool", bool), ("integral", int), ("complex floating", complex)):
-            if xp.isdtype(r.dtype, kind):
-                return convert(one)
-        return float(one)
-
     def tolist(self) -> Any:
         """The elements as nested Python lists (a number for a 0-d tensor), without
         their derivatives, as ``torch.Tensor.tolist``; copied to the host."""

@@ -31,6 +31,11 @@ class Value:
     carries_derivative = True  # False for a value that batches (vmap) or stages (compile): a cut keeps it
     batches = False  # True for a value that stands for several values at once (vmap)
     made_by = "a transform"  # what makes such values, as an error message names it
+    container = False  # True for a value that only holds another (a dualad.numpy buffer): bind unwraps it
+
+    def _contents(self) -> Any:
+        """What a container holds (see ``container``)."""
+        return self
 
     def _writable_parts(self) -> tuple:
         """The arrays inside this value that its owner may write in place (none)."""
@@ -213,14 +218,17 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
             return prim.impl(scalar_xp, *args, **params)
     top = None
     top_level = -2  # a value of level -1 (a buffer of raw numbers) is stripped below
-    sequences = False
+    convert = False
     for a in args:
         if isinstance(a, Value):
-            if a._level > top_level:
+            if a.container:
+                convert = True
+            elif a._level > top_level:
                 top, top_level = a, a._level
         elif type(a) is list or type(a) is tuple:
-            sequences = True
-    if sequences:
+            convert = True
+    if convert:  # bound again on what containers hold, lists and tuples as arrays
+        args = tuple(a._contents() if isinstance(a, Value) and a.container else a for a in args)
         return bind(prim, *as_arrays(args), **params)
     if top is not None:
         cut = _state.cut

@@ -43,6 +43,10 @@ class Batched(ArrayLike, Value):
     def _constant(self, out: Any) -> Any:
         return _wrap(out, self._level)
 
+    def item(self):
+        """Refused: a batched value is a different number in each element."""
+        self._refuse("item()")
+
     def _refuse(self, what: str):
         raise TypeError(
             f"vmap: {what} of a batched value: it stands for a different value in each element "

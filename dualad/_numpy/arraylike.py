@@ -3,6 +3,7 @@ and NumPy's and the array API's dispatch protocols."""
 
 from __future__ import annotations
 
+import math
 import operator
 import sys
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from dualad import ops
-from dualad._base.backend import namespace_of
+from dualad._base.backend import SCALAR_TYPES, namespace_of
 from dualad._base.shapes import raw
 
 # NumPy ufuncs and functions routed to ``ops``; ``register_numpy`` adds more.
@@ -212,9 +213,40 @@ class ArrayLike:
     def _refuse(self, what: str):
         raise TypeError(
             f"{what} of a {type(self).__name__} would drop its derivative; use "
-            f"{self._value_hint()} for the value, or ops/NumPy functions to keep "
+            f"{self._value_hint()} (or .item() for one number) for the value, or ops/NumPy functions "
+            "to keep "
             "differentiating (to build an array of such values, np.array([x, y]), or to "
             "fill one, out[i] = x, use `import dualad.numpy as np`)")
+
+    def item(self) -> Any:
+        """The one element as a Python number (``float``, ``int``, ``bool`` or
+        ``complex`` by dtype), without its derivative, as ``torch.Tensor.item``
+        and NumPy's ``item`` give it: the one conversion to a Python number that
+        drops a derivative, so it is spelled out (``float(x)`` refuses).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dualad import Dual
+        >>> Dual(np.array([[2.5]]), np.ones((1, 1))).item()
+        2.5
+        """
+        r = raw(self)
+        if type(r) in SCALAR_TYPES:
+            return r
+        if isinstance(r, np.generic):
+            return r.item()
+        size = math.prod(r.shape)
+        if size != 1:
+            raise RuntimeError(f"item(): a {type(self).__name__} with {size} elements (shape "
+                               f"{tuple(r.shape)}) cannot be converted to one Python number; index "
+                               "one element, or use .tolist()")
+        xp = namespace_of([r])
+        one = xp.reshape(r, ())
+        for kind, convert in (("bool", bool), ("integral", int), ("complex floating", complex)):
+            if xp.isdtype(r.dtype, kind):
+                return convert(one)
+        return float(one)
 
     def __float__(self): self._refuse("float()")
     def __int__(self): self._refuse("int()")

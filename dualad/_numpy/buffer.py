@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dualad import ops
-from dualad._base.core import Value, bind, level_of
+from dualad._base.core import Value, level_of
 from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._base.tree import register_unwrap
 from dualad._numpy.arraylike import ArrayLike
@@ -38,6 +38,7 @@ class Buffer(ArrayLike, Value):
     """
 
     __slots__ = ("content",)
+    container = True  # bind applies primitives to what it holds
 
     def __init__(self, content: Any):
         self.content = content
@@ -64,8 +65,8 @@ class Buffer(ArrayLike, Value):
         else:
             self.content[idx] = value
 
-    def _process(self, prim, args, params):
-        return bind(prim, *[a.content if type(a) is Buffer else a for a in args], **params)
+    def _contents(self) -> Any:
+        return self.content
 
     def _strip(self):
         return self.content._strip() if isinstance(self.content, Value) else self.content

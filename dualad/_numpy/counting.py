@@ -3,17 +3,18 @@
 Which bin each entry falls in is read on the host from the (constant) positions;
 the weighted counts are then a scatter-add of the weights, linear in them, so
 every mode differentiates them (``np.bincount(idx, weights=w)``, JVP along ones
-with ``idx = [0, 1, 1, 3]``: ``[1, 2, 0, 1]``). Without weights, or with weights
-that carry no derivative, NumPy's own functions count (``dualad._numpy.values``).
+with ``idx = [0, 1, 1, 3]``: ``[1, 2, 0, 1]``), in the weights' library. Without
+weights, or with NumPy weights, NumPy's own functions count
+(``dualad._numpy.values``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dualad._base.backend import to_host
+from dualad._base.backend import namespace_of, to_host
 from dualad._base.core import Value
-from dualad._base.shapes import concrete, raw
+from dualad._base.shapes import concrete, dtype_of, raw
 from dualad._numpy import values as _values
 from dualad._numpy.common import _index
 from dualad._primitives import elementwise as _ew
@@ -23,11 +24,11 @@ from dualad._primitives import shape as _shape
 __all__ = ["bincount", "histogram"]
 
 
-def _weighted_counts(positions, weights, n):
-    """``n`` bins holding the sum of the ``weights`` whose position is each bin (float64,
-    as NumPy's weighted counts are)."""
-    w = _ew.astype(_shape.ravel(weights), np.float64)
-    zeros = _shape.asarray(np.zeros(n), like=w)
+def _weighted_counts(positions, weights, n, dtype):
+    """``n`` bins holding the sum of the ``weights`` whose position is each bin, in ``dtype``
+    (``bincount`` counts in float64, ``histogram`` in the weights' dtype, as NumPy's do)."""
+    w = _ew.astype(_shape.ravel(weights), dtype)
+    zeros = namespace_of([raw(w)]).zeros(n, dtype=dtype_of(raw(w)))  # of the weights' library
     return _indexing.index_add(zeros, w, (_index(w, positions),))
 
 
@@ -42,13 +43,13 @@ def bincount(x, weights=None, minlength=0):
     >>> dualad.jvp(lambda w: np.bincount(idx, weights=w), (np.ones(4),), (np.ones(4),))[1]
     array([1., 2., 0., 1.])
     """
-    if not isinstance(weights, Value):
+    if weights is None or type(weights) is np.ndarray:
         return _values.bincount(x, weights=weights, minlength=minlength)
     positions = np.ravel(to_host(concrete(raw(x) if not isinstance(x, Value) else x, "bincount's x")))
     n = max(int(minlength), int(positions.max()) + 1 if positions.size else 0)
     if positions.size and positions.min() < 0:
         raise ValueError("bincount: x must not hold negative numbers")
-    return _weighted_counts(positions, weights, n)
+    return _weighted_counts(positions, weights, n, "float64")
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):
@@ -63,7 +64,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     >>> dualad.jvp(lambda w: np.histogram(a, bins=2, weights=w)[0], (np.ones(4),), (np.arange(4.0),))[1]
     array([3., 3.])
     """
-    if not isinstance(weights, Value):
+    if weights is None or type(weights) is np.ndarray:
         return _values.histogram(a, bins=bins, range=range, density=density, weights=weights)
     values = np.ravel(to_host(concrete(raw(a) if not isinstance(a, Value) else a, "histogram's a")))
     edges = np.histogram_bin_edges(values, bins, range)
@@ -75,7 +76,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     w = _shape.ravel(weights)
     if not inside.all():
         w = _indexing.getitem(w, (_index(w, np.nonzero(inside)[0]),))
-    counts = _weighted_counts(pos[inside], w, n)
+    # NumPy counts in the weights' dtype, and gives the density in float64
+    counts = _weighted_counts(pos[inside], w, n, "float64" if density else dtype_of(raw(w)))
     if density:
         widths = _index(counts, np.diff(edges))
         counts = counts / (_shape.sum(counts) * widths)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dualad._base.backend import SCALAR_TYPES, namespace_of
 from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._numpy import values as _values
@@ -28,12 +29,16 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     NumPy's ``full_like`` of a plain array writes the fill value with ``copyto``,
     which cannot carry it (see :func:`copyto`): ``dualad.numpy.full_like`` can.
     """
-    if not isinstance(fill_value, Value):
-        return _values.full_like(a, fill_value, dtype=dtype, order=order, subok=subok, shape=shape, **kwargs)
+    if not isinstance(fill_value, Value) and type(a) is np.ndarray:  # NumPy's own, with its keywords
+        given = {k: v for k, v in (("dtype", dtype), ("shape", shape)) if v is not None}
+        given.update({k: v for k, v, default in (("order", order, "K"), ("subok", subok, True))
+                      if v != default})
+        return _values.full_like(a, fill_value, **given, **kwargs)
     shape = shape_of(a) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
-    dtype = dtype_of(raw(a)) if dtype is None else dtype
-    zeros = _values.zeros_like(a, dtype=dtype, shape=shape)  # a new array, of a's backend
-    return _ew.astype(zeros + fill_value, dtype)
+    r = raw(a)
+    dtype = dtype_of(r) if dtype is None else dtype
+    zeros = namespace_of([r]).zeros(shape, dtype=dtype_of(r)) if type(r) not in SCALAR_TYPES else 0.0
+    return _ew.astype(_ew.add(zeros, fill_value), dtype)
 
 
 def copyto(dst, src, casting="same_kind", where=True):
@@ -60,7 +65,7 @@ def copyto(dst, src, casting="same_kind", where=True):
         if where is True:
             dst[...] = _shape.broadcast_to(src, shape_of(dst))
         else:
-            dst[...] = _ew.where(where, src, dst)
+            dst[...] = _ew.where(where, src, dst[...])
         return None
     if not isinstance(src, Value) and not isinstance(where, Value):
         return np.copyto(dst, src, casting=casting, where=where)

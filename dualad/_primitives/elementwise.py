@@ -411,7 +411,10 @@ def astype(x, dtype):
         if type(r) is dtype:
             return x
         # a value type around a Python number keeps its derivative: cast as a 0-d array
-        r = _NUMPY_XP.asarray(r)
+        dtype = np.dtype(_PYTHON_DTYPES.get(dtype, dtype))
+        if not is_float_dtype(_NUMPY_XP, dtype):
+            return on_values(lambda v: _NUMPY_XP.astype(_NUMPY_XP.asarray(v), dtype), x)
+        return bind(_astype_p, x, dtype=dtype)
     if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
         xp = namespace_of([r])
         name = _PYTHON_DTYPES.get(dtype, dtype)

@@ -210,4 +210,5 @@ def scatter(values, shape, idx):
 
 def index_add(base, values, idx):
     """``base`` with ``values`` added at ``base[idx]`` (repeated indices accumulate)."""
-    return base + scatter(values, shape_of(base), idx)
+    # a function, not +: a raw strict array on the left refuses a Value on its right
+    return _ew.add(base, scatter(values, shape_of(base), idx))

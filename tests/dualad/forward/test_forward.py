@@ -344,3 +344,20 @@ def test_hyperdual_real_is_the_real_part_as_on_every_array():
     assert isinstance(y, HyperDual)
     assert (complex(y.primal), complex(y.eps1), complex(y.eps1eps2)) == (4.0, 4.0, 2.0)
     assert h.primal == 2.0
+
+
+def test_item_is_the_one_conversion_that_drops_a_derivative_in_every_mode():
+    """float() refuses naming .item(); .item() exists on Dual as on Tensor (issue 26)."""
+    import reverse
+    from dualad import HyperDual, derivative, vmap
+    assert derivative(lambda x: x * x.item())(3.0) == 3.0
+    assert reverse.grad(lambda x: x * x.item())(3.0) == 3.0
+    assert HyperDual(2.0, 1.0, 1.0, 0.0).item() == 2.0
+    assert Dual(np.array([[2.5]]), np.ones((1, 1))).item() == 2.5
+    for convert in (float, int):
+        with pytest.raises(TypeError, match=r"\.item\(\)"):
+            derivative(lambda x, convert=convert: x * convert(x))(3.0)
+    with pytest.raises(RuntimeError, match="3 elements"):
+        Dual(np.ones(3), np.ones(3)).item()
+    with pytest.raises(TypeError, match="item"):
+        vmap(lambda x: x.item())(np.ones(3))

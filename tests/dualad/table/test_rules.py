@@ -18,7 +18,10 @@ rule on every backend. Second-order checks are in test_second_order.py.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pathlib
+import sys
 import traceback
 
 import numpy as np
@@ -70,9 +73,21 @@ def test_python_float_fast_path(case, data):
 
 
 # -- the tables cover the registry and every ops function ------------------------------------
+def _linalg_tests():
+    """tests/dualad/primitives/test_linalg.py, the linear-algebra table, as pytest imports it
+    (under its file name), also where this file runs alone."""
+    module = sys.modules.get("test_linalg")
+    if module is None:
+        path = pathlib.Path(__file__).resolve().parents[1] / "primitives" / "test_linalg.py"
+        spec = importlib.util.spec_from_file_location("test_linalg", path)
+        module = sys.modules["test_linalg"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
+
+
 def _linalg_table_primitives() -> set:
     """The primitives test_linalg.py's table calls, recorded on one draw of each case."""
-    import test_linalg  # the linear-algebra table, in this folder
+    test_linalg = _linalg_tests()
     seen = set()
     for fn, make in test_linalg.CASES.values():
         args = make(np.random.default_rng(0))
@@ -92,7 +107,7 @@ def test_every_ops_function_has_a_case():
     another name of one that has (``amax`` is ``max``), or is a linear-algebra table row.
     The functions of values (values.py) return plain arrays through one wrapper, which
     test_values_functions_return_plain_arrays checks."""
-    import test_linalg
+    test_linalg = _linalg_tests()
 
     from dualad import ops
     from dualad._numpy import values
