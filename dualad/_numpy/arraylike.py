@@ -55,6 +55,25 @@ def _register_defaults() -> None:
         NUMPY_FUNCTIONS[getattr(np, name)] = operator.attrgetter(name)
 
 
+def _converting_caller() -> str:
+    """Who converted a value with ``np.asarray``, where it is a library function that has
+    a dualad spelling (read off the stack, on this error path only)."""
+    frame = sys._getframe(2)
+    library = None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("numpy.lib") and frame.f_code.co_name in ("__call__", "_vectorize_call"):
+            return (" (np.vectorize converts its arguments so: call the function on the value "
+                    "itself, written with NumPy functions, or map it with dualad.vmap)")
+        if module.startswith("scipy."):
+            library = (module, frame.f_code.co_name)
+        frame = frame.f_back
+    if library is not None and hasattr(ops, library[1]):
+        public = library[0].split("._")[0]  # scipy.special, not scipy.special._logsumexp
+        return f" ({public}.{library[1]} converts its arguments so: use dualad.ops.{library[1]})"
+    return ""
+
+
 def _scipy_special_ufunc(ufunc: Any) -> Any:
     """The ``ops`` function of a ``scipy.special`` ufunc of the same name (then
     registered), or None. SciPy is not imported here: a caller holding one of
@@ -253,7 +272,7 @@ class ArrayLike:
     def __complex__(self): self._refuse("complex()")
     def __index__(self): self._refuse("use as an index")
     def __bool__(self): self._refuse("bool() (an if-statement on the value?)")
-    def __array__(self, dtype=None, copy=None): self._refuse("np.asarray()")
+    def __array__(self, dtype=None, copy=None): self._refuse("np.asarray()" + _converting_caller())
 
     def _value_hint(self) -> str:
         return ".primal"

@@ -7,13 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, namespace_of
-from dualad._base.core import Value
+from dualad._base.core import Value, as_arrays
 from dualad._base.shapes import dtype_of, raw, shape_of
+from dualad._numpy import rearranging as _rearranging
 from dualad._numpy import values as _values
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 
-__all__ = ["copyto", "full_like"]
+__all__ = ["copyto", "full_like", "putmask"]
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
@@ -74,3 +75,24 @@ def copyto(dst, src, casting="same_kind", where=True):
         "hold it (numpy.full_like(a, x) does this with a plain a): make the array with "
         "dualad.numpy (import dualad.numpy as np: np.full_like, np.zeros, ... take such values), "
         "or use dualad.ops.full_like")
+
+
+def putmask(a, mask, values):
+    """``numpy.putmask``: ``a.flat[n] = values[n % len(values)]`` where ``mask.flat[n]``,
+    into a value that takes item assignment (see :func:`copyto`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> import dualad.numpy as dnp
+    >>> def f(v):
+    ...     out = dnp.zeros(4)
+    ...     np.putmask(out, np.array([True, False, True, True]), v)
+    ...     return out
+    >>> dualad.jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 10.0]),))[1]
+    array([ 1.,  0.,  1., 10.])
+    """
+    values = as_arrays((values, a))[0]  # a list of numbers, as NumPy takes one
+    full = _rearranging.resize(_shape.ravel(values), shape_of(a))  # repeated by position, as NumPy does
+    return copyto(a, full, where=mask)

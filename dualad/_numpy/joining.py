@@ -11,6 +11,7 @@ from dualad._base.shapes import (
     shape_of,
 )
 from dualad._numpy.common import _index
+from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 
 __all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
@@ -50,13 +51,19 @@ def _listed(arrays, name):
     return arrays
 
 
-def hstack(tup):
+def _cast(out, dtype):
+    """NumPy's ``dtype=`` of the stacking functions (the result cast)."""
+    return out if dtype is None else _ew.astype(out, dtype)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [atleast_1d(a) for a in _listed(tup, "hstack")]
-    return _shape.concatenate(arrays, axis=0 if ndim_of(arrays[0]) == 1 else 1)
+    return _cast(_shape.concatenate(arrays, axis=0 if ndim_of(arrays[0]) == 1 else 1), dtype)
 
 
-def vstack(tup):
-    return _shape.concatenate([atleast_2d(a) for a in _listed(tup, "vstack")], axis=0)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """``numpy.vstack`` (and ``row_stack``), with NumPy's ``dtype=``."""
+    return _cast(_shape.concatenate([atleast_2d(a) for a in _listed(tup, "vstack")], axis=0), dtype)
 
 
 row_stack = vstack

@@ -924,6 +924,23 @@ case("copyto", _copied, shapes().flatmap(lambda s: st.tuples(
     notes="dualad.numpy's buffers hold NumPy arrays")
 
 
+def _putmasked(dst, values, mask):
+    out = dnp.zeros(dst.shape, dtype=raw(dst).dtype)
+    ops.copyto(out, dst)
+    ops.putmask(out, mask, values)
+    return out
+
+
+def _putmask_args():
+    return shapes(min_dims=1).flatmap(lambda s: st.integers(1, 4).flatmap(lambda k: st.tuples(
+        st.tuples(array(s, floats(-3, 3)), array((k,), floats(-3, 3))),
+        hnp.arrays(np.bool_, s).map(lambda m: {"mask": m}))))
+
+
+case("putmask", _putmasked, _putmask_args(), ("where", "scatter"), backends=("numpy",),
+    notes="dualad.numpy's buffers hold NumPy arrays; values repeat by position")
+
+
 # -- statistics (dualad/_numpy/statistics.py) ------------------------------------------------------
 case("median", ops.median, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("getitem",))
 case("quantile", lambda x, **kw: ops.quantile(x, np.array([0.1, 0.5, 0.9]), **kw),
