@@ -264,8 +264,10 @@ def _np(x) -> np.ndarray:
         return np.asarray(x, dtype=np.float64)
 
 
-def _largest(a: np.ndarray) -> float:
-    finite = np.abs(a[np.isfinite(a)]) if np.ndim(a) else np.abs(np.asarray([a])[np.isfinite([a])])
+def _largest(a: Any) -> float:
+    """The largest finite magnitude among the numbers of ``a`` (0.0 where there is none)."""
+    a = np.abs(np.atleast_1d(a))
+    finite = a[np.isfinite(a)]
     return float(finite.max()) if finite.size else 0.0
 
 
@@ -274,11 +276,8 @@ def _scale(xs) -> float:
     at most 1. A function of inputs near 5e-5 (a correlation of such numbers) changes on
     that scale, where a step of 1e-6 is no small change; the finite-difference noise
     allowed grows as the step shrinks."""
-    sizes = []
-    for x in xs:
-        a = np.abs(np.asarray(to_host(x) if not isinstance(x, SCALAR_TYPES) else x))
-        if a.size and np.isfinite(a.max()) and a.max() > 0:
-            sizes.append(float(a.max()))
+    sizes = [_largest(x if isinstance(x, SCALAR_TYPES) else to_host(x)) for x in xs]
+    sizes = [s for s in sizes if s > 0.0]
     return min(1.0, min(sizes)) if sizes else 1.0
 
 

@@ -31,7 +31,8 @@ class Value:
     carries_derivative = True  # False for a value that batches (vmap) or stages (compile): a cut keeps it
     batches = False  # True for a value that stands for several values at once (vmap)
     made_by = "a transform"  # what makes such values, as an error message names it
-    container = False  # True for a value that only holds another (a dualad.numpy buffer): bind unwraps it
+    container = False  # True for a value that only holds another (a dualad.numpy buffer): bind,
+                       # pytrees and primal() see what it holds
 
     def _contents(self) -> Any:
         """What a container holds (see ``container``)."""

@@ -9,7 +9,6 @@ import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, namespace_of, to_host
 from dualad._base.core import Value
-from dualad._base.tree import _UNWRAP
 
 
 def shape_of(x: Any) -> tuple:
@@ -56,11 +55,10 @@ def primal(x: Any) -> Any:
     spread the batch axis into the numbers as if it were one more axis.
     """
     while True:
-        unwrap = _UNWRAP.get(type(x))  # a dualad.numpy buffer is its content
-        if unwrap is not None:
-            x = unwrap(x)
-        elif not isinstance(x, Value):
+        if not isinstance(x, Value):
             return x
+        if x.container:  # a dualad.numpy buffer is its content
+            x = x._contents()
         elif x.carries_derivative:
             x = x._strip()
         else:
@@ -85,11 +83,10 @@ def concrete(x: Any, what: str) -> Any:
     """
     y = x
     while True:
-        unwrap = _UNWRAP.get(type(y))
-        if unwrap is not None:
-            y = unwrap(y)
-        elif not isinstance(y, Value):
+        if not isinstance(y, Value):
             return to_host(y)
+        if y.container:
+            y = y._contents()
         elif not y.batches:  # a derivative carrier, or a value compile traces (its trace hears of the read)
             y = y._strip()
         else:

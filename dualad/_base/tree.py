@@ -13,16 +13,10 @@ import dataclasses
 import itertools
 from typing import Any, Callable
 
-# Containers that stand for the value they hold (dualad.numpy's buffers): a leaf
-# of such a type is replaced by its content.
-_UNWRAP: dict[type, Callable[[Any], Any]] = {}
+from dualad._base.core import Value
 
 # User containers: type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj).
 _NODES: dict[type, tuple[Callable, Callable]] = {}
-
-
-def register_unwrap(kind: type, content: Callable[[Any], Any]) -> None:
-    _UNWRAP[kind] = content
 
 
 def register_pytree_node(kind: type, flatten_fn: Callable, unflatten_fn: Callable) -> None:
@@ -99,8 +93,8 @@ def _rebuild(kind: Any, aux: Any, values: list) -> Any:
 def _flatten(tree: Any, leaves: list) -> Any:
     node = _node(tree)
     if node is None:
-        unwrap = _UNWRAP.get(type(tree))
-        leaves.append(tree if unwrap is None else unwrap(tree))
+        # a container (dualad.numpy's buffer) stands for the value it holds
+        leaves.append(tree._contents() if isinstance(tree, Value) and tree.container else tree)
         return "*"
     kind, aux, children, _ = node
     return kind, aux, tuple(_flatten(c, leaves) for c in children)

@@ -17,7 +17,6 @@ import numpy as np
 from dualad import ops
 from dualad._base.core import Value, level_of
 from dualad._base.shapes import dtype_of, raw, shape_of
-from dualad._base.tree import register_unwrap
 from dualad._numpy.arraylike import ArrayLike
 
 
@@ -97,5 +96,3 @@ def _carries_derivative(obj: Any) -> bool:
         return isinstance(obj.content, Value)
     return isinstance(obj, Value)
 
-
-register_unwrap(Buffer, lambda b: b.content)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualad._base.backend import namespace_of, to_host
-from dualad._base.core import Value
-from dualad._base.shapes import concrete, dtype_of, raw
+from dualad._base.shapes import concrete, dtype_of, raw, zeros
 from dualad._numpy import values as _values
 from dualad._numpy.common import _index
 from dualad._primitives import elementwise as _ew
@@ -28,8 +26,7 @@ def _weighted_counts(positions, weights, n, dtype):
     """``n`` bins holding the sum of the ``weights`` whose position is each bin, in ``dtype``
     (``bincount`` counts in float64, ``histogram`` in the weights' dtype, as NumPy's do)."""
     w = _ew.astype(_shape.ravel(weights), dtype)
-    zeros = namespace_of([raw(w)]).zeros(n, dtype=dtype_of(raw(w)))  # of the weights' library
-    return _indexing.index_add(zeros, w, (_index(w, positions),))
+    return _indexing.index_add(zeros(w, (n,)), w, (_index(w, positions),))  # the weights' library
 
 
 def bincount(x, weights=None, minlength=0):
@@ -45,7 +42,7 @@ def bincount(x, weights=None, minlength=0):
     """
     if weights is None or type(weights) is np.ndarray:
         return _values.bincount(x, weights=weights, minlength=minlength)
-    positions = np.ravel(to_host(concrete(raw(x) if not isinstance(x, Value) else x, "bincount's x")))
+    positions = np.ravel(concrete(x, "bincount's x"))
     n = max(int(minlength), int(positions.max()) + 1 if positions.size else 0)
     if positions.size and positions.min() < 0:
         raise ValueError("bincount: x must not hold negative numbers")
@@ -66,7 +63,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     """
     if weights is None or type(weights) is np.ndarray:
         return _values.histogram(a, bins=bins, range=range, density=density, weights=weights)
-    values = np.ravel(to_host(concrete(raw(a) if not isinstance(a, Value) else a, "histogram's a")))
+    values = np.ravel(concrete(a, "histogram's a"))
     edges = np.histogram_bin_edges(values, bins, range)
     n = len(edges) - 1
     # NumPy's bins are [e_i, e_i+1), the last one closed; entries outside the edges are dropped

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualad._base.backend import SCALAR_TYPES, namespace_of
 from dualad._base.core import Value, as_arrays
-from dualad._base.shapes import dtype_of, raw, shape_of
+from dualad._base.shapes import dtype_of, raw, shape_of, zeros
 from dualad._numpy import rearranging as _rearranging
 from dualad._numpy import values as _values
 from dualad._primitives import elementwise as _ew
@@ -35,11 +34,9 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
         given.update({k: v for k, v, default in (("order", order, "K"), ("subok", subok, True))
                       if v != default})
         return _values.full_like(a, fill_value, **given, **kwargs)
-    shape = shape_of(a) if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
-    r = raw(a)
-    dtype = dtype_of(r) if dtype is None else dtype
-    zeros = namespace_of([r]).zeros(shape, dtype=dtype_of(r)) if type(r) not in SCALAR_TYPES else 0.0
-    return _ew.astype(_ew.add(zeros, fill_value), dtype)
+    shape = None if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    dtype = dtype_of(raw(a)) if dtype is None else dtype
+    return _ew.astype(_ew.add(zeros(a, shape), fill_value), dtype)
 
 
 def copyto(dst, src, casting="same_kind", where=True):

@@ -286,13 +286,9 @@ def _tie_shared(wins):
         win, tie = wins(x, y), equal(x, y)
         if type(tie) is bool:  # Python floats
             return 0.5 if tie else 1.0 if win else 0.0
-        dtype = dtype_of(raw(ans))
-        if isinstance(tie, Value):
-            return where(tie, 0.5, astype(win, dtype))
-        xp = namespace_of([tie])
-        if not bool(xp.any(tie)):
+        if not isinstance(tie, Value) and not bool(namespace_of([tie]).any(tie)):
             return win
-        return xp.where(tie, xp.asarray(0.5, dtype=dtype), xp.astype(win, dtype))
+        return where(tie, 0.5, astype(win, dtype_of(raw(ans))))
     return partial
 
 

@@ -202,12 +202,9 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key, inputs, why = self._key(args, kwargs)
         if why is None:
-            why = self._gave_up
+            why = self._stale()
         if why is not None:
             return self._run_eagerly(key, why, args, kwargs)
-        bindings = self._bindings
-        if bindings is not None and not bindings.hold():
-            self._rebound(bindings)
         if key in self._eager:
             return self._run_eagerly(key, self._eager[key], args, kwargs)
         program = self._first(key)
@@ -239,6 +236,14 @@ class Compiled:
         except IndexError:  # another thread emptied the list meanwhile
             return None
 
+    def _stale(self) -> str | None:
+        """Drop the programs where a name ``f`` reads was rebound since they were traced
+        (:meth:`_rebound`); then why every call runs eagerly, if it does."""
+        bindings = self._bindings
+        if bindings is not None and not bindings.hold():
+            self._rebound(bindings)
+        return self._gave_up
+
     def _rebound(self, bindings: Bindings) -> None:
         """A name ``f`` reads holds another object than at its traces: the programs hold the
         old one, so they go (as ``torch.compile`` recompiles); where names keep changing, call
@@ -253,10 +258,9 @@ class Compiled:
             self._bindings = None
             self._rebinds += 1
             if self._rebinds > self.max_programs:
-                why = (f"names it reads ({changed}) were rebound on more than max_programs="
-                       f"{self.max_programs} calls, and each rebinding makes the programs stale; pass "
-                       "what changes as an argument")
-                self._gave_up = why
+                self._gave_up = (f"names it reads ({changed}) were rebound on more than max_programs="
+                                 f"{self.max_programs} calls, and each rebinding makes the programs "
+                                 "stale; pass what changes as an argument")
 
     def program(self, *args: Any, **kwargs: Any) -> Program:
         """The program a call with these arguments replays (traced now if there is none).
@@ -281,10 +285,7 @@ class Compiled:
             return self._program_locked(key, inputs, why, args, kwargs)
 
     def _program_locked(self, key: Any, inputs: list, why: str | None, args: tuple, kwargs: dict) -> Program:
-        bindings = self._bindings
-        if bindings is not None and not bindings.hold():
-            self._rebound(bindings)
-        why = why or self._gave_up
+        why = why or self._stale()
         if why is None and key not in self._eager:
             outcomes = self._by_key.get(key)
             if outcomes:

@@ -51,8 +51,8 @@ def reads(f: Callable) -> Iterator[tuple[Any, Any, Any]]:
         owner = getattr(fn, "__self__", None)
         if owner is not None and not isinstance(owner, types.ModuleType):
             attributes = getattr(owner, "__dict__", None)
-            if isinstance(attributes, dict) and not library:
-                stack.extend((attributes, k, v) for k, v in list(attributes.items()))
+            if isinstance(attributes, dict):  # looked through (a Generator there), guarded for the user's
+                stack.extend((None if library else attributes, k, v) for k, v in list(attributes.items()))
         assigned = _assigned(code)
         cells = target.__closure__ or ()
         for name, cell in zip(code.co_freevars, cells):
