@@ -39,6 +39,7 @@ __all__ = ["check_grads"]
 # Keyed by the number of mantissa-relevant bits of the dtype: finfo(dtype).bits.
 _STEP = {16: 2.0 ** -5, 32: 2.0 ** -10, 64: 1e-6}
 _TOL = {16: 1e-2, 32: 2e-3, 64: 1e-5}
+_SMALLEST_NORMAL = {bits: float(np.finfo(f"float{bits}").tiny) for bits in _STEP}
 _MODES = ("fwd", "rev")
 
 
@@ -119,7 +120,7 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
     _check_outputs(f(*args))
 
     bits = min(_bits(leaves[i]) for i in where)
-    opts = _Options(eps=_STEP[bits] * _scale([leaves[i] for i in where]) if eps is None else eps,
+    opts = _Options(eps=_STEP[bits] * _scale([leaves[i] for i in where], bits) if eps is None else eps,
                     rtol=_TOL[bits] if rtol is None else rtol,
                     atol=_TOL[bits] if atol is None else atol,
                     rng=rng, reverse_vjp=reverse_vjp)
@@ -271,14 +272,16 @@ def _largest(a: Any) -> float:
     return float(finite.max()) if finite.size else 0.0
 
 
-def _scale(xs) -> float:
+def _scale(xs, bits: int) -> float:
     """The default step's factor: the largest magnitude of the input of the smallest one,
     at most 1. A function of inputs near 5e-5 (a correlation of such numbers) changes on
     that scale, where a step of 1e-6 is no small change; the finite-difference noise
-    allowed grows as the step shrinks."""
+    allowed grows as the step shrinks. It is at least the square root of the dtype's
+    smallest normal number, so the step stays normal: GPUs flush subnormal products to
+    zero, which made ``x + step * v`` equal ``x``."""
     sizes = [_largest(x if isinstance(x, SCALAR_TYPES) else to_host(x)) for x in xs]
     sizes = [s for s in sizes if s > 0.0]
-    return min(1.0, min(sizes)) if sizes else 1.0
+    return max(_SMALLEST_NORMAL[bits] ** 0.5, min(1.0, min(sizes)) if sizes else 1.0)
 
 
 def _random_like(x, rng):

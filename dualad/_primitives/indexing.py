@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from dualad._base.backend import SCALAR_TYPES, namespace_of, positions
+from dualad._base.backend import SCALAR_TYPES, namespace_of, positions, to_host
 from dualad._base.backend import _np_xp as _NUMPY_XP
 from dualad._base.core import Value, bind
 from dualad._base.shapes import (
@@ -91,7 +91,7 @@ def _flat_positions(shape, idx):
     """``arange(size).reshape(shape)[idx]`` on the host: the flat position of
     each selected element, in result order (for namespaces whose indexing is
     only the array API's: one integer array, masks alone, no mixing)."""
-    host = tuple(np.asarray(i) if _is_advanced(i) else i for i in idx)
+    host = tuple(to_host(i) if _is_advanced(i) else i for i in idx)
     return np.arange(math.prod(shape)).reshape(shape)[host]
 
 
@@ -169,11 +169,8 @@ def _scatter_impl(xp, values, *, shape, idx):
     if _native_indexing(xp):
         if not advanced:
             out[idx] = values  # basic indices select each element once
-        elif xp is _NUMPY_XP:
-            xp.add.at(out, idx, values)  # repeated indices accumulate
         else:
-            import cupyx
-            cupyx.scatter_add(out, idx, values)
+            xp.add.at(out, idx, values)  # repeated indices accumulate (CuPy 13+ has ufunc.at)
         return out
     # Elsewhere: add into the flat array at the selected flat positions, as a
     # one-hot matrix product (the array API has no scatter-add).

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from dualad._base.backend import scalar_xp, scipy_module
+from dualad._base.backend import SCALAR_TYPES, scalar_xp, scipy_module
 from dualad._primitives import elementwise as _ew
 from dualad._primitives.elementwise import _elementwise
 from dualad._table.entries import NONZERO, POSITIVE, REAL, UNIT
@@ -27,14 +27,16 @@ _MATH = {"erf": math.erf, "erfc": math.erfc, "gamma": math.gamma, "gammaln": mat
 
 def _scipy(name):
     """The implementation of ``name``: ``math`` or SciPy on floats, the backend's module
-    on arrays, in the dtype of the last argument (SciPy's polygamma answers float64)."""
+    on arrays, in the dtype of the last argument (SciPy's polygamma answers float64).
+    On arrays a Python number (polygamma's order) goes in as an array of the backend:
+    ``cupyx.scipy.special.polygamma`` refuses a Python int."""
     on_floats = _MATH.get(name)
 
     def impl(xp, *args):
         module = scipy_module(xp, "special", name)
         if xp is scalar_xp:
             return on_floats(*args) if on_floats is not None else float(getattr(module, name)(*args))
-        out = getattr(module, name)(*args)
+        out = getattr(module, name)(*(xp.asarray(a) if type(a) in SCALAR_TYPES else a for a in args))
         x = args[-1]
         return out.astype(x.dtype) if hasattr(x, "dtype") and out.dtype != x.dtype else out
     return impl

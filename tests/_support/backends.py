@@ -71,7 +71,11 @@ class Backend:
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """A NumPy copy of a raw array or float from any backend (dtype kept)."""
+    """A NumPy copy of a raw array, float or ``reverse.Tensor`` from any backend (dtype kept)."""
+    from reverse import Tensor
+
+    if isinstance(x, Tensor):  # np.asarray(tensor) copies from the device implicitly: CuPy refuses
+        x = x.value
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         return np.asarray(x)
     if type(x).__module__.startswith("cupy"):

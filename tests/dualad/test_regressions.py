@@ -349,3 +349,59 @@ def test_floor_divide_and_remainder_are_numpys(op, numpy_op, x, y):
     for g in got:
         np.testing.assert_array_equal(g, want)
         assert np.array_equal(np.signbit(g), np.signbit(want)) and np.result_type(g) == np.result_type(want)
+
+
+# -- found by the CuPy tests on a GPU (an H200), kept fixed on the CPU ------------------
+@pytest.fixture
+def strict_refuses_conversion(monkeypatch):
+    """array_api_strict refusing ``np.asarray()``, as CuPy does: a rule that hands a
+    device array to NumPy fails here as it did on the GPU."""
+    import array_api_strict
+
+    def refuse(self, dtype=None, copy=None):
+        raise TypeError("implicit conversion to a NumPy array refused (as CuPy does)")
+
+    monkeypatch.setattr(array_api_strict._array_object.Array, "__array__", refuse)
+    return array_api_strict
+
+
+def test_index_set_with_a_device_index_reads_it_explicitly(strict_refuses_conversion):
+    # index_set's host positions came from np.asarray(index): CuPy refused it, so
+    # index_set and put_along_axis with a CuPy integer index raised.
+    xs = strict_refuses_conversion
+    base, values = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[10.0], [20.0]])
+    index = np.array([[1], [0]])
+    expected = base.copy()
+    np.put_along_axis(expected, index, values, axis=1)
+    out, tan = jvp(lambda b, v: ops.put_along_axis(b, xs.asarray(index), v, axis=1, inplace=False),
+                   (xs.asarray(base), xs.asarray(values)), (xs.asarray(np.ones((2, 2))), xs.asarray(values)))
+    np.testing.assert_array_equal(to_numpy(out), expected)
+    np.testing.assert_array_equal(to_numpy(tan), [[1.0, 10.0], [20.0, 1.0]])
+    out = ops.index_set(xs.asarray(np.zeros(3)), xs.asarray(np.array([5.0, 7.0])),
+                        (xs.asarray(np.array([0, 0])),))
+    np.testing.assert_array_equal(to_numpy(out), [7.0, 0.0, 0.0])  # the last write wins
+
+
+def test_special_functions_pass_python_numbers_to_the_backend_as_arrays(monkeypatch):
+    # digamma's derivative calls polygamma(1, x); cupyx.scipy.special.polygamma
+    # refuses a Python int for n (it calls n == 0 and then .astype on the bool).
+    import scipy.special
+
+    import dualad._primitives.special as special
+
+    class LikeCupyx:
+        def __getattr__(self, name):
+            return getattr(scipy.special, name)
+
+        @staticmethod
+        def polygamma(n, x):
+            if not hasattr(n, "dtype"):
+                raise AttributeError("'int' object has no attribute 'astype'")
+            return scipy.special.polygamma(n, x)
+
+    monkeypatch.setattr(special, "scipy_module", lambda xp, submodule, name: LikeCupyx())
+    x = np.array([0.5, 1.5, 3.0])
+    d = ops.gammaln(Dual(x, np.ones(3)))
+    np.testing.assert_allclose(d.tangent, scipy.special.digamma(x), rtol=1e-14)
+    d = ops.digamma(Dual(x, np.ones(3)))
+    np.testing.assert_allclose(d.tangent, scipy.special.polygamma(1, x), rtol=1e-14)

@@ -163,3 +163,15 @@ def test_the_default_hypothesis_profile_replays_as_ci_does():
     from hypothesis import settings
     if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
         assert settings.default.derandomize and settings.default.database is None
+
+
+def test_the_default_step_is_a_normal_number_at_tiny_inputs(primitive):
+    # At x = 1.18e-38 in float32 the step was 1e-41, a subnormal: the GPU flushed
+    # step * v to zero, x + step * v was x, and the differences read 0.
+    import re
+
+    wrong = primitive(elementwise, "_wrong_sin", lambda xp, x: xp.sin(x), lambda ans, x: 2.0 * ops.cos(x))
+    with pytest.raises(AssertionError, match="finite-difference step") as err:
+        check_grads(wrong, (np.array(np.finfo(np.float32).tiny, dtype=np.float32),), order=1, modes=("fwd",))
+    step = float(re.search(r"step eps=(\S+)", str(err.value)).group(1))
+    assert step >= np.finfo(np.float32).tiny
