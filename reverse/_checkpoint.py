@@ -130,7 +130,8 @@ def _vjp(g, ans, *operands, block):
     cots = [None] * len(operands)
     if where:
         _, pullback = vjp(_restricted(block, operands, where), tuple(operands[i] for i in where),
-                          has_aux=False, who="checkpoint", unused_as_zeros=False)
+                          has_aux=False, who="checkpoint", unused_as_zeros=False,
+                          speaks_numpy=False)
         for i, c in zip(where, pullback(tuple(g))):
             cots[i] = c
     return tuple(cots)

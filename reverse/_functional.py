@@ -31,7 +31,7 @@ from dualad.interpreter import (
     zeros,
 )
 from reverse._backward import check_cotangent, run_backward
-from reverse._tensor import Tensor
+from reverse._tensor import NUMPY_LEVELS, Tensor
 
 __all__ = ["vjp", "grad", "value_and_grad", "jacrev"]
 
@@ -132,21 +132,28 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
 
 
 def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callable | None = None,
-         unused_as_zeros: bool = True):
+         unused_as_zeros: bool = True, speaks_numpy: bool = True):
     """:func:`vjp`, with errors about ``f`` in the name of the transform ``who``;
     ``check_out(out)``, if given, checks the output first (grad's scalar test).
     With ``unused_as_zeros=False`` the pullback gives ``None`` for an input the
     output does not depend on (``checkpoint``'s closed-over Tensors that the
-    block does not use keep ``.grad`` None, as in PyTorch)."""
+    block does not use keep ``.grad`` None, as in PyTorch). The values passed
+    into ``f`` speak NumPy (:class:`reverse._tensor.NumpyTensor`) unless
+    ``speaks_numpy`` is False (``checkpoint``: its block is PyTorch code)."""
     leaves, build = flatten(primals)
     names = leaf_paths(primals, "primals")
     for leaf, name in zip(leaves, names):
         check_differentiable(leaf, name)
     run = transform_level()
     with run as level:
-        inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
-                  for x in leaves]
-        result = f(*build(inputs))
+        if speaks_numpy:
+            NUMPY_LEVELS.add(level)
+        try:
+            inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
+                      for x in leaves]
+            result = f(*build(inputs))
+        finally:
+            NUMPY_LEVELS.discard(level)
         if has_aux:
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise TypeError(f"{who}: has_aux=True: f must return a pair (output, aux), "

@@ -31,9 +31,11 @@ from dualad.interpreter import (
 from reverse._anomaly import ANOMALY, recorded_at
 from reverse._saved_hooks import HOOKS
 from reverse._tape import HookHandle, Node, VersionCounter
-from reverse._torch_methods import TorchMethods
+from reverse._torch_methods import NumpyMethods, TorchMethods
 
 TENSOR_LEVEL = 0  # shared level of directly constructed Tensors
+# Levels of the functional transforms (grad, vjp, ...) now running: their tensors speak NumPy.
+NUMPY_LEVELS: set[int] = set()
 
 
 class Tensor(TorchMethods, ArrayLike, Value):
@@ -49,6 +51,14 @@ class Tensor(TorchMethods, ArrayLike, Value):
         :func:`reverse.as_tensor` share the array instead.
     requires_grad : bool
         Record operations on this tensor so that ``backward`` can reach it.
+    dtype : dtype, optional
+        The data converted to this dtype (``np.float32``, ``"float64"``, ...), as
+        ``torch.tensor(data, dtype=...)``.
+
+    The methods speak PyTorch (``x.transpose(0, 1)`` swaps two axes, ``x.std()`` is
+    unbiased, ``x.max(0)`` gives values and indices, ``x.size()`` the shape); the
+    values ``reverse.grad`` and the other functional transforms pass into ``f``
+    speak NumPy instead (:class:`reverse._tensor.NumpyTensor`).
 
     Examples
     --------
@@ -58,6 +68,8 @@ class Tensor(TorchMethods, ArrayLike, Value):
     >>> (x ** 2).sum().backward()
     >>> x.grad
     Tensor(array([4., 6.]))
+    >>> Tensor([1, 2], dtype=np.float32, requires_grad=True).dtype
+    dtype('float32')
     """
 
     __slots__ = ("value", "_grad", "requires_grad", "_node", "_index", "_version",
@@ -70,15 +82,20 @@ class Tensor(TorchMethods, ArrayLike, Value):
         or sit in a set, while ``==`` stays elementwise."""
         return id(self)
 
-    def __init__(self, value: Any, requires_grad: bool = False, *, level: int | None = None):
+    def __init__(self, value: Any, requires_grad: bool = False, *, dtype: Any = None,
+                 level: int | None = None):
         if isinstance(value, Tensor) and level is None:
             value = value.value
         if isinstance(value, (list, tuple)):
-            value = np.asarray(value)  # a new array already
+            value = np.asarray(value, dtype=dtype)  # a new array already
         else:
             _check_data(value, "Tensor")
             # np.float64 and friends are immutable, as Python numbers are (which copy returns as is).
-            value = value if isinstance(value, np.generic) else ops.copy(value)
+            if dtype is not None:
+                converted = ops.astype(np.asarray(value) if type(value) in SCALAR_TYPES else value, dtype)
+                value = converted if converted is not value else ops.copy(value)  # same dtype: as is
+            elif not isinstance(value, np.generic):
+                value = ops.copy(value)
         self._init(value, requires_grad, level)
 
     @classmethod
@@ -135,7 +152,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
 
     @classmethod
     def _make(cls, value, level, node=None, index=0, requires_grad=False):
-        t = object.__new__(cls)
+        t = object.__new__(NumpyTensor if level in NUMPY_LEVELS else cls)
         t.value, t._grad, t.requires_grad = value, None, requires_grad
         t._node, t._index, t._version = node, index, VersionCounter()
         t._hooks, t._retains_grad, t._level = None, False, level
@@ -176,7 +193,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
 
     @grad.setter
     def grad(self, value: Any) -> None:
-        if value is None or type(value) is Tensor:
+        if value is None or isinstance(value, Tensor):
             self._grad = value
         elif is_operand(value):  # an array is wrapped, not copied (its shape is checked on use)
             self._grad = Tensor._make(value, self._level)
@@ -328,13 +345,13 @@ class Tensor(TorchMethods, ArrayLike, Value):
         cotangent the user passed, or a read-only broadcast).
         """
         grad = self._grad
-        if (type(g) is Tensor and g.requires_grad) or (grad is not None and grad.requires_grad):
+        if (isinstance(g, Tensor) and g.requires_grad) or (grad is not None and grad.requires_grad):
             grad = self._grad = g if grad is None else grad + g
         elif grad is None:
-            value = g.value if type(g) is Tensor else g
+            value = g.value if isinstance(g, Tensor) else g
             grad = self._grad = Tensor._make(value if owned else ops.copy(value), self._level)
         else:
-            grad.value = grad.value + (g.value if type(g) is Tensor else g)
+            grad.value = grad.value + (g.value if isinstance(g, Tensor) else g)
             grad._version.version += 1
         return grad.requires_grad
 
@@ -384,7 +401,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
         """Whether an in-place update with ``other`` must be recorded on the tape."""
         if get_cut() > self._level:
             return False
-        return self.requires_grad or (type(other) is Tensor and other._level == self._level
+        return self.requires_grad or (isinstance(other, Tensor) and other._level == self._level
                                       and other.requires_grad)
 
     def _inplace(self, other, functional, raw_update):
@@ -438,7 +455,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
         values, parents, versions = [], [], []
         recording = False
         for i, a in enumerate(args):
-            if type(a) is Tensor and a._level == level:
+            if type(a) in _TAPE_TYPES and a._level == level:
                 values.append(a.value)
                 # Every input is version-checked, not only those that require grad:
                 # x's cotangent in x * w reads w, so an in-place w += 1 makes it wrong.
@@ -494,6 +511,32 @@ class Tensor(TorchMethods, ArrayLike, Value):
         for t in outs:
             t._node = node
         return outs
+
+
+class NumpyTensor(NumpyMethods, Tensor):
+    """A :class:`Tensor` that speaks NumPy: the values ``reverse.grad``, ``vjp``,
+    ``value_and_grad`` and ``jacrev`` pass into ``f``, and what is computed from
+    them. Where PyTorch and NumPy give a method two meanings (``transpose``,
+    ``std``, ``max``, ...), it has NumPy's, so a user's NumPy code differentiates
+    as it runs; a ``Tensor`` the user constructs has PyTorch's. Both are recorded
+    on the same tape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse
+    >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> reverse.grad(lambda a: a.std())(x)  # NumPy's std (ddof=0)
+    array([[-0.3354102, -0.1118034],
+           [ 0.1118034,  0.3354102]])
+    >>> reverse.Tensor(x).std().item()  # PyTorch's (unbiased)
+    1.2909944487358056
+    """
+
+    __slots__ = ()
+
+
+_TAPE_TYPES = (Tensor, NumpyTensor)
 
 
 def as_tensor(data: Any, dtype: Any = None) -> Tensor:

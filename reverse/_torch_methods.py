@@ -1,35 +1,44 @@
-"""PyTorch's ``Tensor`` methods that compute or convert, for ``reverse.Tensor``.
+"""PyTorch's ``Tensor`` methods for ``reverse.Tensor``, and NumPy's for the values
+the functional transforms pass into ``f``.
+
+One name can mean two things: ``x.transpose(0, 1)`` swaps two axes in PyTorch
+and permutes none in NumPy; ``x.std()`` is unbiased in PyTorch and not in
+NumPy; ``x.max(0)`` gives values and indices in PyTorch and values in NumPy.
+The meaning follows who made the tensor. A ``Tensor`` the user constructs
+(and everything computed from it) speaks PyTorch: :class:`TorchMethods`. The
+values that ``reverse.grad``, ``vjp``, ``value_and_grad`` and ``jacrev`` pass
+into the user's ``f`` speak NumPy (:class:`NumpyMethods`), so NumPy code
+differentiates as it runs; both are recorded on the same tape. Names in
+:data:`CONFLICTING` are the ones whose meanings differ. On a NumPy-speaking
+value, PyTorch's keywords (``dim=``, ``keepdim=``, ``unbiased=``) raise a
+``TypeError`` naming both spellings, since which meaning was wanted is unknown.
 
 Each method is written with ``dualad.ops``, so it is recorded (and
-differentiated in every mode) like the operator or NumPy function it
-stands for, and keeps PyTorch's checks: ``view`` needs the same number of
-elements, ``squeeze(dim)`` leaves dimensions whose size is not 1 alone,
-``unsqueeze`` and ``squeeze`` count negative dimensions from the end,
-``t()`` takes at most two dimensions, ``mm`` two matrices, ``item()`` one
-element. Methods that change a tensor's own state (``zero_``, ``detach_``,
-``data``, ``requires_grad_``) are :class:`reverse.Tensor`'s own.
-
-PyTorch names with a NumPy spelling here (``numel``, ``permute``,
-``clamp``, ``x.sum(dim=0)``, ...) raise an ``AttributeError`` or
-``TypeError`` that names the spelling that works. The names are class
-attributes (:class:`_Spelling`), not a ``__getattr__``: a ``__getattr__``
-stops CPython from specializing the attribute reads of every Tensor (on
-Python 3.11, reading two slots of a class with one took 2.2-3.1x as long as
-without, in a loop of 1000 reads measured here), and recording reads many.
+differentiated in every mode) like the operator or NumPy function it stands
+for, with PyTorch's gradients where they differ from NumPy's natural rule
+(``max(dim)`` and ``sort`` send the gradient to the index they return;
+``clamp`` passes it at the bounds). Methods that change a tensor's own state
+(``zero_``, ``detach_``, ``data``, ``requires_grad_``) are
+:class:`reverse.Tensor`'s own. The few PyTorch names with another spelling
+here (``to``, ``cpu``, in-place ``add_``) are class attributes
+(:class:`_Spelling`) raising an error that names it, not a ``__getattr__``: a
+``__getattr__`` stops CPython from specializing the attribute reads of every
+Tensor, and recording reads many.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from dualad import ops
-from dualad.interpreter import ArrayLike, Value, raw, shape_of, to_host
+from dualad.interpreter import ArrayLike, Value, dtype_of, raw, shape_of, to_host
 
-__all__ = ["IN_PLACE_SPELLINGS", "SPELLINGS", "TorchMethods"]
+__all__ = ["CONFLICTING", "IN_PLACE_SPELLINGS", "SPELLINGS", "NumpyMethods", "TorchMethods", "ValuesIndices"]
 
 _KCPU = 1  # DLPack's device type of host memory
 
@@ -48,28 +57,6 @@ class _Spelling:
                              f"PyTorch name); write {self.expression}")
 
 
-# PyTorch's keywords of reductions, and NumPy's spelling of each.
-_KEYWORDS = {"dim": "axis= for dim=", "keepdim": "keepdims= for keepdim=",
-             "unbiased": "ddof=1 for unbiased=True (ddof=0 for False)",
-             "correction": "ddof=c for correction=c"}
-
-
-def _numpy_keywords(name: str) -> Any:
-    """ArrayLike's method ``name``, with PyTorch's keywords (``dim=``, ``keepdim=``,
-    ``unbiased=``, ``correction=``) answered by a TypeError naming NumPy's."""
-    method = getattr(ArrayLike, name)
-
-    @functools.wraps(method)
-    def numpy_method(self, *args, **kwargs):
-        if kwargs:
-            torch_only = [spelling for k, spelling in _KEYWORDS.items() if k in kwargs]
-            if torch_only:
-                raise TypeError(f"Tensor.{name}() takes NumPy's keywords: write "
-                                f"{', '.join(torch_only)}")
-        return method(self, *args, **kwargs)
-    return numpy_method
-
-
 def _dim(dim: Any, ndim: int, method: str) -> int:
     """``dim`` as a non-negative position among ``ndim`` (PyTorch's range
     ``[-ndim, ndim - 1]``, with a 0-d tensor taking ``-1`` and ``0``)."""
@@ -80,6 +67,131 @@ def _dim(dim: Any, ndim: int, method: str) -> int:
         raise IndexError(f"{method}: dim {dim} is out of range for this tensor: expected a dim in "
                          f"[{-n}, {n - 1}]")
     return int(dim) % n
+
+
+# Names whose PyTorch and NumPy meanings differ: TorchMethods gives PyTorch's,
+# NumpyMethods NumPy's (ArrayLike's).
+CONFLICTING = ("transpose", "repeat", "std", "var", "max", "min", "argsort", "cumsum", "cumprod",
+               "nonzero", "flatten", "sum", "mean", "prod", "argmax", "argmin", "all", "any")
+
+
+class ValuesIndices(NamedTuple):
+    """``(values, indices)``, as ``torch.max(x, dim)``, ``torch.sort`` and friends return."""
+
+    values: Any
+    indices: Any
+
+
+class _Size(int):
+    """The number of elements (NumPy's ``x.size``) that, called, is PyTorch's
+    ``x.size()`` (the shape) or ``x.size(dim)``: one attribute serves both."""
+
+    def __new__(cls, shape: tuple):
+        n = int.__new__(cls, math.prod(shape))
+        n.shape = shape
+        return n
+
+    def __call__(self, dim: Any = None) -> Any:
+        if dim is None:
+            return self.shape
+        return self.shape[_dim(dim, len(self.shape), "size")]
+
+
+def _dims(dim: Any, ndim: int, method: str) -> Any:
+    """PyTorch's ``dim`` (None, an int, or a tuple or list of ints) as NumPy's ``axis``."""
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_dim(d, ndim, method) for d in dim)
+    return _dim(dim, ndim, method)
+
+
+def _alias(dim: Any, axis: Any, method: str) -> Any:
+    """``dim``, or NumPy's ``axis=`` (which PyTorch also takes), not both."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"{method}: pass dim (PyTorch's) or axis (NumPy's), not both")
+    return axis
+
+
+def _torch_reduction(name: str) -> Any:
+    """PyTorch's ``x.<name>(dim=None, keepdim=False, *, dtype=None)``."""
+    op = getattr(ops, name)
+
+    def reduction(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        axis = _dims(_alias(dim, axis, name), self.ndim, name)
+        if name == "logsumexp" and axis is None:
+            raise TypeError("logsumexp: dim is required, as in PyTorch")
+        out = op(self, axis, keepdims=keepdim)
+        return out if dtype is None else ops.astype(out, dtype)
+
+    reduction.__name__ = reduction.__qualname__ = name
+    reduction.__doc__ = (f"``torch.Tensor.{name}``: over ``dim`` (an int or a tuple; all "
+                         "dimensions if None), keeping it with ``keepdim=True``.")
+    return reduction
+
+
+def _binary(name: str, ufunc: str) -> Any:
+    op = getattr(ops, ufunc)
+
+    def method(self, other):
+        return op(self, other)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``torch.Tensor.{name}``, as ``np.{ufunc}(x, other)``."
+    return method
+
+
+def _unary(name: str, ufunc: str) -> Any:
+    op = (lambda x: 1.0 / ops.sqrt(x)) if ufunc == "rsqrt" else getattr(ops, ufunc)
+
+    def method(self):
+        return op(self)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``torch.Tensor.{name}``" + ("" if ufunc == "rsqrt" else f", as ``np.{ufunc}(x)``.")
+    return method
+
+
+def _cast(name: str, dtype: str) -> Any:
+    def method(self):
+        return ops.astype(self, dtype)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``torch.Tensor.{name}()``: the values as {dtype}."
+    return method
+
+
+def _dim_of(self, dim: Any, method: str) -> int:
+    return _dim(dim, self.ndim, method)
+
+
+def _values_at(x, index, dim: int, keepdim: bool) -> ValuesIndices:
+    """The values of ``x`` at ``index`` (kept dims) along ``dim``: the gradient goes to
+    those positions alone, as PyTorch's ``max(dim)`` and ``sort`` send it."""
+    values = ops.take_along_axis(x, index, dim)
+    if not keepdim and x.ndim:
+        values, index = ops.squeeze(values, dim), ops.squeeze(index, dim)
+    return ValuesIndices(values, index)
+
+
+def _is_value(x: Any) -> bool:
+    return hasattr(x, "dtype")
+
+
+def _is_bool(x: Any) -> bool:
+    return dtype_name(x) == "bool"
+
+
+def dtype_name(x: Any) -> str:
+    return str(dtype_of(raw(x))).rsplit(".", 1)[-1] if hasattr(x, "dtype") else type(x).__name__
+
+
+def _index_shape(index: Any, x: Any, method: str) -> tuple:
+    """``index``'s shape, checked against ``x``'s as PyTorch checks it."""
+    ishape, shape = shape_of(index), shape_of(x)
+    if len(ishape) != len(shape):
+        raise RuntimeError(f"{method}: index has {len(ishape)} dimensions, the tensor {len(shape)}; "
+                           "they must have the same number")
+    return ishape
 
 
 class TorchMethods:
@@ -226,6 +338,295 @@ class TorchMethods:
         """A copy, recorded (the gradient flows back to this tensor), as ``torch.clone``."""
         return ops.copy(self)
 
+    # -- where PyTorch and NumPy differ (NumpyMethods keeps NumPy's) -------------------
+    @property
+    def size(self) -> _Size:
+        """The number of elements (NumPy's ``x.size``), which called gives PyTorch's
+        ``x.size()`` (the shape) and ``x.size(dim)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> x = Tensor(np.zeros((3, 4)))
+        >>> x.size(), x.size(0), x.size(-1), x.size * 1
+        ((3, 4), 3, 4, 12)
+        """
+        return _Size(self.shape)
+
+    def dim(self) -> int:
+        """The number of dimensions (``x.ndim``), as ``torch.Tensor.dim``."""
+        return self.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """The number of elements, as ``torch.Tensor.numel``."""
+        return math.prod(self.shape)
+
+    def transpose(self, dim0: int, dim1: int) -> Any:
+        """``dim0`` and ``dim1`` swapped, as ``torch.Tensor.transpose``
+        (``permute`` reorders all dimensions).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> Tensor(np.zeros((3, 4))).transpose(0, 1).shape
+        (4, 3)
+        """
+        return ops.swapaxes(self, _dim_of(self, dim0, "transpose"), _dim_of(self, dim1, "transpose"))
+
+    def permute(self, *dims: Any) -> Any:
+        """The dimensions in the order ``dims`` (ints, or one tuple), as ``torch.Tensor.permute``."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        axes = tuple(_dim_of(self, d, "permute") for d in dims)
+        if sorted(axes) != list(range(self.ndim)):
+            raise RuntimeError(f"permute: dims {dims} must name each of the {self.ndim} dimensions once")
+        return ops.permute_dims(self, axes)
+
+    def repeat(self, *sizes: Any) -> Any:
+        """The tensor tiled ``sizes`` times along each dimension, as ``torch.Tensor.repeat``
+        (``np.tile``; extra leading sizes add dimensions). NumPy's ``repeat`` is
+        ``repeat_interleave`` here.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> Tensor(np.zeros((3, 4))).repeat(2, 1).shape
+        (6, 4)
+        """
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        if len(sizes) < self.ndim:
+            raise RuntimeError(f"repeat: {len(sizes)} sizes for a tensor of {self.ndim} dimensions; "
+                               "the number of sizes can not be smaller than the number of dimensions")
+        return ops.tile(self, tuple(sizes))
+
+    def repeat_interleave(self, repeats: Any, dim: Any = None) -> Any:
+        """Each element repeated ``repeats`` times along ``dim`` (the flattened tensor
+        if None), as ``torch.Tensor.repeat_interleave`` (NumPy's ``repeat``)."""
+        return ops.repeat(self, repeats, None if dim is None else _dim_of(self, dim, "repeat_interleave"))
+
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None, axis: Any = None) -> Any:
+        """The variance with Bessel's correction unless told otherwise
+        (``unbiased=False`` or ``correction=0``), as ``torch.Tensor.var``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> float(Tensor(np.array([1.0, 2.0, 3.0, 4.0])).var())
+        1.6666666666666667
+        """
+        return ops.var(self, *self._spread_args(dim, unbiased, keepdim, correction, axis, "var"))
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None, axis: Any = None) -> Any:
+        """The standard deviation with Bessel's correction unless told otherwise
+        (``unbiased=False`` or ``correction=0``), as ``torch.Tensor.std``."""
+        return ops.std(self, *self._spread_args(dim, unbiased, keepdim, correction, axis, "std"))
+
+    def _spread_args(self, dim, unbiased, keepdim, correction, axis, method):
+        if isinstance(dim, bool):  # std(False): PyTorch's overload std(unbiased)
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError(f"{method}: pass unbiased or correction, not both")
+        ddof = correction if correction is not None else 0 if unbiased is False else 1
+        return _dims(_alias(dim, axis, method), self.ndim, method), keepdim, ddof
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The largest element; with ``dim``, ``(values, indices)`` along it; with a
+        tensor, the elementwise maximum: ``torch.Tensor.max``'s three forms.
+
+        Along ``dim`` the gradient goes to the index returned (the first largest),
+        as in PyTorch; the largest element's is shared among ties.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> values, indices = Tensor(np.array([[1.0, 5.0], [7.0, 2.0]])).max(0)
+        >>> values, indices
+        (Tensor(array([7., 5.])), array([1, 0]))
+        """
+        return self._extreme(dim, keepdim, "max")
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The smallest element; with ``dim``, ``(values, indices)``; with a tensor,
+        the elementwise minimum, as ``torch.Tensor.min``."""
+        return self._extreme(dim, keepdim, "min")
+
+    def _extreme(self, dim, keepdim, which):
+        if dim is None:
+            return getattr(ops, which)(self)
+        if not isinstance(dim, numbers.Integral):  # max(other): elementwise
+            return getattr(ops, "maximum" if which == "max" else "minimum")(self, dim)
+        d = _dim_of(self, dim, which)
+        if self.ndim == 0:
+            return ValuesIndices(ops.copy(self), np.zeros((), dtype=np.int64))
+        index = getattr(ops, "argmax" if which == "max" else "argmin")(self, d, keepdims=True)
+        return _values_at(self, index, d, keepdim)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
+        """``(values, indices)`` sorted along ``dim``, as ``torch.Tensor.sort`` (a new
+        tensor; NumPy's in-place ``sort`` is ``x[...] = np.sort(x)`` here). Equal
+        elements keep their order; the gradient goes back through the indices."""
+        d = _dim_of(self, dim, "sort")
+        index = self.argsort(d, descending)
+        return _values_at(self, index, d, True) if self.ndim else ValuesIndices(ops.copy(self), index)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        """The indices that sort along ``dim``, as ``torch.Tensor.argsort`` (equal
+        elements in their order, also with ``descending=True``)."""
+        if self.ndim == 0:
+            return np.zeros((), dtype=np.int64)
+        d = _dim_of(self, dim, "argsort")
+        return ops.argsort(ops.negative(self) if descending else self, axis=d, stable=True)
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
+        """Running sums along ``dim`` (required, as in PyTorch)."""
+        out = ops.cumsum(self, _dim_of(self, dim, "cumsum"))
+        return out if dtype is None else ops.astype(out, dtype)
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
+        """Running products along ``dim`` (required, as in PyTorch)."""
+        out = ops.cumprod(self, _dim_of(self, dim, "cumprod"))
+        return out if dtype is None else ops.astype(out, dtype)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero elements, one row each (shape ``(n, ndim)``),
+        as ``torch.Tensor.nonzero``; ``as_tuple=True`` gives NumPy's tuple."""
+        where = ops.nonzero(self)
+        return where if as_tuple else np.stack([to_host(w) for w in where], axis=-1).astype(np.int64)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
+        """Dimensions ``start_dim`` to ``end_dim`` merged into one, as ``torch.Tensor.flatten``."""
+        if self.ndim == 0:
+            return ops.reshape(self, (1,))
+        a, b = _dim_of(self, start_dim, "flatten"), _dim_of(self, end_dim, "flatten")
+        shape = self.shape
+        return ops.reshape(self, shape[:a] + (math.prod(shape[a:b + 1]),) + shape[b + 1:])
+
+    # -- PyTorch's names that NumPy spells otherwise ----------------------------------------
+    def expand(self, *sizes: Any) -> Any:
+        """A broadcast view to ``sizes`` (-1 keeps a dimension), as ``torch.Tensor.expand``."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise RuntimeError(f"expand: {len(sizes)} sizes for a tensor of {self.ndim} dimensions")
+        shape = tuple(self.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+        if any(s < 0 for s in shape):
+            raise RuntimeError(f"expand: -1 is only allowed for existing dimensions, got sizes {sizes}")
+        return ops.broadcast_to(self, shape)
+
+    def expand_as(self, other: Any) -> Any:
+        """``expand(other.shape)``."""
+        return self.expand(shape_of(other))
+
+    def view_as(self, other: Any) -> Any:
+        """``view(other.shape)``."""
+        return self.view(shape_of(other))
+
+    def reshape_as(self, other: Any) -> Any:
+        """``reshape(other.shape)``."""
+        return ops.reshape(self, shape_of(other))
+
+    def flip(self, *dims: Any) -> Any:
+        """The elements in reverse order along ``dims``, as ``torch.Tensor.flip``."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return ops.flip(self, tuple(_dim_of(self, d, "flip") for d in dims))
+
+    def clamp(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002 (PyTorch's names)
+        """The values limited to ``[min, max]``, as ``torch.Tensor.clamp``: the gradient
+        passes where ``min <= x <= max`` (bounds included), and is 0 elsewhere.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> x = Tensor(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]), requires_grad=True)
+        >>> x.clamp(0.0, 1.0).sum().backward()
+        >>> x.grad
+        Tensor(array([0., 1., 1., 1., 0.]))
+        """
+        if min is None and max is None:
+            raise RuntimeError("clamp: at least one of min and max must be given")
+        out = self
+        if min is not None:
+            out = ops.where(ops.less(out, min), ops.astype(min, self.dtype) if _is_value(min) else min, out)
+        if max is not None:
+            out = ops.where(ops.greater(out, max), ops.astype(max, self.dtype) if _is_value(max) else max,
+                            out)
+        return out
+
+    clip = clamp
+
+    def clamp_min(self, min: Any) -> Any:  # noqa: A002
+        """``clamp(min=min)``."""
+        return self.clamp(min, None)
+
+    def clamp_max(self, max: Any) -> Any:  # noqa: A002
+        """``clamp(max=max)``."""
+        return self.clamp(None, max)
+
+    def masked_fill(self, mask: Any, value: Any) -> Any:
+        """``value`` where ``mask`` is true, as ``torch.Tensor.masked_fill`` (the
+        gradient reaches ``x`` elsewhere, and a tensor ``value`` where the mask is)."""
+        if not _is_bool(mask):
+            raise TypeError(f"masked_fill: mask must be a boolean array, got dtype {dtype_name(mask)}")
+        return ops.where(mask, value, self)
+
+    def softmax(self, dim: int) -> Any:
+        """``exp(x) / sum(exp(x))`` along ``dim``, as ``torch.Tensor.softmax``."""
+        return ops.softmax(self, axis=_dim_of(self, dim, "softmax"))
+
+    def log_softmax(self, dim: int) -> Any:
+        """``log(softmax(x, dim))``, computed stably, as ``torch.Tensor.log_softmax``."""
+        return ops.log_softmax(self, axis=_dim_of(self, dim, "log_softmax"))
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Any:
+        """The ``p``-norm over ``dim`` (all elements if None), as ``torch.Tensor.norm``:
+        ``"fro"`` and 2 are the 2-norm of the elements, ``"nuc"`` the nuclear norm
+        of a matrix; other ``p`` are vector norms (``inf``, ``-inf``, 0, 1, ...)."""
+        axis = _dims(dim, self.ndim, "norm")
+        if p == "nuc":
+            return ops.linalg.matrix_norm(self, ord="nuc", keepdims=keepdim) if axis is None else \
+                ops.linalg.norm(self, "nuc", axis, keepdim)
+        return ops.linalg.vector_norm(self, axis=axis, keepdims=keepdim, ord=2 if p == "fro" else p)
+
+    def gather(self, dim: int, index: Any) -> Any:
+        """``out[i][j] = x[index[i][j]][j]`` for ``dim = 0`` (and so on), as
+        ``torch.Tensor.gather``: ``index`` has this tensor's number of dimensions,
+        and no larger size than it along the others."""
+        d, ishape = _dim_of(self, dim, "gather"), _index_shape(index, self, "gather")
+        part = ops.getitem(self, tuple(slice(None) if i == d else slice(0, n) for i, n in enumerate(ishape)))
+        return ops.take_along_axis(part, index, d)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        """A copy with ``src`` added at ``index`` along ``dim`` (repeated indices add
+        up), as ``torch.Tensor.scatter_add``: ``out[index[i][j]][j] += src[i][j]``
+        for ``dim = 0``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from reverse import Tensor
+        >>> Tensor(np.zeros(3)).scatter_add(0, np.array([0, 2, 0]), np.array([1.0, 2.0, 3.0]))
+        Tensor(array([4., 0., 2.]))
+        """
+        d, ishape = _dim_of(self, dim, "scatter_add"), _index_shape(index, self, "scatter_add")
+        grid = np.indices(ishape, sparse=True)
+        target = tuple(to_host(raw(index)) if i == d else np.broadcast_to(g, ishape)
+                       for i, g in enumerate(grid))
+        part = ops.getitem(src, tuple(slice(0, n) for n in ishape))
+        return ops.index_add(self, part, target)
+
     # -- conversions ---------------------------------------------------------------------
     def tolist(self) -> Any:
         """The elements as nested Python lists (a number for a 0-d tensor), without
@@ -279,26 +680,10 @@ class TorchMethods:
                         "format .item() of one element, or each entry of .tolist()")
 
 
-# PyTorch names with another spelling here, and that spelling (``x`` is the tensor).
+# PyTorch names with another spelling here (``x`` is the tensor).
 SPELLINGS = {
-    "numel": "x.size", "dim": "x.ndim", "ndimension": "x.ndim",
-    "permute": "x.transpose(*axes)", "expand": "np.broadcast_to(x, shape)",
-    "expand_as": "np.broadcast_to(x, other.shape)", "view_as": "x.reshape(other.shape)",
-    "reshape_as": "x.reshape(other.shape)", "flip": "np.flip(x, axis)", "clamp": "x.clip(low, high)",
-    "clamp_min": "np.maximum(x, low)", "clamp_max": "np.minimum(x, high)",
-    "masked_fill": "np.where(mask, value, x)", "softmax": "dualad.ops.softmax(x, axis)",
-    "log_softmax": "dualad.ops.log_softmax(x, axis)", "norm": "np.linalg.norm(x)",
     "to": "x.astype(dtype)", "type_as": "x.astype(other.dtype)",
-    "float": "x.astype(np.float32)", "double": "x.astype(np.float64)",
-    "half": "x.astype(np.float16)", "long": "x.astype(np.int64)", "int": "x.astype(np.int32)",
     "cpu": "x.detach().numpy()", "contiguous": "x",
-    "add": "x + other", "sub": "x - other", "mul": "x * other", "div": "x / other", "neg": "-x",
-    "reciprocal": "1 / x", "rsqrt": "1 / np.sqrt(x)", "square": "x ** 2",
-    "asin": "np.arcsin(x)", "acos": "np.arccos(x)", "atan": "np.arctan(x)",
-    "atan2": "np.arctan2(x, other)", "log1p": "np.log1p(x)", "expm1": "np.expm1(x)",
-    "log2": "np.log2(x)", "log10": "np.log10(x)", "sinh": "np.sinh(x)", "cosh": "np.cosh(x)",
-    "tan": "np.tan(x)", "floor": "np.floor(x)", "ceil": "np.ceil(x)", "sign": "np.sign(x)",
-    "amax": "x.max(axis)", "amin": "x.min(axis)",
 }
 # In-place forms: statements, not expressions.
 IN_PLACE_SPELLINGS = {
@@ -307,7 +692,6 @@ IN_PLACE_SPELLINGS = {
 }
 # Why a spelling is not a plain rename.
 _NOTES = {
-    "numel": " (a property)", "dim": " (a property)", "ndimension": " (a property)",
     "to": " (data never moves between devices implicitly)",
     "cpu": " for a NumPy array (numpy(force=True) copies from a GPU)",
     "contiguous": " itself: arrays here need no contiguous layout, so drop the call",
@@ -315,7 +699,61 @@ _NOTES = {
 
 for _name, _expression in {**SPELLINGS, **IN_PLACE_SPELLINGS}.items():
     setattr(TorchMethods, _name, _Spelling(_name, _expression + _NOTES.get(_name, "")))
-for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "argmax",
-              "argmin", "all", "any"):
-    setattr(TorchMethods, _name, _numpy_keywords(_name))
-del _name, _expression
+for _name in ("sum", "mean", "prod", "amax", "amin", "logsumexp", "argmax", "argmin", "all", "any"):
+    setattr(TorchMethods, _name, _torch_reduction(_name))
+for _name, _ufunc in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("div", "divide"),
+                      ("atan2", "arctan2"), ("maximum", "maximum"), ("minimum", "minimum")):
+    setattr(TorchMethods, _name, _binary(_name, _ufunc))
+for _name, _ufunc in (("neg", "negative"), ("reciprocal", "reciprocal"), ("square", "square"),
+                      ("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("log1p", "log1p"),
+                      ("expm1", "expm1"), ("log2", "log2"), ("log10", "log10"), ("sinh", "sinh"),
+                      ("cosh", "cosh"), ("tan", "tan"), ("floor", "floor"), ("ceil", "ceil"),
+                      ("sign", "sign"), ("rsqrt", "rsqrt")):
+    setattr(TorchMethods, _name, _unary(_name, _ufunc))
+for _name, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"),
+                      ("long", "int64"), ("int", "int32"), ("bool", "bool")):
+    setattr(TorchMethods, _name, _cast(_name, _dtype))
+del _name, _expression, _ufunc, _dtype
+
+
+# -- NumPy's meanings, for the values the functional transforms pass into f --------------
+# PyTorch's keywords, and NumPy's spelling of each.
+_KEYWORDS = {"dim": "axis= for dim=", "keepdim": "keepdims= for keepdim=",
+             "unbiased": "ddof=1 for unbiased=True (ddof=0 for False)",
+             "correction": "ddof=c for correction=c"}
+
+
+def _numpy_meaning(name: str) -> Any:
+    """ArrayLike's (NumPy's) method ``name``; PyTorch's keywords (``dim=``, ...), whose
+    meaning here is unknown (NumPy's reduction, or PyTorch's values and indices?),
+    raise a TypeError naming both spellings."""
+    method = getattr(ArrayLike, name)
+
+    @functools.wraps(method)
+    def numpy_method(self, *args, **kwargs):
+        torch_only = [spelling for k, spelling in _KEYWORDS.items() if k in kwargs]
+        if torch_only:
+            raise TypeError(
+                f"x.{name}() with PyTorch's keywords, on a value that a functional transform "
+                f"(reverse.grad, vjp, jacrev) passed into f, which speaks NumPy: write "
+                f"{', '.join(torch_only)}, or call f on a reverse.Tensor you made, which speaks "
+                "PyTorch")
+        return method(self, *args, **kwargs)
+    return numpy_method
+
+
+class NumpyMethods:
+    """Mixin of the tensors ``reverse.grad``, ``vjp``, ``value_and_grad`` and
+    ``jacrev`` pass into ``f``: where PyTorch and NumPy give one name two meanings
+    (``transpose``, ``repeat``, ``std``, ``max``, ``sort``, ...), NumPy's, so that a
+    user's NumPy code differentiates as it runs. Names only PyTorch has (``permute``,
+    ``clamp``, ``masked_fill``) keep their one meaning."""
+
+    __slots__ = ()
+
+
+for _name in CONFLICTING:
+    setattr(NumpyMethods, _name, _numpy_meaning(_name))
+NumpyMethods.size = ArrayLike.size
+NumpyMethods.sort = ArrayLike.sort
+del _name

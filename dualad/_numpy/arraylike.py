@@ -204,7 +204,7 @@ class ArrayLike:
     def ptp(self, axis=None, keepdims=False): return ops.ptp(self, axis, keepdims)
     def argmax(self, axis=None, keepdims=False): return ops.argmax(self, axis, keepdims=keepdims)
     def argmin(self, axis=None, keepdims=False): return ops.argmin(self, axis, keepdims=keepdims)
-    def argsort(self, axis=-1): return ops.argsort(self, axis)
+    def argsort(self, axis=-1): return ops.argsort(self, axis=axis)
     def nonzero(self): return ops.nonzero(self)
     def all(self, axis=None, keepdims=False): return ops.all(self, axis, keepdims=keepdims)
     def any(self, axis=None, keepdims=False): return ops.any(self, axis, keepdims=keepdims)
