@@ -150,7 +150,8 @@ _checkpoint_p = custom("checkpoint", _impl, jvp=_jvp, vjp=_vjp, multiple_results
                        scalar_ok=True, register=False)
 
 
-def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any:
+def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
+               preserve_rng_state: bool = True) -> Any:
     """``fn(*args)``, without keeping ``fn``'s intermediate values for backward.
 
     Only the inputs and outputs of the block are saved; backward runs
@@ -197,6 +198,12 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any
         The arguments of ``fn``: arrays, floats and value types (``Tensor``,
         ``Dual``), or tuples/lists/dicts of them; ints, strings, ``None`` and
         other objects are passed through as constants.
+    use_reentrant : bool, optional
+        Accepted as PyTorch 2 asks everyone to pass it. ``False`` (PyTorch's
+        recommendation) and ``True`` both give the non-reentrant variant's
+        gradients: the reentrant variant's limits (no gradient for Tensors
+        ``fn`` closes over, at least one input that requires grad) are not
+        reproduced.
     preserve_rng_state : bool
         Save and replay the random state as above (the default, as in
         PyTorch). ``False`` skips that work; the recomputation then draws new
@@ -211,7 +218,7 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any
     >>> import numpy as np
     >>> from reverse import Tensor, checkpoint
     >>> x = Tensor(np.array([0.0, 1.0]), requires_grad=True)
-    >>> y = checkpoint(lambda v: np.exp(np.sin(v)) * 2.0, x)
+    >>> y = checkpoint(lambda v: np.exp(np.sin(v)) * 2.0, x, use_reentrant=False)
     >>> y.sum().backward()
     >>> np.allclose(x.grad, 2.0 * np.cos([0.0, 1.0]) * np.exp(np.sin([0.0, 1.0])))
     True
@@ -233,6 +240,8 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True) -> Any
     """
     if not callable(fn):
         raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
+    if use_reentrant not in (None, True, False):
+        raise TypeError(f"checkpoint: use_reentrant must be True, False or None, got {use_reentrant!r}")
     leaves, build = flatten(args)
     operands, layout = split_operands(leaves)
     n_args = len(operands)

@@ -672,3 +672,17 @@ def test_cupy_dropout_gets_the_same_mask_in_the_recomputation():
     checkpoint(block_fn, x).sum().backward()
     cupy.testing.assert_array_equal(masks[1], masks[0])
     cupy.testing.assert_allclose(x.grad.value, (1 - cupy.tanh(x.value) ** 2) * masks[0])
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True, None])
+def test_use_reentrant_is_accepted_as_pytorch_2_asks(use_reentrant):
+    w = Tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    checkpoint(lambda v: np.tanh(v * w), x, use_reentrant=use_reentrant).sum().backward()
+    np.testing.assert_allclose(x.grad.value, w.value / np.cosh(x.value * w.value) ** 2)
+    np.testing.assert_allclose(w.grad.value, x.value / np.cosh(x.value * w.value) ** 2)
+
+
+def test_use_reentrant_must_be_a_bool():
+    with pytest.raises(TypeError, match=r"use_reentrant must be True, False or None, got 'no'"):
+        checkpoint(np.tanh, Tensor(np.ones(2), requires_grad=True), use_reentrant="no")
