@@ -30,7 +30,24 @@ FIRST_ORDER = [
     ("Adagrad", dict(lr=0.1), None),
     ("Adagrad", dict(lr=0.2, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.1, eps=1e-3),
      None),
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.1, maximize=True), None),
+    ("Adam", dict(lr=0.1, amsgrad=True, maximize=True), [{}, {"maximize": False}]),
+    ("AdamW", dict(lr=0.1, weight_decay=0.3, maximize=True), None),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.1, maximize=True), None),
+    ("Adagrad", dict(lr=0.2, lr_decay=0.1, weight_decay=0.1, maximize=True), None),
 ]
+# Complex parameters: PyTorch steps Adam, AdamW, RMSprop and Adagrad on their real view.
+COMPLEX = [
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.1)),
+    ("Adam", dict(lr=0.1)),
+    ("Adam", dict(lr=0.1, betas=[0.9, 0.5], weight_decay=0.2, amsgrad=True, maximize=True)),
+    ("AdamW", dict(lr=0.1, weight_decay=0.3, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, momentum=0.5, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.2, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.1, eps=1e-3)),
+]
+Z0 = [[0.7, -1.3], [0.5, 0.2], [-1.0, 0.4]]  # (real, imaginary) of each entry
 LBFGS = [
     (dict(line_search_fn="strong_wolfe", max_iter=10), 3, "float64"),
     (dict(line_search_fn="strong_wolfe", max_iter=8, history_size=2, tolerance_change=1e-12), 2, "float64"),
@@ -69,6 +86,9 @@ def cases() -> list[dict]:
                      steps=STEPS) for name, options, groups in FIRST_ORDER]
         out += [dict(kind="clip", function=name, options=options, grads=CLIP_GRADS, dtype=dtype)
                 for name, options in CLIPS]
+    for dtype in ("complex128", "complex64"):
+        out += [dict(kind="complex", optimizer=name, options=options, dtype=dtype, steps=STEPS)
+                for name, options in COMPLEX]
     out += [dict(kind="lbfgs", options=options, steps=steps, dtype=dtype) for options, steps, dtype in LBFGS]
     out += [dict(kind="scheduler", schedulers=[[name, options] for name, options in chain],
                  lrs=SCHEDULER_LRS, metrics=METRICS) for chain in SCHEDULERS]
@@ -83,7 +103,7 @@ def torch_lib():
 
 def run_case(lib, case: dict) -> dict:
     """What ``lib`` computes for ``case``: lists of numbers."""
-    return {"first_order": _first_order, "lbfgs": _lbfgs, "scheduler": _scheduler,
+    return {"first_order": _first_order, "complex": _complex, "lbfgs": _lbfgs, "scheduler": _scheduler,
             "clip": _clip}[case["kind"]](lib, case)
 
 
@@ -106,6 +126,21 @@ def _first_order(lib, case):
         joint_loss(w, u, lib).backward()
         opt.step()
         path.append(_numbers(w, u))
+    return {"path": path}
+
+
+def _complex(lib, case):
+    z0 = np.array([complex(re, im) for re, im in Z0], dtype=case["dtype"])
+    z = lib.tensor(z0).requires_grad_()
+    c = lib.tensor(np.array([1.0 - 0.5j, -0.3 + 2.0j, 0.25j], dtype=case["dtype"]))
+    opt = getattr(lib.optim, case["optimizer"])([z], **case["options"])
+    path = []
+    for _ in range(case["steps"]):
+        opt.zero_grad()
+        square = (z * z.conj()).real  # |z|**2
+        (0.25 * (square * square).sum() + (c * z).real.sum()).backward()
+        opt.step()
+        path.append([float(v) for entry in z.detach().numpy() for v in (entry.real, entry.imag)])
     return {"path": path}
 
 
