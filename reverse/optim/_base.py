@@ -23,8 +23,8 @@ __all__ = ["Optimizer", "Params", "as_float"]
 
 # What an optimizer takes as params: Tensors, named Tensors, or parameter groups.
 Params = Union[Iterable[Tensor], dict[str, Tensor], Iterable[dict[str, Any]]]
-# Set on a group by the learning-rate schedulers (PyTorch's name), so a group may carry it.
-SCHEDULER_KEYS = ("initial_lr",)
+# Set on a group by the learning-rate schedulers (PyTorch's names), so a group may carry them.
+SCHEDULER_KEYS = ("initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum")
 
 
 class Optimizer:
