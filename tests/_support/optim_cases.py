@@ -115,6 +115,8 @@ CYCLING = [
     ([("OneCycleLR", dict(max_lr=0.1, total_steps=20, three_phase=True, anneal_strategy="linear"))],
      "AdamW", {}),
 ]
+# CosineAnnealingWarmRestarts stepped to given epochs (fractional: PyTorch's within-epoch use).
+WARM_RESTART_EPOCHS = [0.5, 1.0, 1.75, 2.0, 3.5, 6.0, 6.25, 9.0, 13.5, 14.0, 1.0, 31.0, 30.0]
 SCHEDULER_LRS = [0.5, 0.03]
 METRICS = [3.0, 2.0, 2.0, 1.95, 1.95, 1.9, 1.0, 1.2, 1.2, 1.2, 0.9, 0.9, 0.9]  # one per epoch
 RESUME_AT = 6  # the epoch after which the schedule goes on from state dicts, in a fresh optimizer
@@ -159,6 +161,9 @@ def cases() -> list[dict]:
     out += [dict(kind="scheduler", schedulers=[[name, options] for name, options in chain], lrs=SCHEDULER_LRS,
                  metrics=METRICS, optimizer=optimizer, options=options)
             for chain, optimizer, options in CYCLING]
+    out += [dict(kind="scheduler", schedulers=[["CosineAnnealingWarmRestarts", options]], lrs=SCHEDULER_LRS,
+                 metrics=METRICS, epochs=WARM_RESTART_EPOCHS)
+            for options in (dict(T_0=3, eta_min=0.01), dict(T_0=2, T_mult=2))]
     return out
 
 
@@ -245,6 +250,8 @@ def _scheduler(lib, case):
         for sched in scheds:
             if isinstance(sched, lib.optim.lr_scheduler.ReduceLROnPlateau):
                 sched.step(metric)
+            elif "epochs" in case:
+                sched.step(case["epochs"][epoch])
             else:
                 sched.step()
         lrs.append([group["lr"] for group in opt.param_groups])
