@@ -134,7 +134,8 @@ class LRScheduler:
     """
 
     # State-dict entries with one value per parameter group, checked on loading.
-    _PER_GROUP = ("base_lrs", "_last_lr", "min_lrs", "max_lrs", "base_momentums", "max_momentums")
+    _PER_GROUP: ClassVar[tuple[str, ...]] = ("base_lrs", "_last_lr", "min_lrs", "max_lrs", "base_momentums",
+                                             "max_momentums")
     # Attributes the state dict holds through _save_part and _load_part rather than as they are
     # (the user's functions, the schedulers driven by another).
     _parts: ClassVar[tuple[str, ...]] = ()
