@@ -50,7 +50,9 @@ class Optimizer:
     ``reverse.optim._options``) and implement ``_update(x, g, state, group)``:
     from the parameter's value ``x``, its gradient ``g`` (raw arrays or
     floats), its state dict (``state["step"]`` counts from 1) and its group,
-    the amount to subtract from ``x``.
+    the amount to subtract from ``x``. ``step`` negates ``g`` first for a group
+    with ``maximize``; a rule that is not linear in ``g`` sets ``_complex =
+    "pairs"`` to see a complex parameter as PyTorch does, as pairs of reals.
 
     Examples
     --------
