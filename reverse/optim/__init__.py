@@ -7,7 +7,14 @@ PyTorch documentation, with its parameter groups (``param_groups``,
 :mod:`reverse.optim.lr_scheduler` has its learning-rate schedules, and
 :func:`clip_grad_norm_` and :func:`clip_grad_value_` its gradient clipping
 (``torch.nn.utils`` in PyTorch: here beside the optimizers that read the
-clipped ``.grad``, since ``reverse`` has no ``nn`` package).
+clipped ``.grad``, since ``reverse`` has no ``nn`` package). Every optimizer
+but L-BFGS takes PyTorch's ``maximize=True`` (ascend instead).
+
+Complex parameters step as in PyTorch: SGD's rule, linear in the gradient,
+steps them as complex numbers; Adam, AdamW, RMSprop and Adagrad take each
+complex entry as a pair of reals (PyTorch's ``view_as_real``), so their
+squares and square roots are taken part by part, and their state stays
+complex, of the parameter's shape. L-BFGS refuses them.
 
 ``step()`` reads each parameter's ``.grad`` and updates the parameter in
 place under ``no_grad()``: its array is modified (``Tensor.__isub__``) and

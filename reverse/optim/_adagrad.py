@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dualad import ops
 from reverse.optim._base import Optimizer, Params
-from reverse.optim._options import non_negative
+from reverse.optim._options import flag, non_negative
 
 __all__ = ["Adagrad"]
 
@@ -31,6 +31,9 @@ class Adagrad(Optimizer):
         The sum of squared gradients before the first step, >= 0.
     eps : float
         Added to the square root in the denominator, >= 0.
+    maximize : bool
+        Keyword only: maximize the objective instead (step along ``+g``: the
+        rule above with ``-g`` for ``g``), as PyTorch's ``maximize=True``.
 
     Examples
     --------
@@ -44,13 +47,14 @@ class Adagrad(Optimizer):
     """
 
     _checks = {"lr": non_negative, "lr_decay": non_negative, "weight_decay": non_negative,
-               "initial_accumulator_value": non_negative, "eps": non_negative}
-    _real_only = True
+               "initial_accumulator_value": non_negative, "eps": non_negative, "maximize": flag}
+    _complex = "pairs"
 
     def __init__(self, params: Params, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
-                 initial_accumulator_value: float = 0.0, eps: float = 1e-10):
+                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, *, maximize: bool = False):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value, eps=eps))
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps,
+                                      maximize=maximize))
 
     def _update(self, x, g, state, group):
         lr = group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"])

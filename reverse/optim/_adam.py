@@ -35,6 +35,9 @@ class Adam(Optimizer):
     amsgrad : bool
         Divide by the largest second moment seen so far (Reddi et al.), so
         the step size never grows back.
+    maximize : bool
+        Keyword only: maximize the objective instead (step along ``+g``: the
+        rule above with ``-g`` for ``g``), as PyTorch's ``maximize=True``.
 
     Examples
     --------
@@ -48,14 +51,14 @@ class Adam(Optimizer):
     """
 
     _checks = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-               "amsgrad": flag}
-    _real_only = True
+               "amsgrad": flag, "maximize": flag}
+    _complex = "pairs"
     _decoupled = False
 
     def __init__(self, params: Params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False):
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad))
+                                      amsgrad=amsgrad, maximize=maximize))
 
     def _update(self, x, g, state, group):
         b1, b2 = group["betas"]
@@ -87,7 +90,7 @@ class AdamW(Adam):
 
     Parameters
     ----------
-    params, lr, betas, eps, amsgrad
+    params, lr, betas, eps, amsgrad, maximize
         As for :class:`Adam`.
     weight_decay : float
         Decoupled decay coefficient, >= 0 (default ``1e-2``).
@@ -106,5 +109,5 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params: Params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

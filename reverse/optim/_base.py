@@ -23,8 +23,8 @@ __all__ = ["Optimizer", "Params", "as_float"]
 
 # What an optimizer takes as params: Tensors, named Tensors, or parameter groups.
 Params = Union[Iterable[Tensor], dict[str, Tensor], Iterable[dict[str, Any]]]
-# Set on a group by the learning-rate schedulers (PyTorch's name), so a group may carry it.
-SCHEDULER_KEYS = ("initial_lr",)
+# Set on a group by the learning-rate schedulers (PyTorch's names), so a group may carry them.
+SCHEDULER_KEYS = ("initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum")
 
 
 class Optimizer:
@@ -50,7 +50,9 @@ class Optimizer:
     ``reverse.optim._options``) and implement ``_update(x, g, state, group)``:
     from the parameter's value ``x``, its gradient ``g`` (raw arrays or
     floats), its state dict (``state["step"]`` counts from 1) and its group,
-    the amount to subtract from ``x``.
+    the amount to subtract from ``x``. ``step`` negates ``g`` first for a group
+    with ``maximize``; a rule that is not linear in ``g`` sets ``_complex =
+    "pairs"`` to see a complex parameter as PyTorch does, as pairs of reals.
 
     Examples
     --------
@@ -70,9 +72,12 @@ class Optimizer:
 
     # option -> check(name, value) returning the value to keep; options not listed are kept as given
     _checks: ClassVar[dict[str, Callable[[str, Any], Any]]] = {}
-    # Whether complex parameters are refused: the rules that square gradients elementwise
-    # would square complex numbers (PyTorch treats them as pairs of reals instead).
-    _real_only: ClassVar[bool] = False
+    # What the rule does with a complex parameter: "as_is" (a rule linear in the gradient, as
+    # SGD's, steps it as a complex number), "pairs" (PyTorch's view_as_real: each complex entry
+    # is two real ones, so squares and square roots are taken part by part; every state entry
+    # but "step" is then an array of the parameter's shape, kept complex as PyTorch keeps it),
+    # or "refused".
+    _complex: ClassVar[str] = "as_is"
 
     def __init__(self, params: Params, defaults: dict[str, Any]):
         self.defaults: dict[str, Any] = dict(defaults)  # the known options, for the check below
@@ -140,9 +145,10 @@ class Optimizer:
 
     def _check_param(self, p: Tensor, name: str) -> None:
         """Refuse a parameter this optimizer cannot update (a hook)."""
-        if self._real_only and is_complex(p.value):
+        if self._complex == "refused" and is_complex(p.value):
             raise TypeError(f"{name} is complex ({dtype_of(raw(p.value))}); {type(self).__name__} "
-                            "updates real parameters only (SGD takes complex ones)")
+                            "updates real parameters only (SGD, Adam, AdamW, RMSprop and Adagrad "
+                            "take complex ones)")
 
     def _checked_options(self, options: dict[str, Any], where: str) -> dict[str, Any]:
         """``options`` checked one by one and together; ``where`` names the group."""
@@ -204,8 +210,19 @@ class Optimizer:
                 if g is not None:
                     state = self.state[p]
                     state["step"] = state.get("step", 0) + 1
-                    p -= self._update(p.value, g, state, group)
+                    if group.get("maximize"):  # PyTorch's maximize: the rule on -g, from the start
+                        g = -g
+                    p -= self._update_of(p.value, g, state, group)
         return loss
+
+    def _update_of(self, x: Any, g: Any, state: dict, group: dict) -> Any:
+        """``_update``, through PyTorch's real view of a complex parameter where the rule asks."""
+        if self._complex != "pairs" or not is_complex(x):
+            return self._update(x, g, state, group)
+        pairs = {k: v if k == "step" else _as_pairs(v) for k, v in state.items()}
+        delta = self._update(_as_pairs(x), _as_pairs(g), pairs, group)
+        state.update({k: v if k == "step" else _from_pairs(v, x) for k, v in pairs.items()})
+        return _from_pairs(delta, x)
 
     def _update(self, x: Any, g: Any, state: dict, group: dict) -> Any:
         raise NotImplementedError
@@ -317,6 +334,18 @@ def _named_params(params: Any, where: str) -> tuple[list, list[str]]:
         raise TypeError(f"{where} must be a list or dict of Tensors, got {describe(params)}")
     params = list(params)
     return params, [f"{where}[{i}]" for i in range(len(params))]
+
+
+def _as_pairs(z: Any) -> Any:
+    """PyTorch's ``view_as_real``: a complex array (or number) as a real array whose last
+    axis holds each entry's real and imaginary parts."""
+    return ops.stack([ops.real(z), ops.imag(z)], axis=-1)
+
+
+def _from_pairs(pairs: Any, like: Any) -> Any:
+    """The complex array (or number, as ``like`` is) whose real view is ``pairs``."""
+    z = pairs[..., 0] + 1j * pairs[..., 1]
+    return complex(z) if type(like) is complex else z
 
 
 def _copied(value: Any) -> Any:

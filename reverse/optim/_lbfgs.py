@@ -78,7 +78,7 @@ class LBFGS(Optimizer):
     _checks = {"lr": non_negative, "max_iter": at_least_one, "max_eval": at_least_one,
                "tolerance_grad": non_negative, "tolerance_change": non_negative,
                "history_size": at_least_one, "line_search_fn": _line_search_fn}
-    _real_only = True
+    _complex = "refused"
 
     def __init__(self, params: Params, lr: float = 1.0, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,

@@ -36,6 +36,9 @@ class RMSprop(Optimizer):
     centered : bool
         Divide by an estimate of the gradient's variance rather than its
         second moment.
+    maximize : bool
+        Keyword only: maximize the objective instead (step along ``+g``: the
+        rule above with ``-g`` for ``g``), as PyTorch's ``maximize=True``.
 
     Examples
     --------
@@ -49,13 +52,15 @@ class RMSprop(Optimizer):
     """
 
     _checks = {"lr": non_negative, "alpha": unit_interval, "eps": non_negative,
-               "weight_decay": non_negative, "momentum": non_negative, "centered": flag}
-    _real_only = True
+               "weight_decay": non_negative, "momentum": non_negative, "centered": flag,
+               "maximize": flag}
+    _complex = "pairs"
 
     def __init__(self, params: Params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False):
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
+                 maximize: bool = False):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+                                      momentum=momentum, centered=centered, maximize=maximize))
 
     def _update(self, x, g, state, group):
         alpha, momentum = group["alpha"], group["momentum"]

@@ -33,6 +33,9 @@ class SGD(Optimizer):
         L2 penalty coefficient, >= 0.
     nesterov : bool
         Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
+    maximize : bool
+        Keyword only: maximize the objective instead (step along ``+g``: the
+        rule above with ``-g`` for ``g``), as PyTorch's ``maximize=True``.
 
     Examples
     --------
@@ -46,12 +49,13 @@ class SGD(Optimizer):
     """
 
     _checks = {"lr": non_negative, "momentum": non_negative, "dampening": unit_interval,
-               "weight_decay": non_negative, "nesterov": flag}
+               "weight_decay": non_negative, "nesterov": flag, "maximize": flag}
 
     def __init__(self, params: Params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False):
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
 
     def _check_together(self, options: dict[str, Any], where: str) -> None:
         if options["nesterov"] and (options["momentum"] == 0.0 or options["dampening"] != 0.0):

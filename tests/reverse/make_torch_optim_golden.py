@@ -6,8 +6,9 @@ names; the CPU build is enough)::
     python -m pip install torch==2.13.0
     python tests/reverse/make_torch_optim_golden.py
 
-The cases (optimizers with their options and parameter groups, L-BFGS on
-Rosenbrock, learning-rate schedules, gradient clipping) are defined in
+The cases (optimizers with their options and parameter groups, maximize=
+and complex parameters, L-BFGS on Rosenbrock, every learning-rate scheduler
+with a resume from state dicts, gradient clipping) are defined in
 ``tests/_support/optim_cases.py``, which also runs them; the file holds each
 case with what PyTorch computed. test_rev_optim_torch.py checks
 ``reverse.optim`` against it, so CI without PyTorch still compares with

@@ -10,7 +10,7 @@ from _support.optim_problem import U0, X0, grad_np, joint_loss, loss
 
 from dualad import ops
 from reverse import Tensor, no_grad
-from reverse.optim import SGD, Adam, AdamW
+from reverse.optim import LBFGS, SGD, Adagrad, Adam, AdamW, RMSprop
 
 
 @pytest.mark.parametrize("opt_cls, kw", [(SGD, dict(lr=0.1, momentum=0.5)), (Adam, dict(lr=0.1)),
@@ -226,9 +226,12 @@ def test_add_param_group_takes_the_defaults_it_does_not_set():
     (lambda w, u: Adam([w], amsgrad="yes"), TypeError, r"amsgrad must be True or False"),
     (lambda w, u: SGD([{"params": 3.0}]), TypeError,
      r"params\[0\]\['params'\] must be a list or dict of Tensors, got float 3.0"),
-    (lambda w, u: Adam([Tensor(np.array([1j]), requires_grad=True)]), TypeError,
-     r"params\[0\] is complex \(complex128\); Adam updates real parameters only"),
-], ids=range(11))
+    (lambda w, u: LBFGS([Tensor(np.array([1j]), requires_grad=True)]), TypeError,
+     r"params\[0\] is complex \(complex128\); LBFGS updates real parameters only \(SGD, Adam"),
+    (lambda w, u: Adam([w], maximize=1), TypeError, r"maximize must be True or False, got int 1"),
+    (lambda w, u: SGD([{"params": [w], "maximize": "no"}]), TypeError,
+     r"params\[0\]\['maximize'\] must be True or False, got a str"),
+], ids=range(13))
 def test_bad_groups_name_what_is_wrong(make, error, match):
     with pytest.raises(error, match=match):
         make(*two_params())
@@ -345,3 +348,43 @@ def test_step_returns_the_closures_loss():
         got = opt.step(closure)
     assert got.item() == 5.0
     np.testing.assert_allclose(x.value, [0.8, 1.6])
+
+
+# -- complex parameters and maximize ----------------------------------------------------
+
+@pytest.mark.parametrize("opt_cls, kw", [(Adam, dict(lr=0.1, amsgrad=True)), (AdamW, dict(lr=0.1)),
+                                         (RMSprop, dict(lr=0.01, centered=True, momentum=0.5)),
+                                         (Adagrad, dict(lr=0.1, initial_accumulator_value=0.5))], ids=str)
+def test_complex_parameters_step_as_pairs_of_reals_and_keep_complex_state(opt_cls, kw):
+    """PyTorch's view_as_real: the complex step equals the step of the (real, imag) pair."""
+    z0 = np.array([1.0 + 2.0j, -0.5 + 0.3j])
+    z, pair = Tensor(z0, requires_grad=True), Tensor(np.stack([z0.real, z0.imag], -1), requires_grad=True)
+    opt_z, opt_pair = opt_cls([z], **kw), opt_cls([pair], **kw)
+    for _ in range(3):
+        g = z.value ** 3
+        z.grad, pair.grad = g, np.stack([g.real, g.imag], -1)
+        opt_z.step()
+        opt_pair.step()
+        np.testing.assert_allclose(np.stack([z.value.real, z.value.imag], -1), pair.value, rtol=1e-14)
+    state = opt_z.state_dict()["state"][0]
+    assert all(v.dtype == np.complex128 and v.shape == (2,) for k, v in state.items() if k != "step")
+    fresh = opt_cls([Tensor(z.value, requires_grad=True)], **kw)
+    fresh.load_state_dict(opt_z.state_dict())
+    for opt in (opt_z, fresh):
+        p = opt.param_groups[0]["params"][0]
+        p.grad = np.array([0.3 - 0.1j, 0.2j])
+        opt.step()
+    np.testing.assert_array_equal(fresh.param_groups[0]["params"][0].value, z.value)
+
+
+@pytest.mark.parametrize("opt_cls, kw", [(SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+                                         (Adam, dict(lr=0.1)), (RMSprop, dict(lr=0.01, momentum=0.5)),
+                                         (Adagrad, dict(lr=0.1))], ids=str)
+def test_maximize_is_the_rule_on_the_negated_gradient(opt_cls, kw):
+    w, v = (Tensor(np.array([1.0, -2.0]), requires_grad=True) for _ in range(2))
+    up, down = opt_cls([w], maximize=True, **kw), opt_cls([v], **kw)
+    for _ in range(3):
+        w.grad, v.grad = -np.sin(w.value) - 0.1 * w.value, np.sin(v.value) + 0.1 * v.value
+        up.step()
+        down.step()
+    assert np.array_equal(w.value, v.value) and up.state_dict()["param_groups"][0]["maximize"]

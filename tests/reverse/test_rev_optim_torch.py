@@ -22,11 +22,13 @@ CASES = GOLDEN["cases"]
 # differences (to 1e-9 by the 21st evaluation of one float64 case); in float32 the two drift
 # apart by float32 rounding as any two implementations would, so its recorded run is short.
 TOLERANCES = {"float64": (1e-12, 1e-14), "float32": (2e-6, 1e-7),
+              "complex128": (1e-12, 1e-14), "complex64": (2e-6, 1e-7),
               ("lbfgs", "float64"): (1e-9, 2e-9), ("lbfgs", "float32"): (2e-6, 1e-7)}
 
 
 def case_id(case):
-    name = {"first_order": case.get("optimizer"), "clip": case.get("function"), "lbfgs": "LBFGS",
+    name = {"first_order": case.get("optimizer"), "complex": case.get("optimizer"),
+            "clip": case.get("function"), "lbfgs": "LBFGS",
             "scheduler": "+".join(name for name, _ in case.get("schedulers", []))}[case["kind"]]
     options = {k: v for k, v in case.items() if k in ("options", "groups") and v} or ""
     return f"{name}-{case.get('dtype', '')}-{options}"
