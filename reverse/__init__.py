@@ -16,7 +16,7 @@ array([1., 1.])
 
 from dualad.extend import register_vjp
 from dualad.ops import stop_gradient
-from reverse import optim
+from reverse import nn, optim
 from reverse._anomaly import detect_anomaly
 from reverse._backward import backward, gradients
 from reverse._checkpoint import checkpoint
@@ -38,5 +38,5 @@ register_vjp(vjp)  # the reverse mode of check_grads' "rev" and of dualad.linear
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "jacrev", "no_grad", "once_differentiable", "optim",
+           "is_inference_mode_enabled", "jacrev", "nn", "no_grad", "once_differentiable", "optim",
            "saved_tensors_hooks", "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]
