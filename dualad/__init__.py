@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 
 # JAX's names for transforms that live in the layers above dualad.
 _ELSEWHERE = {"grad": "reverse.grad", "value_and_grad": "reverse.value_and_grad", "vjp": "reverse.vjp",
-              "jacrev": "reverse.jacrev", "hvp": "mixed.hvp"}
+              "jacrev": "reverse.jacrev", "jacobian": "reverse.jacobian", "hvp": "mixed.hvp"}
 
 
 def __getattr__(name: str):
