@@ -546,9 +546,10 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple | 
     >>> reverse.grad(lambda x: bind(softplus, x).sum())(np.array([0.0, 1000.0]))  # from the JVP
     array([0.5, 1. ])
     """
-    if vjp is None and residual is not None:
-        raise ValueError(f"custom {name!r}: residual= goes with the vjp that reads it, and no vjp "
-                         f"was given (the VJP derived from the JVP reads the inputs and outputs)")
+    if vjp is None and (residual is not None or saves != "all"):
+        raise ValueError(f"custom {name!r}: without a vjp, the VJP derived from the JVP reads the "
+                         f"inputs and outputs, so it needs saves='all' and no residual; got "
+                         f"saves={saves!r} and residual={residual!r}")
     prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
                   saves=saves, residual=residual, register=register).declare(**facts)
     prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked

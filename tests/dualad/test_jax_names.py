@@ -30,7 +30,8 @@ def test_star_import_keeps_the_builtin_compile():
 
 @pytest.mark.parametrize("name, where", [("grad", "reverse.grad"), ("hvp", "mixed.hvp"),
                                          ("value_and_grad", "reverse.value_and_grad"),
-                                         ("jacrev", "reverse.jacrev"), ("vjp", "reverse.vjp")])
+                                         ("jacrev", "reverse.jacrev"), ("jacobian", "reverse.jacobian"),
+                                         ("vjp", "reverse.vjp")])
 def test_reverse_mode_names_say_where_they_live(name, where):
     with pytest.raises(AttributeError, match=rf"no attribute '{name}'.*use {where.replace('.', '[.]')}"):
         getattr(dualad, name)

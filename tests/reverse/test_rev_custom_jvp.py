@@ -116,10 +116,12 @@ def test_only_the_needed_inputs_are_transposed():
     np.testing.assert_allclose(g, GOLDEN["polar_custom_jvp_grad"][0], rtol=1e-13)
 
 
-def test_a_residual_without_a_vjp_is_refused():
-    with pytest.raises(ValueError, match=r"custom 'nope': residual= goes with the vjp .* no vjp was given"):
-        custom("nope", lambda xp, x: x, jvp=lambda p, t, a: t[0], residual=lambda ans, x: (x,),
-               register=False)
+@pytest.mark.parametrize("kwargs, got", [({"residual": max}, "saves='all' and residual=<built-in"),
+                                         ({"saves": "inputs"}, "saves='inputs' and residual=None")])
+def test_what_the_derived_vjp_cannot_read_is_refused(kwargs, got):
+    with pytest.raises(ValueError, match=rf"custom 'nope': without a vjp, .* needs saves='all' and no "
+                                         rf"residual; got {got}"):
+        custom("nope", lambda xp, x: x, jvp=lambda p, t, a: t[0], register=False, **kwargs)
 
 
 def test_a_function_with_neither_rule_still_names_backward():
