@@ -27,14 +27,24 @@ from dualad._staging.compile import Compiled, compile
 from dualad._staging.linearize import linear_transpose, linearize
 from dualad._table.entries import Primitive
 
-__all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind", "compile",
-           "derivative", "extend", "hessian", "jacfwd", "jvp", "linear_transpose", "linearize", "ops",
+jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, never a ``compile``
+# that would shadow Python's builtin.
+
+__all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind",
+           "derivative", "extend", "hessian", "jacfwd", "jit", "jvp", "linear_transpose", "linearize", "ops",
            "register_numpy", "register_pytree_node", "vmap"]
 __version__ = "0.1.0"
+
+# JAX's names for transforms that live in the layers above dualad.
+_ELSEWHERE = {"grad": "reverse.grad", "value_and_grad": "reverse.value_and_grad", "vjp": "reverse.vjp",
+              "jacrev": "reverse.jacrev", "jacobian": "reverse.jacobian", "hvp": "mixed.hvp"}
 
 
 def __getattr__(name: str):
     """``dualad.reverse`` and ``dualad.mixed`` on first use (see ``dualad._alias``)."""
     if name in ("reverse", "mixed"):
         return importlib.import_module(f"dualad.{name}")
+    if name in _ELSEWHERE:
+        raise AttributeError(f"module 'dualad' has no attribute {name!r}: dualad is forward mode; "
+                             f"use {_ELSEWHERE[name]} (`import {_ELSEWHERE[name].split('.')[0]}`)")
     raise AttributeError(f"module 'dualad' has no attribute {name!r}")

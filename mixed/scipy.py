@@ -3,8 +3,11 @@ product of a scalar function, as the callables ``minimize`` takes.
 
 ``jac(f)`` is SciPy's ``jac=`` (called ``jac(x, *args)``) and ``hessp(f)`` its
 ``hessp=`` (called ``hessp(x, p, *args)``), for the methods that use them:
-Newton-CG, trust-ncg, trust-krylov and trust-constr. ``linearized(f)`` gives
-the two from one trace of ``f`` per solve (:func:`mixed.linearize`). The module is named for
+Newton-CG, trust-ncg, trust-krylov and trust-constr. ``jac(f)`` and
+``hessp(f)`` of the same ``f`` share one linearization (:func:`mixed.linearize`),
+traced once per pair: each new point replays its primal half, each product
+its tangent half, as ``linearized(f)``, which returns the two at once, does.
+The module is named for
 the convention it follows; it does not import SciPy (not a dependency of
 dualad), and imports in this package are absolute, so ``import scipy`` still
 means SciPy there, never this module.
@@ -24,11 +27,12 @@ Examples
 from __future__ import annotations
 
 import operator
+import weakref
 from typing import Any, Callable
 
 import reverse
 from dualad.interpreter import describe, dtype_of, namespace_of, raw, shape_of
-from mixed._hvp import MODES, _grad_and_hvp, check_scalar
+from mixed._hvp import check_scalar
 from mixed._linearize import linearize
 
 __all__ = ["hessp", "jac", "linearized"]
@@ -53,8 +57,17 @@ def jac(f: Callable) -> Callable:
     -------
     callable
         ``(x, *args) -> grad f(x, *args)`` with respect to ``x`` (shape and
-        dtype of ``x``), by one reverse pass; ``args`` are held constant, as
+        dtype of ``x``); ``args`` are held constant, as
         ``scipy.optimize.minimize(f, x0, args=args, jac=jac(f))`` passes them.
+        Alone, each call is one reverse pass. Once a :func:`hessp` of the
+        same ``f`` (the same object) has been made while this function
+        lives, the two share one linearization, as :func:`linearized`'s pair
+        does (the same numbers; ``f``'s Python runs once, at the trace, and
+        arrays it closes over are read there).
+
+    See Also
+    --------
+    linearized : the pair from one trace per solve, made explicit.
 
     Examples
     --------
@@ -64,16 +77,26 @@ def jac(f: Callable) -> Callable:
     array([ 6., 12.])
     """
     _check_function(f, "jac")
-    return reverse.grad(check_scalar(f, "jac"))
+    eager, shared = reverse.grad(check_scalar(f, "jac")), _shared(f)
+
+    def jac_(x: Any, *args: Any) -> Any:
+        return shared.jac(x, *args) if shared.with_hessp else eager(x, *args)
+    return jac_
 
 
 def hessp(f: Callable) -> Callable:
     """The Hessian-vector product of scalar ``f`` in its first argument, as SciPy's ``hessp=``.
 
-    Computed by forward over reverse (:func:`mixed.hvp`), without forming H.
-    SciPy's methods probe with vectors of their own dtype (trust-constr
-    sends int8 ones); ``p`` of any real dtype is cast to ``x``'s floating
-    dtype, so that the product has the dtype of ``x``.
+    Computed by forward over reverse, without forming H, from one
+    linearization (:func:`mixed.linearize`) shared with :func:`jac` of the
+    same ``f``: the first call traces ``f``; at each new ``x`` one replay of
+    the primal half gives the operator (and ``jac``'s gradient), and each
+    product replays the tangent half, so ``f``'s Python runs once per
+    pair, and arrays ``f`` closes over are read at that trace (make a new
+    pair for a changed ``f``, as for :func:`linearized`). SciPy's methods
+    probe with vectors of their own dtype (trust-constr sends int8 ones);
+    ``p`` of any real dtype is cast to ``x``'s floating dtype, so that the
+    product has the dtype of ``x``.
 
     Parameters
     ----------
@@ -96,10 +119,32 @@ def hessp(f: Callable) -> Callable:
     array([12.,  6.])
     """
     _check_function(f, "hessp")
+    shared = _shared(f)
+    shared.with_hessp = True
 
-    def hp(x: Any, p: Any, *args: Any) -> Any:
-        return _grad_and_hvp(f, x, _probe(x, p), args, 0, False, MODES[0], "hessp")[1]
-    return hp
+    def hessp_(x: Any, p: Any, *args: Any) -> Any:
+        return shared.hessp(x, p, *args)
+    return hessp_
+
+
+class _Shared:
+    """The linearization that :func:`jac` and :func:`hessp` of one ``f`` share."""
+
+    def __init__(self, f: Callable):
+        self.jac, self.hessp = linearized(f)
+        self.with_hessp = False
+
+
+# f's id -> its _Shared, while a jac or hessp made for f holds it (it holds f, so the id
+# is not reused meanwhile); a new pair after both are dropped traces afresh.
+_SHARED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _shared(f: Callable) -> _Shared:
+    shared = _SHARED.get(id(f))
+    if shared is None:
+        shared = _SHARED[id(f)] = _Shared(f)
+    return shared
 
 
 def linearized(f: Callable) -> tuple[Callable, Callable]:

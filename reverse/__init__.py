@@ -4,7 +4,7 @@ A tape records each primitive applied to a ``Tensor`` that requires grad,
 as the program runs; ``backward`` walks it back iteratively. PyTorch-style
 (``Tensor`` and its methods, ``backward``, ``.grad``, ``no_grad``,
 ``inference_mode``, ``saved_tensors_hooks``, ``Function``) and JAX-style
-(``grad``, ``vjp``, ``value_and_grad``, ``jacrev``) APIs.
+(``grad``, ``vjp``, ``value_and_grad``, ``jacrev``, ``jacobian``) APIs.
 
 Examples
 --------
@@ -22,7 +22,7 @@ from reverse._backward import backward, gradients
 from reverse._checkpoint import checkpoint
 from reverse._dot import to_dot
 from reverse._function import Function, FunctionCtx, once_differentiable
-from reverse._functional import grad, jacrev, value_and_grad, vjp
+from reverse._functional import grad, jacobian, jacrev, value_and_grad, vjp
 from reverse._grad_mode import (
     enable_grad,
     inference_mode,
@@ -38,5 +38,6 @@ register_vjp(vjp)  # the reverse mode of check_grads' "rev" and of dualad.linear
 
 __all__ = ["Function", "FunctionCtx", "Tensor", "as_tensor", "backward", "checkpoint", "detect_anomaly",
            "enable_grad", "grad", "gradients", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "jacrev", "nn", "no_grad", "once_differentiable", "optim",
-           "saved_tensors_hooks", "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad", "vjp"]
+           "is_inference_mode_enabled", "jacobian", "jacrev", "nn", "no_grad", "once_differentiable",
+           "optim", "saved_tensors_hooks", "set_grad_enabled", "stop_gradient", "to_dot", "value_and_grad",
+           "vjp"]

@@ -136,6 +136,12 @@ class Function:
       argument in (zeros where the argument has none; ``None`` for
       non-array arguments), one tangent per output out.
 
+    One of the two is enough for both modes where it is ``jvp``: without
+    ``backward``, reverse mode transposes ``jvp`` (linear in the tangents,
+    written with array operations), as JAX derives a ``custom_jvp``'s VJP;
+    each backward step then evaluates ``jvp`` once, recorded, and walks it
+    back. Without ``jvp``, forward mode raises.
+
     Call ``Cls.apply(*args)``. Array and float arguments may be ``Tensor``,
     ``dualad.Dual``, ``HyperDual`` or plain arrays; other arguments (ints,
     strings, ``None``) are passed to ``forward`` as constants.
@@ -170,6 +176,21 @@ class Function:
     Tensor(array([ 3., 12.]))
     >>> dualad.derivative(Cube.apply)(2.0)
     12.0
+
+    A ``jvp`` alone serves reverse mode too:
+
+    >>> import reverse
+    >>> class Softplus(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return np.logaddexp(0.0, x)
+    ...     @staticmethod
+    ...     def jvp(ctx, t):
+    ...         (x,) = ctx.saved_tensors
+    ...         return t / (1.0 + np.exp(-x))
+    >>> reverse.grad(lambda x: Softplus.apply(x).sum())(np.array([0.0, 1000.0]))
+    array([0.5, 1. ])
     """
 
     _primitive: Primitive | None = None
@@ -179,8 +200,10 @@ class Function:
         name = cls.__name__
         # A user's op is not an entry of the built-in table (whose tests and
         # benchmarks iterate over it), and must not shadow one of the same name.
+        # With a jvp and no backward, the table transposes the jvp (JAX's custom_jvp).
+        jvp_only = cls.backward is Function.backward and getattr(cls, "jvp", None) is not None
         cls._primitive = custom(
-            name, _make_impl(cls), jvp=_make_jvp(cls), vjp=_make_vjp(cls),
+            name, _make_impl(cls), jvp=_make_jvp(cls), vjp=None if jvp_only else _make_vjp(cls),
             multiple_results=True, scalar_ok=True, register=False)
 
     @staticmethod

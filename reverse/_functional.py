@@ -1,6 +1,6 @@
 """JAX-style transforms over arrays, floats and pytrees: ``vjp``, ``grad``,
-``value_and_grad``, ``jacrev``. Each call opens its own level, so they nest
-with each other and with ``dualad``'s forward transforms."""
+``value_and_grad``, ``jacrev``, and ``jacobian``, which picks forward or reverse
+mode. Each call opens its own level, so they nest with each other and with ``dualad``'s forward transforms."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad import ops
+from dualad import jacfwd, ops, vmap
 from dualad.extend import transform_level
 from dualad.interpreter import (
     Selection,
+    basis_chunks,
     blocks,
     check_argnums,
     check_differentiable,
     check_inputs,
     check_output_leaves,
     check_scalar_output,
+    chunk_of,
     describe,
     dtype_of,
     flatten,
@@ -33,7 +35,7 @@ from dualad.interpreter import (
 from reverse._backward import check_cotangent, run_backward
 from reverse._tensor import NUMPY_LEVELS, Tensor
 
-__all__ = ["vjp", "grad", "value_and_grad", "jacrev"]
+__all__ = ["vjp", "grad", "value_and_grad", "jacrev", "jacobian"]
 
 
 def _unwrap(out: Any, level: int, who: str):
@@ -350,13 +352,18 @@ def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     return wrapper
 
 
-def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
+           chunk_size: int | None = None) -> Callable:
     """The Jacobian of ``f`` with respect to the arguments ``argnums``, by reverse mode.
 
-    One reverse pass per output entry. For an output leaf of shape ``o`` and
-    an input leaf of shape ``i`` the block has shape ``o + i``; pytrees nest
-    as in JAX (and as :func:`dualad.jacfwd` gives): the output's structure,
-    holding at each leaf the structure of the inputs.
+    ``f`` runs once, recording a tape, and the tape is walked back with a
+    batch of ``chunk_size`` output cotangents at once (by default all the
+    output's entries: one walk), as ``jax.jacrev`` is ``vmap`` of ``vjp``;
+    so the Jacobian of an m-output function costs ceil(m / chunk_size)
+    walks, not m. For an output leaf of shape ``o`` and an input leaf of
+    shape ``i`` the block has shape ``o + i``; pytrees nest as in JAX (and
+    as :func:`dualad.jacfwd` gives): the output's structure, holding at each
+    leaf the structure of the inputs.
 
     Parameters
     ----------
@@ -368,6 +375,10 @@ def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Call
         each output leaf holds a tuple of blocks, one per argument named.
     has_aux : bool, optional
         ``f`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``.
+    chunk_size : int, optional
+        How many output entries one walk of the tape carries (>= 1; default
+        all of them). A walk holds ``chunk_size`` cotangents of every
+        recorded value at once: a smaller chunk bounds that memory.
 
     Returns
     -------
@@ -380,13 +391,15 @@ def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Call
     TypeError
         When called: a differentiated argument is not floating point, or ``f``
         returns something other than floats, arrays or pytrees of them.
+        ``chunk_size`` that is not an int, when called.
     ValueError
         ``argnums`` is an empty tuple (at once), or, when called, out of range or
-        repeats an argument.
+        repeats an argument, or ``chunk_size`` is below 1.
 
     See Also
     --------
     dualad.jacfwd : the same Jacobian by forward mode, cheaper for few inputs.
+    jacobian : the one of the two that the sizes favour.
 
     Examples
     --------
@@ -399,46 +412,108 @@ def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Call
     array([1., 2.])
     >>> jacrev(lambda x: (x ** 2, "aux"), has_aux=True)(np.array([3.0]))
     (array([[6.]]), 'aux')
+    >>> jacrev(lambda x: x[::-1] * 2.0, chunk_size=1)(np.array([1.0, 2.0]))
+    array([[0., 2.],
+           [2., 0.]])
     """
     single, nums = check_argnums(argnums)
 
     def jac(*args):
         sel = Selection(f, args, argnums, single, nums)
-        x_leaves, x_build = flatten(sel.x)
         check_inputs(sel.x, "jacrev")
-        res = _vjp(sel.f_of_x, (sel.x,), has_aux, "jacrev")
-        out, f_vjp = res[0], res[1]
-        out_leaves, out_build = flatten(out)
-        zero_cts = [0.0 if type(o) is float else zeros(o) for o in out_leaves]
-        result = []
-        for j, leaf in enumerate(out_leaves):
-            n = math.prod(shape_of(leaf))
-            rows = []
-            for i in range(n):
-                cts = list(zero_cts)
-                cts[j] = _one_hot(leaf, i)
-                rows.append(flatten(f_vjp(out_build(cts))[0])[0])
-            if not rows:
-                result.append(x_build([zeros(leaf, shape_of(leaf) + shape_of(x)) for x in x_leaves]))
-                continue
-            # (n output entries, N input entries), then (N,) + the output's shape for blocks()
-            per_leaf = [ops.reshape(ops.stack([_as_array(r[m], x) for r in rows]), (n, -1))
-                        for m, x in enumerate(x_leaves)]
-            flat = per_leaf[0] if len(per_leaf) == 1 else ops.concatenate(per_leaf, axis=1)
-            flat = ops.reshape(ops.moveaxis(flat, 0, -1), shape_of(flat)[1:2] + shape_of(leaf))
-            result.append(x_build(blocks(flat, leaf, x_leaves)))
-        jacobian = out_build(result)
-        return (jacobian, res[2]) if has_aux else jacobian
+        return _pulled_back(_vjp(sel.f_of_x, (sel.x,), has_aux, "jacrev"), sel.x, has_aux, chunk_size)
     return jac
 
 
-def _one_hot(leaf: Any, i: int) -> Any:
-    """The cotangent picking entry ``i`` of the output leaf."""
-    if type(leaf) is float:
-        return 1.0
-    basis = zeros(leaf, (math.prod(shape_of(leaf)),))
-    basis = ops.index_add(basis, 1.0 + zeros(leaf, ()), (i,))
-    return ops.reshape(basis, shape_of(leaf))
+def _pulled_back(res: tuple, x: Any, has_aux: bool, chunk_size: int | None) -> Any:
+    """The Jacobian from ``res``, what :func:`_vjp` returned for ``f`` at ``x``: the
+    pullback of each chunk of the output's basis at once, under ``vmap``."""
+    out, f_vjp = res[0], res[1]
+    x_leaves, x_build = flatten(x)
+    out_leaves, out_build = flatten(out)
+    sizes = [math.prod(shape_of(leaf)) for leaf in out_leaves]
+    rows = []  # per chunk of k output entries: (k, N input entries)
+    for cotangents in basis_chunks(out_leaves, chunk_of(sum(sizes), chunk_size)):
+        k = shape_of(cotangents[0])[0]
+        (g,) = vmap(f_vjp)(out_build(cotangents))
+        per_leaf = [ops.reshape(_as_array(gm, xm), (k, -1)) for gm, xm in zip(flatten(g)[0], x_leaves)]
+        rows.append(per_leaf[0] if len(per_leaf) == 1 else ops.concatenate(per_leaf, axis=1))
+    every = rows[0] if len(rows) == 1 else ops.concatenate(rows, axis=0) if rows else None
+    result, start = [], 0
+    for leaf, n in zip(out_leaves, sizes):
+        if not n or every is None:
+            result.append(x_build([zeros(leaf, shape_of(leaf) + shape_of(xm)) for xm in x_leaves]))
+            continue
+        flat = ops.getitem(every, (slice(start, start + n),)) if len(out_leaves) > 1 else every
+        start += n
+        # (N,) + the output's shape, as blocks() takes it
+        flat = ops.reshape(ops.moveaxis(flat, 0, -1), shape_of(flat)[1:2] + shape_of(leaf))
+        result.append(x_build(blocks(flat, leaf, x_leaves)))
+    jacobian = out_build(result)
+    return (jacobian, res[2]) if has_aux else jacobian
+
+
+def jacobian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
+             chunk_size: int | None = None) -> Callable:
+    """The Jacobian of ``f``, by reverse mode or forward mode, whichever the sizes favour.
+
+    ``f`` runs once under reverse mode's tape; where its output has no more
+    entries than the differentiated arguments, the tape gives the Jacobian
+    (:func:`jacrev`: ceil(m / chunk_size) walks for m outputs); otherwise
+    :func:`dualad.jacfwd` computes it (ceil(n / chunk_size) forward passes
+    for n inputs), running ``f`` once more. ``jax.jacobian`` is always
+    ``jacrev`` and ``torch.autograd.functional.jacobian`` reverse mode by
+    default; the result is the same Jacobian either way, in the same layout.
+
+    Parameters
+    ----------
+    f : callable
+        The function, returning a float, an array, or a pytree (tuple, list,
+        dict) of them.
+    argnums : int or tuple of int, optional
+        Which positional arguments to differentiate (default 0).
+    has_aux : bool, optional
+        ``f`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``
+        (in forward mode, ``aux`` of the second run of ``f``).
+    chunk_size : int, optional
+        The ``chunk_size`` of :func:`jacrev` or of :func:`dualad.jacfwd`,
+        whichever runs (>= 1; default all entries at once).
+
+    Returns
+    -------
+    callable
+        ``jacobian(f)(*args)``, laid out as :func:`jacrev` and
+        :func:`dualad.jacfwd` lay it out.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`jacrev` raises them.
+
+    See Also
+    --------
+    jacrev, dualad.jacfwd
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reverse import jacobian
+    >>> jacobian(lambda x: np.stack([x @ x, x.sum()]))(np.array([1.0, 2.0, 3.0]))  # reverse mode
+    array([[2., 4., 6.],
+           [1., 1., 1.]])
+    >>> jacobian(lambda t: np.stack([t, t ** 2, t ** 3]))(2.0)  # forward mode
+    array([ 1.,  4., 12.])
+    """
+    single, nums = check_argnums(argnums)
+    forward = jacfwd(f, argnums, has_aux, chunk_size=chunk_size)
+
+    def jac(*args):
+        sel = Selection(f, args, argnums, single, nums)
+        n_in = sum(math.prod(shape_of(leaf)) for leaf in check_inputs(sel.x, "jacobian"))
+        res = _vjp(sel.f_of_x, (sel.x,), has_aux, "jacobian")
+        n_out = sum(math.prod(shape_of(leaf)) for leaf in flatten(res[0])[0])
+        return _pulled_back(res, sel.x, has_aux, chunk_size) if n_out <= n_in else forward(*args)
+    return jac
 
 
 def _as_array(g: Any, like: Any) -> Any:

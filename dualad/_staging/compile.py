@@ -55,7 +55,7 @@ _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
             fuse: bool | None = None) -> "Compiled":
     """``f`` traced once into a program of primitives and replayed on later calls
-    (JAX users know this as ``jit``).
+    (JAX users know this as ``jit``: ``dualad.jit`` is this function).
 
     The first call at given argument shapes, dtypes and structure (and values
     of the non-array arguments, which are static) runs ``f`` once on traced

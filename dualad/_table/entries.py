@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from dualad._base.backend import SCALAR_TYPES
 from dualad._base.core import bind
+from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import dtype_of, ndim_of, raw, shape_of, zeros
 from dualad._table import batching, operations
 from dualad._table import ownership as _inplace
@@ -365,6 +366,8 @@ class Custom(Primitive):
 
     def vjp(self, g, res, needs, params):
         rule = self.vjp_rule
+        if rule is None:
+            return self._transposed_jvp(g, res, needs, params)
         if self.residual is not None:
             cots, inputs = rule(g, res[0], **params), res[1]
         else:
@@ -374,6 +377,31 @@ class Custom(Primitive):
                              for r, need, x in zip(rule, needs, inputs))
             cots = rule(g, ans, *inputs, **params)
         return tuple(cotangent_for(c, x) if need else None for c, need, x in zip(cots, needs, inputs))
+
+    def _transposed_jvp(self, g, res, needs, params):
+        """The VJP of an entry given only its JVP, as JAX derives a ``custom_jvp``'s: the
+        JVP at the recorded point is linear in the tangents, and the registered reverse
+        mode pulls ``g`` back through it (one JVP evaluation, recorded, then walked back)."""
+        ans, inputs = res
+        wanted = [i for i, need in enumerate(needs) if need]
+        outs = ans if self.multiple_results else (ans,)
+
+        def tangent_map(*ts):
+            tangents = [None] * len(inputs)
+            for i, t in zip(wanted, ts):
+                tangents[i] = t
+            out = self.jvp_rule(list(inputs), tangents, ans, **params)
+            out = out if self.multiple_results else (out,)
+            return tuple(zeros(a) if t is None else t for t, a in zip(out, outs))
+
+        vjp = registered_vjp(f"the VJP of {self.name!r}, derived from its JVP",
+                             "or give the entry a vjp")
+        _, pullback = vjp(tangent_map, *[zeros(inputs[i]) for i in wanted])
+        gs = g if self.multiple_results else (g,)
+        cots = pullback(tuple(zeros(a) if gj is None or isinstance(gj, Dropped) else gj
+                                 for gj, a in zip(gs, outs)))
+        it = iter(cots)
+        return tuple(cotangent_for(next(it), x) if need else None for need, x in zip(needs, inputs))
 
 
 # -- no derivative ----------------------------------------------------------------------
@@ -477,12 +505,12 @@ def _same_params(params, k):
     return params
 
 
-def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
+def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple | None = None,
            chunked: bool = False, multiple_results: bool = False, saves: str = "all",
            residual: Callable | None = None, scalar_ok: bool = False,
            register: bool = True, core_ndims: Any = False, batch: Callable | None = None,
            **facts: Any) -> Custom:
-    """An entry with its JVP and VJP written side by side.
+    """An entry with its JVP, and its VJP written beside it or derived from it.
 
     ``jvp(primals, tangents, ans, **params)`` gets ``None`` for constant
     operands; with ``chunked`` it also takes tangents with a leading axis of
@@ -490,7 +518,12 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
     ``vjp(g, ans, *args, **params)`` returns one cotangent per input; it may
     be a tuple of one such function per input (so that cotangents nobody
     needs are not computed), or ``vjp(g, residual, **params)`` with
-    ``residual``.
+    ``residual``. Without ``vjp`` (JAX's ``custom_jvp``), reverse mode
+    transposes the JVP: it must be linear in the tangents and written with
+    differentiable operations (``dualad.ops``, NumPy functions, operators),
+    and each VJP records one JVP evaluation at the saved point and walks it
+    back, through the reverse mode registered with
+    :func:`dualad.extend.register_vjp` (``import reverse`` registers one).
     ``register=False`` keeps a user's operation out of the built-in table.
     Under :func:`dualad.vmap` the entry is applied one element at a time,
     unless it declares how its impl takes a batch: ``core_ndims``, where the
@@ -501,7 +534,22 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple,
     ``batch(vals, batched, params, k)``, a rule of its own (see
     ``dualad._table.batching``; None: the loop after all).
     ``facts`` are those of :meth:`Primitive.declare`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse
+    >>> from dualad import ops
+    >>> from dualad.extend import bind, custom
+    >>> softplus = custom("my_softplus", lambda xp, x: xp.logaddexp(0.0, x), register=False,
+    ...                   jvp=lambda primals, tangents, ans: tangents[0] / (1.0 + ops.exp(-primals[0])))
+    >>> reverse.grad(lambda x: bind(softplus, x).sum())(np.array([0.0, 1000.0]))  # from the JVP
+    array([0.5, 1. ])
     """
+    if vjp is None and (residual is not None or saves != "all"):
+        raise ValueError(f"custom {name!r}: without a vjp, the VJP derived from the JVP reads the "
+                         f"inputs and outputs, so it needs saves='all' and no residual; got "
+                         f"saves={saves!r} and residual={residual!r}")
     prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
                   saves=saves, residual=residual, register=register).declare(**facts)
     prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked
