@@ -68,7 +68,7 @@ def test_jacobian_takes_reverse_mode_unless_the_output_is_larger(n_out, modes):
     seen = []
 
     def f(x):
-        seen.append(type(x).__name__)
+        seen.append("Tensor" if isinstance(x, reverse.Tensor) else type(x).__name__)
         return np.concatenate([x, x ** 2])[:n_out] * x[0]
 
     x = np.arange(1.0, 5.0)
