@@ -31,6 +31,7 @@ from .common import (
     op_chain,
     ratio,
     rosenbrock,
+    sir_trajectory,
     speed_ratio,
     vector,
 )
@@ -159,22 +160,10 @@ class ReverseGrad:
         self.grad(self.x)
 
 
-def trajectory(params, steps):
-    """An SIR epidemic's (steps, 3) trajectory of its 2 parameters, one step at a time."""
-    beta, gamma = params[0], params[1]
-    s, i, r = 0.99, 0.01, 0.0
-    rows = []
-    for _ in range(steps):
-        infected, recovered = beta * s * i, gamma * i
-        s, i, r = s - infected, i + infected - recovered, r + recovered
-        rows.append(np.stack([s, i, r]))
-    return np.stack(rows)
-
-
 class JacrevRows:
     """``reverse.jacrev`` of a trajectory with many outputs, against one gradient.
 
-    ``trajectory`` over 20 and 60 steps (60 and 180 outputs of 2 parameters;
+    ``common.sir_trajectory`` over 20 and 60 steps (60 and 180 outputs of 2 parameters;
     every operation is on scalars, so the cost is Python per operation).
     ``jacrev`` walks the tape once with all the output's basis cotangents
     batched (``vmap`` of the pullback), so ``track_jacrev_over_grad``, its time
@@ -188,9 +177,9 @@ class JacrevRows:
 
     def setup(self, steps):
         self.p = np.array([0.5, 0.1])
-        self.jacrev = reverse.jacrev(functools.partial(trajectory, steps=steps))
-        self.jacfwd = dualad.jacfwd(functools.partial(trajectory, steps=steps))
-        self.grad = reverse.grad(lambda p: trajectory(p, steps).sum())
+        self.jacrev = reverse.jacrev(functools.partial(sir_trajectory, steps=steps))
+        self.jacfwd = dualad.jacfwd(functools.partial(sir_trajectory, steps=steps))
+        self.grad = reverse.grad(lambda p: sir_trajectory(p, steps).sum())
 
     def time_jacrev(self, steps):
         self.jacrev(self.p)

@@ -70,6 +70,19 @@ def rosenbrock(x, xp=np):
     return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
+def sir_trajectory(params, steps=60, xp=np):
+    """An SIR epidemic's (steps, 3) trajectory of its 2 parameters, one step at a time
+    (``3 * steps`` outputs: a Jacobian with many more rows than columns)."""
+    beta, gamma = params[0], params[1]
+    s, i, r = 0.99, 0.01, 0.0
+    rows = []
+    for _ in range(steps):
+        infected, recovered = beta * s * i, gamma * i
+        s, i, r = s - infected, i + infected - recovered, r + recovered
+        rows.append(xp.stack([s, i, r]))
+    return xp.stack(rows)
+
+
 def tanh_rosenbrock(x, a, xp=np):
     """``sum(tanh(a @ x)**2) + rosenbrock(x)``: a dense Hessian for ``a`` square."""
     return xp.sum(xp.tanh(a @ x) ** 2) + rosenbrock(x, xp)

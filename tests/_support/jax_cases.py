@@ -5,19 +5,14 @@ checks dualad against those numbers."""
 
 from __future__ import annotations
 
+from benchmarks.common import sir_trajectory
+
 TRAJECTORY_POINT = [0.5, 0.1]
 
 
 def trajectory(xp, params, steps=60):
-    """An SIR epidemic's (steps, 3) trajectory: 180 outputs of 2 parameters."""
-    beta, gamma = params[0], params[1]
-    s, i, r = 0.99, 0.01, 0.0
-    rows = []
-    for _ in range(steps):
-        infected, recovered = beta * s * i, gamma * i
-        s, i, r = s - infected, i + infected - recovered, r + recovered
-        rows.append(xp.stack([s, i, r]))
-    return xp.stack(rows)
+    """``benchmarks.common.sir_trajectory``: 180 outputs of 2 parameters."""
+    return sir_trajectory(params, steps, xp)
 
 
 TWO_ARGS_POINT = ([0.3, -1.2, 2.0], 0.7)
