@@ -469,8 +469,11 @@ class Tensor(TorchMethods, ArrayLike, Value):
                 values.append(a)
                 parents.append(None)
         ans = bind(prim, *values, **params)
-        if prim.plain_output:
-            return ans
+        if prim.plain_output:  # a comparison, floor, isnan: PyTorch gives a tensor, NumPy an array
+            if type(self) is not Tensor:
+                return ans
+            return tuple([Tensor._make(a, level) for a in ans]) if prim.multiple_results \
+                else Tensor._make(ans, level)
         multiple = prim.multiple_results
         if not recording or not prim.records:
             return tuple([Tensor._make(a, level) for a in ans]) if multiple else Tensor._make(ans, level)

@@ -38,7 +38,8 @@ EXPRESSIONS = [
     "x.norm()", "x.norm(1)", "x.norm(dim=1)", "x.norm(p=float('inf'), dim=0)", "x.norm(p='nuc')",
     "x.gather(1, idx)", "x.scatter_add(0, idx0, src)", "(x - 0.5).nonzero()",
     "x.size()", "x.size(1)", "x.numel()", "x.dim()", "x.float()", "x.square()", "x.neg()",
-    "x.abs().rsqrt()", "x.add(2.0)", "x.mul(x)",
+    "x.abs().rsqrt()", "x.add(2.0)", "x.mul(x)", "(x > 0.6).nonzero()", "(x > 0.6).float()", "x[x > 0.6]",
+    "(x > 0.6).sum()",
 ]
 
 
@@ -65,7 +66,7 @@ def run(lib: str, expression: str) -> dict[str, Any]:
     host = _host(values)
     result = {"shape": list(host.shape), "dtype": str(host.dtype), "values": host.tolist(),
               "indices": None if indices is None else _host(indices).tolist(), "grad": None}
-    if host.dtype.kind == "f":
+    if host.dtype.kind == "f" and values.requires_grad:
         weights = _weights(host.shape)
         if lib == "torch":
             (values * torch.tensor(weights, dtype=values.dtype)).sum().backward()
