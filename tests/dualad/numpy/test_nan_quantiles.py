@@ -115,3 +115,12 @@ def test_unsupported_method_and_q_out_of_range_are_refused():
         ops.nanquantile(np.ones((2, 2)), 0.5, axis=0, method="nearest")
     with pytest.raises(ValueError, match=r"q must be in \[0, 1\]"):
         ops.nanquantile(np.ones((2, 2)), 1.5, axis=0)
+
+
+@pytest.mark.parametrize("axis", [None, 1, (0, 1)], ids=str)
+def test_quantile_keeps_the_shape_of_a_two_dimensional_q(axis):
+    """``quantile`` returned ``q`` flattened: shape (2,) for q of shape (1, 2)."""
+    a = np.random.default_rng(1).standard_normal((3, 4))
+    q = np.array([[0.2, 0.9]])
+    np.testing.assert_allclose(ops.quantile(a, q, axis=axis), np.quantile(a, q, axis=axis), rtol=1e-13)
+    assert ops.quantile(a, q, axis=axis).shape == np.quantile(a, q, axis=axis).shape
