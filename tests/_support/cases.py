@@ -1106,6 +1106,60 @@ def _poly_matrix_args():
 case("poly_matrix", lambda x, base: ops.poly(ops.add(x, base)), _poly_matrix_args(), ("eig", "real"),
      backends=("numpy",))
 
+# -- complex svd and eigh (dualad/_primitives/linalg/svd.py, eigen.py) ---------------------------
+# Complex matrices x + i y near a real base with singular values (eigenvalues) 2 apart,
+# the smallest 1 (-2): the real and imaginary parts within 0.1 move them by at most 0.43
+# (n <= 3), so they stay distinct and nonzero and the singular vectors differentiable.
+# The views depend on no vector's phase (only those have derivatives).
+def _complex_of(x, y):
+    """``x + i y`` in the complex dtype of ``x``'s precision (``y`` cast by a sum: it may
+    be a list)."""
+    xp = xp_of(x)
+    z = ops.astype(x, xp.complex64 if raw(x).dtype == xp.float32 else xp.complex128)
+    return ops.add(z, ops.multiply(ops.add(ops.zeros_like(z), y), 1j))
+
+
+def _near_base_args(square, **kw):
+    def build(t):
+        batch, m, n = t
+        shape = batch + (m, m if square else n)
+        base = np.zeros(shape[-2:])
+        k = min(shape[-2:])
+        base[range(k), range(k)] = [-2.0, 0.0, 2.0][:k] if square else [5.0, 3.0, 1.0][:k]
+        return st.tuples(st.tuples(array(shape, floats(-0.1, 0.1)), array(shape, floats(-0.1, 0.1))),
+                         st.fixed_dictionaries({"base": st.just(base), **kw}))
+    return st.tuples(shapes(max_dims=1, max_side=2), st.integers(1, 3), st.integers(1, 3)).flatmap(build)
+
+
+def _modulus2(z):
+    """``|z|^2``, smooth where ``z`` is 0 (``abs`` is not)."""
+    return ops.real(z * ops.conj(z))
+
+
+def _svd_complex(x, y, base):
+    u, s, vh = ops.linalg.svd(_complex_of(ops.add(x, base), y), full_matrices=False)
+    rec = ops.matmul(u * ops.expand_dims(ops.sin(s), -2), vh)
+    return s, _modulus2(u), _modulus2(vh), ops.real(rec), ops.imag(rec)
+
+
+def _eigh_complex(x, y, base, UPLO):
+    w, v = ops.linalg.eigh(_complex_of(ops.add(x, base), y), UPLO=UPLO)
+    rec = ops.matmul(v * ops.expand_dims(ops.sin(w), -2), ops.conj(ops.matrix_transpose(v)))
+    return w, _modulus2(v), ops.real(rec), ops.imag(rec)
+
+
+_NOT_DASK = ("numpy", "array_api_strict", "cupy")
+case("svd_complex", _svd_complex, _near_base_args(square=False), ("svd",), backends=_NOT_DASK,
+     notes="Dask's svd takes tall-and-skinny single-column-chunk arrays only")
+case("matrix_norm_complex", lambda x, y, base, ord: ops.linalg.matrix_norm(_complex_of(ops.add(x, base), y),
+                                                                          ord=ord),
+     _near_base_args(square=False, ord=st.sampled_from(["nuc", 2, -2])), ("svd",), backends=_NOT_DASK)
+case("eigh_complex", _eigh_complex, _near_base_args(square=True, UPLO=st.sampled_from(["L", "U"])),
+     ("eigh",), backends=_NOT_DASK, notes="the triangle not read (and the diagonal's imaginary part) "
+     "has no influence: zero derivative")
+case("eigvalsh_complex", lambda x, y, base, UPLO: ops.linalg.eigvalsh(_complex_of(ops.add(x, base), y), UPLO),
+     _near_base_args(square=True, UPLO=st.sampled_from(["L", "U"])), ("eigh",), backends=_NOT_DASK)
+
 # Coefficients of polynomials with distinct roots (real ones; a complex pair), perturbed;
 # constant leading and trailing zeros, which roots strips (a trailing one is a zero root).
 _ROOT_BASES = [np.poly([-2.0, 0.5, 2.5]), np.poly([1.5j, -1.5j, 2.0]).real, np.poly([-1.0, 1.5]),
