@@ -120,7 +120,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     on it (``S``, ``U diag(f(S)) Vh``, ``|U|``) have well-defined derivatives;
     those of complex ``U`` and ``Vh`` follow JAX's convention. Singular
     vectors are not differentiable where singular values coincide, or (for
-    non-square ``a``) where one is 0: there their derivative is inf/nan. The
+    non-square or complex ``a``) where one is 0: there their derivative is inf/nan. The
     derivative of ``S`` alone is always finite.
 
     Examples
