@@ -199,8 +199,20 @@ def to_floats(*values) -> tuple[float, ...]:
     they have in common, where one ``float()`` each would compute each alone."""
     if any(map(array_api_compat.is_dask_array, values)):
         import dask
-        values = dask.compute(*values)
+        values = dask.compute(*values, optimize_graph=_OPTIMIZE_GRAPH)
     return tuple(map(float, values))
+
+
+# Dask's graph optimization fuses a chain of tasks into one named after the chain
+# and leaves the first task's key as an alias to it; a task read alone in one
+# computation and fused with its only consumer in the next is then one key with
+# two definitions, which a distributed scheduler that still remembers the first
+# warns about ("Detected different `run_spec`", and may deadlock: dask/dask#9888).
+# Over the steps of an iteration (a solve reading x @ w for its value and gradient,
+# then within an H-product) that is the rule, so the computations here skip it: a
+# key always names the same task. The schedulers still run only what the requested
+# keys need; what is lost is the fusion, a few tasks per chunk.
+_OPTIMIZE_GRAPH = False
 
 
 def persist(*arrays) -> tuple:
@@ -211,7 +223,7 @@ def persist(*arrays) -> tuple:
     if not any(map(array_api_compat.is_dask_array, arrays)):
         return arrays
     import dask
-    return dask.persist(*arrays)
+    return dask.persist(*arrays, optimize_graph=_OPTIMIZE_GRAPH)
 
 
 def fresh_keys(a):

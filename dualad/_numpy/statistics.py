@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from dualad._base.backend import to_host
-from dualad._base.shapes import batched, concrete, dtype_of, ndim_of, normalize_axes, primal, raw, shape_of
+from dualad._base.shapes import concrete, dtype_of, ndim_of, normalize_axes, primal, raw, shape_of
 from dualad._numpy.differences import cumprod
 from dualad._numpy.joining import atleast_2d
+from dualad._numpy.selecting import take_along_axis
 from dualad._numpy.sorting import sort
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import indexing as _indexing
@@ -38,16 +38,32 @@ def _moved_last(a, axis):
     kept = [d for d in range(nd) if d - nd not in axes]
     moved = _shape.permute_dims(a, tuple(kept) + tuple(d % nd for d in axes))
     front = tuple(shape_of(a)[d] for d in kept)
-    return _shape.reshape(moved, front + (-1,)), front
+    n = math.prod(shape_of(a)[d % nd] for d in axes)  # not -1: ``front`` may hold a 0
+    return _shape.reshape(moved, front + (n,)), front
 
 
-def _restore(out, a, axis, keepdims, q_shape):
-    if not keepdims:
-        return out
-    nd = ndim_of(a)
-    axes = normalize_axes(axis, nd)
-    kept = tuple(1 if d - nd in axes else s for d, s in enumerate(shape_of(a)))
-    return _shape.reshape(out, q_shape + kept)
+def _checked_q(q, method, name):
+    """The quantiles ``q`` (host numbers in [0, 1], of any shape) as float64."""
+    if method != "linear":
+        raise NotImplementedError(f"{name}: method={method!r} is not supported yet; use 'linear'")
+    qs = np.asarray(concrete(q, f"{name}'s q"), dtype=np.float64)
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError(f"{name}: q must be in [0, 1], got {qs}")
+    return qs
+
+
+def _q_first(out, a, axis, keepdims, qs):
+    """Quantiles computed as ``(..., qs.size)`` (the kept axes first) in NumPy's
+    layout: ``q``'s shape first, then the kept axes (of length 1 with ``keepdims``)."""
+    out = _shape.moveaxis(out, -1, 0)
+    if qs.ndim == 0:  # indexed rather than reshaped: a number where NumPy gives one
+        out = _indexing.getitem(out, 0)
+    if keepdims:
+        nd = ndim_of(a)
+        axes = normalize_axes(axis, nd)
+        return _shape.reshape(out, qs.shape + tuple(1 if d - nd in axes else s
+                                                    for d, s in enumerate(shape_of(a))))
+    return _shape.reshape(out, qs.shape + shape_of(out)[1:]) if qs.ndim > 1 else out
 
 
 def quantile(a, q, axis=None, keepdims=False, method="linear"):
@@ -62,11 +78,7 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     >>> float(y), float(t)
     (2.0, 1.5)
     """
-    if method != "linear":
-        raise NotImplementedError(f"quantile: method={method!r} is not supported yet; use 'linear'")
-    qs = np.asarray(concrete(q, "quantile's q"), dtype=np.float64)
-    if np.any((qs < 0) | (qs > 1)):
-        raise ValueError(f"quantile: q must be in [0, 1], got {qs}")
+    qs = _checked_q(q, method, "quantile")
     flat, front = _moved_last(a, axis)
     n = shape_of(flat)[-1]
     if n == 0:
@@ -83,10 +95,7 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     # NaNs sort last: where the last is one, NumPy's quantile is NaN
     last = _shape.take(s, _indexing._index_like(s, np.array([n - 1])), axis=-1)
     out = _ew.where(_ew.isnan(primal(last)), np.nan, out)
-    out = _shape.moveaxis(out, -1, 0)
-    if qs.ndim == 0:  # indexed rather than reshaped: a number where NumPy gives one
-        out = _indexing.getitem(out, 0)
-    return _restore(out, a, axis, keepdims, qs.shape) if axis is not None or keepdims else out
+    return _q_first(out, a, axis, keepdims, qs)
 
 
 def percentile(a, q, axis=None, keepdims=False, method="linear"):
@@ -157,38 +166,41 @@ def nanpercentile(a, q, axis=None, keepdims=False, method="linear"):
 
 
 def nanquantile(a, q, axis=None, keepdims=False, method="linear"):
-    if axis is not None or ndim_of(a) != 1:
-        raise NotImplementedError("nanquantile: only 1-d input with axis=None is supported yet")
-    if batched(a):  # vmap: how many entries are NaN differs
-        return _nanquantile_batched(a, q, keepdims, method)
-    keep = np.flatnonzero(~np.isnan(to_host(raw(a))))
-    return quantile(_shape.take(a, _indexing._index_like(a, keep)), q, None, keepdims, method)
+    """``numpy.nanquantile`` (method ``"linear"``): :func:`quantile` of the entries
+    that are not NaN, along ``axis`` (all of them by default).
 
+    Each slice is sorted (NaNs last) and the two ranks around ``q (count - 1)``
+    are taken, ``count`` being the slice's non-NaN entries: shapes do not
+    depend on how many entries are NaN, so the same code runs eagerly, under
+    ``vmap`` and in a compiled program. NaN entries take no derivative; a
+    slice that is all NaN gives NaN (NumPy also warns), with zero derivative.
 
-def _nanquantile_batched(a, q, keepdims, method):
-    """``nanquantile`` of a 1-d batched ``a``, with shapes that do not depend on how
-    many entries are NaN: sorted, NaNs last, and the two ranks around
-    ``q (count - 1)`` taken by a batched index (the count has no derivative)."""
-    if method != "linear":
-        raise NotImplementedError(f"nanquantile: method={method!r} is not supported yet; use 'linear'")
-    qs = np.asarray(concrete(q, "nanquantile's q"), dtype=np.float64)
-    if np.any((qs < 0) | (qs > 1)):
-        raise ValueError(f"nanquantile: q must be in [0, 1], got {qs}")
-    s = sort(a)  # NaNs sort last
-    count = _shape.sum(_ew.astype(_ew.logical_not(_ew.isnan(primal(a))), dtype_of(raw(a))))
-    pos = _ew.multiply(_shape.reshape(_indexing._numbers_like(s, qs), (-1,)), count - 1.0)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    >>> y, t = jvp(lambda a: ops.nanquantile(a, 0.5, axis=1), (a,), (np.ones_like(a),))
+    >>> y.tolist(), t.tolist()
+    ([2.0, 5.0], [1.0, 1.0])
+    """
+    qs = _checked_q(q, method, "nanquantile")
+    flat, _ = _moved_last(a, axis)  # (..., n)
+    if shape_of(flat)[-1] == 0:  # an empty slice is all NaN: one NaN of its (zero) sum
+        flat = _shape.sum(flat, axis=-1, keepdims=True) + np.nan
+    s = sort(flat, axis=-1)  # NaNs sort last
+    # the ranks in float64, as NumPy computes them; they have no derivative
+    present = _ew.logical_not(_ew.isnan(primal(flat)))
+    count = _shape.sum(_ew.astype(present, "float64"), axis=-1, keepdims=True)  # (..., 1)
+    pos = _ew.multiply(_indexing._numbers_like(count, qs.reshape(-1)), count - 1.0)  # (..., len(q))
     lo = _ew.maximum(_ew.floor(pos), 0.0)
     hi = _ew.minimum(lo + 1.0, _ew.maximum(count - 1.0, 0.0))
-    n = shape_of(a)[0]
-    ranks = _indexing._numbers_like(s, np.arange(n))
-
-    def at(rank):  # s at each rank (with every entry NaN, s[0]: NaN, as NumPy)
-        hot = _ew.equal(_shape.expand_dims(rank, -1), ranks)
-        return _shape.sum(_ew.where(hot, s, 0.0), axis=-1)
-    lo_v, hi_v = at(lo), at(hi)
-    out = lo_v + (hi_v - lo_v) * (pos - lo)
-    out = _shape.reshape(out, qs.shape)
-    return _shape.reshape(out, qs.shape + (1,)) if keepdims else out
+    lo_v = take_along_axis(s, _ew.astype(lo, "int64"), axis=-1)
+    hi_v = take_along_axis(s, _ew.astype(hi, "int64"), axis=-1)
+    out = lo_v + (hi_v - lo_v) * _ew.astype(pos - lo, dtype_of(raw(s)))
+    # an all-NaN slice: NaN, and no derivative reaches the NaN taken at rank 0
+    out = _ew.where(_ew.equal(count, 0.0), np.nan, out)
+    return _q_first(out, a, axis, keepdims, qs)
 
 
 def nanmedian(a, axis=None, keepdims=False):

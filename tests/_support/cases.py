@@ -957,15 +957,20 @@ for _name in ("nancumsum", "nancumprod"):
     case(_name, (lambda f: lambda x, **kw: f(ops.where(ops.greater(x, 2.875), np.nan, x), **kw))(
         getattr(ops, _name)), _axis_args(grid(lo=-12, hi=12)), ("where", "cumsum" if _name == "nancumsum"
                                                                   else "multiply"))
-case("nanpercentile", lambda x: ops.nanpercentile(ops.where(ops.greater(x, 2.625), np.nan, x), 40.0),
-     _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
-         lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
-case("nanquantile", lambda x: ops.nanquantile(ops.where(ops.greater(x, 2.625), np.nan, x), 0.3),
-     _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
-         lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
-case("nanmedian", lambda x: ops.nanmedian(ops.where(ops.greater(x, 2.625), np.nan, x)),
-     _no_kw(shapes(min_dims=1, max_dims=1, min_side=2).flatmap(
-         lambda s: st.tuples(array(s, grid(lo=-12, hi=8), unique=True)))), ("where", "getitem"))
+
+
+def _nan_order(f):
+    """``f`` (an order statistic ignoring NaNs) of ``x`` with its entries above 4.125
+    made NaN (about a third; slices of NaN only too), its all-NaN results read as 0
+    so that the weighted sums of the checks stay finite."""
+    return lambda x, **kw: ops.nan_to_num(f(ops.where(ops.greater(x, 4.125), np.nan, x), **kw))
+
+
+for _name, _f in (("nanpercentile", lambda x, **kw: ops.nanpercentile(x, 40.0, **kw)),
+                  ("nanquantile", lambda x, **kw: ops.nanquantile(x, np.array([0.0, 0.3, 0.5, 1.0]), **kw)),
+                  ("nanmedian", ops.nanmedian)):
+    case(_name, _nan_order(_f), _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True),
+         ("where", "getitem"), notes="unique entries: a tie has no unique derivative")
 case("ptp", ops.ptp, _reduce_args(grid(lo=-40, hi=40), min_side=1, unique=True), ("max", "min"))
 case("average", lambda x, w: ops.average(x, axis=-1, weights=w),
      shapes(min_dims=1, min_side=1).flatmap(lambda s: st.tuples(
@@ -1100,6 +1105,60 @@ def _poly_matrix_args():
 
 case("poly_matrix", lambda x, base: ops.poly(ops.add(x, base)), _poly_matrix_args(), ("eig", "real"),
      backends=("numpy",))
+
+# -- complex svd and eigh (dualad/_primitives/linalg/svd.py, eigen.py) ---------------------------
+# Complex matrices x + i y near a real base with singular values (eigenvalues) 2 apart,
+# the smallest 1 (-2): the real and imaginary parts within 0.1 move them by at most 0.43
+# (n <= 3), so they stay distinct and nonzero and the singular vectors differentiable.
+# The views depend on no vector's phase (only those have derivatives).
+def _complex_of(x, y):
+    """``x + i y`` in the complex dtype of ``x``'s precision (``y`` cast by a sum: it may
+    be a list)."""
+    xp = xp_of(x)
+    z = ops.astype(x, xp.complex64 if raw(x).dtype == xp.float32 else xp.complex128)
+    return ops.add(z, ops.multiply(ops.add(ops.zeros_like(z), y), 1j))
+
+
+def _near_base_args(square, **kw):
+    def build(t):
+        batch, m, n = t
+        shape = batch + (m, m if square else n)
+        base = np.zeros(shape[-2:])
+        k = min(shape[-2:])
+        base[range(k), range(k)] = [-2.0, 0.0, 2.0][:k] if square else [5.0, 3.0, 1.0][:k]
+        return st.tuples(st.tuples(array(shape, floats(-0.1, 0.1)), array(shape, floats(-0.1, 0.1))),
+                         st.fixed_dictionaries({"base": st.just(base), **kw}))
+    return st.tuples(shapes(max_dims=1, max_side=2), st.integers(1, 3), st.integers(1, 3)).flatmap(build)
+
+
+def _modulus2(z):
+    """``|z|^2``, smooth where ``z`` is 0 (``abs`` is not)."""
+    return ops.real(z * ops.conj(z))
+
+
+def _svd_complex(x, y, base):
+    u, s, vh = ops.linalg.svd(_complex_of(ops.add(x, base), y), full_matrices=False)
+    rec = ops.matmul(u * ops.expand_dims(ops.sin(s), -2), vh)
+    return s, _modulus2(u), _modulus2(vh), ops.real(rec), ops.imag(rec)
+
+
+def _eigh_complex(x, y, base, UPLO):
+    w, v = ops.linalg.eigh(_complex_of(ops.add(x, base), y), UPLO=UPLO)
+    rec = ops.matmul(v * ops.expand_dims(ops.sin(w), -2), ops.conj(ops.matrix_transpose(v)))
+    return w, _modulus2(v), ops.real(rec), ops.imag(rec)
+
+
+_NOT_DASK = ("numpy", "array_api_strict", "cupy")
+case("svd_complex", _svd_complex, _near_base_args(square=False), ("svd",), backends=_NOT_DASK,
+     notes="Dask's svd takes tall-and-skinny single-column-chunk arrays only")
+case("matrix_norm_complex", lambda x, y, base, ord: ops.linalg.matrix_norm(_complex_of(ops.add(x, base), y),
+                                                                          ord=ord),
+     _near_base_args(square=False, ord=st.sampled_from(["nuc", 2, -2])), ("svd",), backends=_NOT_DASK)
+case("eigh_complex", _eigh_complex, _near_base_args(square=True, UPLO=st.sampled_from(["L", "U"])),
+     ("eigh",), backends=_NOT_DASK, notes="the triangle not read (and the diagonal's imaginary part) "
+     "has no influence: zero derivative")
+case("eigvalsh_complex", lambda x, y, base, UPLO: ops.linalg.eigvalsh(_complex_of(ops.add(x, base), y), UPLO),
+     _near_base_args(square=True, UPLO=st.sampled_from(["L", "U"])), ("eigh",), backends=_NOT_DASK)
 
 # Coefficients of polynomials with distinct roots (real ones; a complex pair), perturbed;
 # constant leading and trailing zeros, which roots strips (a trailing one is a zero root).

@@ -102,6 +102,33 @@ def test_solves_on_a_threads_cluster_equal_numpy_and_reuse_no_key():
     assert not collisions, collisions[0]
 
 
+def numpy_logistic(x, y):
+    """The loss as NumPy code writes it (NumPy's functions on Dask arrays, through
+    dualad's ``__array_function__``), labels in {0, 1}."""
+    def loss(w):
+        z = x @ w
+        return (np.logaddexp(0, z) - y * z).mean() + 1e-3 * (w * w).sum()
+    return loss
+
+
+@pytest.mark.parametrize("solver", [newton_cg, trust_region], ids=["newton_cg", "trust_region"])
+def test_solves_of_several_steps_of_a_numpy_written_loss_reuse_no_key(solver):
+    """Issue 26: over the steps of one solve, a task read in one computation stood
+    alone and in the next was fused with its only consumer (Dask's optimizer
+    renames a fused chain and aliases its old key), so the scheduler warned
+    "Detected different `run_spec`" (7 times in 5 Newton-CG steps here). The
+    solver's computations now skip the graph optimization: a key always names one
+    task. The lazy result lives on the cluster: it is read before the client closes."""
+    y01 = (Y + 1.0) / 2.0
+    with threads_cluster() as cluster, distributed.Client(cluster), SchedulerLog() as log:
+        x = da.from_array(X, chunks=((40, 40, 40, 30), 3))
+        res = solver(numpy_logistic(x, da.from_array(y01, chunks=((40, 40, 40, 30),))), da.zeros(3, chunks=3))
+        assert_same_solve(res, solver(numpy_logistic(X, y01), np.zeros(3)))
+    assert res.nit > 2
+    collisions = [m for m in log.messages if "Detected different `run_spec`" in m]
+    assert not collisions, f"{len(collisions)} collisions, the first: {collisions[0]}"
+
+
 def test_a_worker_closed_mid_solve_is_recomputed_around():
     with threads_cluster() as cluster, distributed.Client(cluster):
         def close_a_worker(call):

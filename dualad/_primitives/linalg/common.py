@@ -19,6 +19,11 @@ _add, _sub, _mul, _div, _neg = _ew.add, _ew.subtract, _ew.multiply, _ew.divide, 
 _T = _shape.matrix_transpose
 
 
+def _H(x):
+    """The conjugate transpose of a stack of matrices (the transpose of real ones)."""
+    return _ew.conj(_T(x))
+
+
 def _result_type(name, fields, doc):
     """A tuple with named fields, like ``numpy.linalg``'s results.
 

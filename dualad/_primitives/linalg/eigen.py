@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 
 from dualad._base.core import bind
-from dualad._base.shapes import shape_of
+from dualad._base.shapes import is_complex, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 from dualad._primitives.indexing import _native_indexing
 from dualad._primitives.linalg.common import (
+    _H,
     _T,
     EighResult,
     EigResult,
@@ -21,10 +22,8 @@ from dualad._primitives.linalg.common import (
     _div,
     _eye_mask,
     _mul,
-    _real_only,
     _row,
     _sub,
-    _sym,
     _tril_mask,
 )
 from dualad._primitives.linalg.matmul import matmul
@@ -36,12 +35,14 @@ __all__ = ["eigh", "eigvalsh", "eig", "eigvals"]
 
 # -- eigh ------------------------------------------------------------------------------------
 def _eigh_impl(xp, a, *, upper=False):
-    # The rules read the lower triangle of ``a``; ``upper`` says ``a`` is the transpose of
-    # the user's matrix, whose upper triangle NumPy and CuPy then read themselves, so that
-    # the eigenvectors carry the signs numpy.linalg.eigh(a, "U") gives (LAPACK's depend on
-    # the triangle). The array API's eigh reads the lower triangle only.
+    # The rules read the lower triangle of ``a``; ``upper`` says ``a`` is the conjugate
+    # transpose of the user's matrix, whose upper triangle NumPy and CuPy then read
+    # themselves, so that the eigenvectors carry the signs (phases) numpy.linalg.eigh(a, "U")
+    # gives (LAPACK's depend on the triangle). The array API's eigh reads the lower
+    # triangle only.
     if upper and _native_indexing(xp):
-        w, v = xp.linalg.eigh(xp.swapaxes(a, -1, -2), UPLO="U")
+        user = xp.swapaxes(a, -1, -2)
+        w, v = xp.linalg.eigh(xp.conj(user) if user.dtype.kind == "c" else user, UPLO="U")
     else:
         w, v = xp.linalg.eigh(a)
     return w, v
@@ -63,38 +64,52 @@ def _mul_or_zero(f, m):
     At tied eigenvalues (singular values) ``f`` is inf; a zero coefficient --
     a direction that does not mix the tied pair, or a zero cotangent that the
     tape materializes for an unused output -- then contributes 0, not nan.
+    Only such an inf is replaced, so that elsewhere the product keeps its own
+    derivative where ``m`` is 0 (a second derivative at a diagonal matrix).
     """
-    zero = _ew.equal(m, 0)
-    return _ew.where(zero, 0.0, _mul(f, _ew.where(zero, 1.0, m)))
+    return _mul(_ew.where(_ew.logical_and(_ew.isinf(f), _ew.equal(m, 0)), 0.0, f), m)
 
 
 def _div_or_zero(m, s):
-    """``m / s``, and 0 where ``m`` is exactly 0 even if ``s`` is 0 there."""
-    zero = _ew.equal(m, 0)
-    return _ew.where(zero, 0.0, _div(m, _ew.where(zero, 1.0, s)))
+    """``m / s``, and 0 where ``m`` is exactly 0 even if ``s`` is 0 there (elsewhere
+    the quotient keeps its own derivative, as in :func:`_mul_or_zero`)."""
+    return _div(m, _ew.where(_ew.logical_and(_ew.equal(s, 0), _ew.equal(m, 0)), 1.0, s))
 
 
 def _from_lower(x):
-    """The symmetric matrix that eigh reads from the lower triangle of ``x``."""
+    """The Hermitian (for real ``x``: symmetric) matrix that eigh reads from the
+    lower triangle of ``x``: ``tril(x) + tril(x, -1)^H``, less the imaginary part
+    of the diagonal, which LAPACK does not read."""
     n = shape_of(x)[-1]
-    return _add(_mul(x, _tril_mask(x, n)), _T(_mul(x, _tril_mask(x, n, -1))))
+    if not is_complex(x):
+        return _add(_mul(x, _tril_mask(x, n)), _T(_mul(x, _tril_mask(x, n, -1))))
+    strict = _mul(x, _tril_mask(x, n, -1))
+    return _add(_add(strict, _H(strict)), _diag_embed(_ew.real(_diag_part(x))))
 
 
 def _from_lower_transpose(b):
-    """The adjoint of :func:`_from_lower`: ``tril(b) + tril(b.T, -1)``."""
+    """The transpose of :func:`_from_lower` (``Re sum(b * from_lower(x)) = Re sum(
+    from_lower_transpose(b) * x)``): ``tril(b) + tril(b^H, -1)``, with the real part
+    of the diagonal."""
     n = shape_of(b)[-1]
-    return _add(_mul(b, _tril_mask(b, n)), _mul(_T(b), _tril_mask(b, n, -1)))
+    if not is_complex(b):
+        return _add(_mul(b, _tril_mask(b, n)), _mul(_T(b), _tril_mask(b, n, -1)))
+    strict = _mul(_add(b, _H(b)), _tril_mask(b, n, -1))
+    return _add(strict, _diag_embed(_ew.real(_diag_part(b))))
 
 
 def _eigh_jvp(primals, tangents, ans, *, upper=False):
-    # A = V diag(w) V^T  =>  dw = diag(S), dV = V (F * S), S = V^T dA V, where dA is
-    # the symmetric perturbation eigh reads: the lower triangle of the tangent.
+    # A = V diag(w) V^H  =>  dw = Re diag(S), dV = V (F * S), S = V^H dA V, where dA is
+    # the Hermitian perturbation eigh reads: the lower triangle of the tangent. The
+    # imaginary diagonal of V^H dV, a change of the eigenvectors' phases, is 0 (JAX's).
     (ta,), (w, v) = tangents, ans
-    s = matmul(_T(v), matmul(_from_lower(ta), v))
-    return _diag_part(s), matmul(v, _mul_or_zero(_gap_inverse(w), s))
+    s = matmul(_H(v), matmul(_from_lower(ta), v))
+    return _ew.real(_diag_part(s)), matmul(v, _mul_or_zero(_gap_inverse(w), s))
 
 
 def _eigh_vjp(g, ans, a, *, upper=False):
+    # The transpose of the JVP for the pairing Re sum(x * y) (JAX's, no conjugation):
+    # gA = from_lower_transpose(conj(V) M V^T), M = diag(gw) + F * (V^T gV).
     (gw, gv), (w, v) = g, ans
     inner = None if gw is None else _diag_embed(gw)
     if gv is not None:  # skipped when only w is used, so ties cost nothing then
@@ -102,7 +117,7 @@ def _eigh_vjp(g, ans, a, *, upper=False):
         inner = term if inner is None else _add(inner, term)
     if inner is None:
         return (None,)
-    return (_from_lower_transpose(_sym(matmul(v, matmul(inner, _T(v))))),)
+    return (_from_lower_transpose(matmul(_ew.conj(v), matmul(inner, _T(v)))),)
 
 
 _eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
@@ -110,17 +125,20 @@ _eigh_p = custom("eigh", _eigh_impl, jvp=_eigh_jvp, vjp=_eigh_vjp,
 
 
 def eigh(a, UPLO="L"):
-    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as ``numpy.linalg.eigh``.
+    """Eigenvalues (ascending) and eigenvectors of Hermitian (real: symmetric)
+    matrices, as ``numpy.linalg.eigh``.
 
-    Returns a named tuple ``(eigenvalues, eigenvectors)``.
+    Returns a named tuple ``(eigenvalues, eigenvectors)``; the eigenvalues are real.
 
     Only the ``UPLO`` triangle of ``a`` is read, as NumPy reads it, and the
     derivative is that of the function computed: a perturbation of the other
-    triangle changes nothing. Eigenvectors are defined up to sign; functions
-    of them that do not depend on the sign (``V diag(f(w)) V.T``) have
-    well-defined derivatives. Where two eigenvalues coincide the
-    eigenvectors are not differentiable and their derivative is inf/nan;
-    the eigenvalues' derivative stays finite.
+    triangle changes nothing (nor one of the imaginary part of the diagonal, for
+    complex ``a``). Eigenvectors are defined up to sign (complex ones up to a
+    phase); functions of them that do not depend on it (``V diag(f(w)) V^H``,
+    ``|V|``) have well-defined derivatives, and the derivatives of complex
+    eigenvectors follow JAX's convention (the phase does not move). Where two
+    eigenvalues coincide the eigenvectors are not differentiable and their
+    derivative is inf/nan; the eigenvalues' derivative stays finite.
 
     Examples
     --------
@@ -130,13 +148,16 @@ def eigh(a, UPLO="L"):
     >>> (w, v), (dw, dv) = jvp(ops.linalg.eigh, (a,), (np.array([[1.0, 0.0], [0.0, 2.0]]),))
     >>> dw.tolist()
     [1.0, 2.0]
+    >>> h = np.array([[2.0, 1j], [-1j, 2.0]])  # Hermitian: eigenvalues 1 and 3
+    >>> (w, v), (dw, dv) = jvp(ops.linalg.eigh, (h,), (np.array([[0.0, 1j], [-1j, 0.0]]),))
+    >>> w.tolist(), dw.round(12).tolist()
+    ([1.0, 3.0], [-1.0, 1.0])
     """
-    _real_only(a, "eigh")
     _check_matrix(a, "eigh")
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    if UPLO == "U":  # the rules read the lower triangle; that of a.T is a's upper
-        a = _T(a)
+    if UPLO == "U":  # the rules read the lower triangle; that of a^H is a's upper, conjugated
+        a = _H(a)
     return EighResult(bind(_eigh_p, a, upper=UPLO == "U"))
 
 
@@ -196,7 +217,7 @@ def eigvals(a):
 
 
 def eigvalsh(x, /, UPLO="L"):
-    """Eigenvalues of symmetric matrices (see :func:`eigh`), ascending.
+    """Eigenvalues of Hermitian (real: symmetric) matrices (see :func:`eigh`), ascending.
 
     Examples
     --------

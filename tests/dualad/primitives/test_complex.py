@@ -103,7 +103,7 @@ def test_numpy_real_and_conj_are_no_longer_the_identity():
     np.testing.assert_allclose(t, np.real(np.conjugate(T) * 1j))
 
 
-@pytest.mark.parametrize("name", ["cholesky", "eigh", "qr", "svd", "slogdet"])
+@pytest.mark.parametrize("name", ["cholesky", "qr", "slogdet"])
 def test_linalg_rules_written_for_real_matrices_refuse_complex_input(name):
     a = np.array([[2.0, 1j], [-1j, 3.0]])
     with pytest.raises(NotImplementedError, match=f"{name}: complex matrices are not supported"):

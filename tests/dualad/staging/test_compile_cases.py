@@ -31,11 +31,12 @@ from dualad._program.passes import memory as _memory
 
 # Cases whose program may fall back to eager on NumPy float64 (each warns that the
 # numbers of a traced value were read on the host), and why.
-_SORTED = "a sort order is computed on the host (NaNs counted, complex numbers lexsorted)"
+_SORTED = "a sort order is computed on the host (complex numbers lexsorted)"
+_RANKS = "the ranks of the non-NaN entries are cast to integers on the host (astype to int)"
 _SHAPE = "the result's shape depends on the values"
 _HOST = "its rule reads the numbers on the host (an index, a sign, an exponent, a mask)"
 EAGER: dict[str, str] = {
-    "sort_complex": _SORTED, "nanmedian": _SORTED, "nanquantile": _SORTED, "nanpercentile": _SORTED,
+    "sort_complex": _SORTED, "nanmedian": _RANKS, "nanquantile": _RANKS, "nanpercentile": _RANKS,
     "extract": _SHAPE, "trim_zeros": _SHAPE, "place": _SHAPE,
     "roots": _SHAPE, "polydiv": _SHAPE,
     "interp": _HOST, "put": _HOST, "put_along_axis": _HOST,
