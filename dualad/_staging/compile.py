@@ -22,7 +22,9 @@ from a generator that is not an argument (an argument's draws are steps:
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import random
 import threading
 import warnings
 from collections import OrderedDict
@@ -89,11 +91,13 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
     ``scale = 3.0``) is seen: each call checks that every name still holds
     the object it held at the trace (a test of identity each), and traces
     anew where one does not, as ``torch.compile`` does where ``jax.jit``
-    replays the old value. Numbers drawn from a generator ``f`` makes itself
-    (``np.random.default_rng()`` inside ``f``, Python's ``random``) are
-    constants too, which no trace can tell from others: pass the Generator
-    as an argument. Calls from several threads share the programs; a trace
-    runs in one thread at a time.
+    replays the old value. Draws that eager calls would make anew make ``f``
+    run eagerly, with a warning: from NumPy's global generator, Python's
+    ``random``, a Generator ``f`` reaches through a name, or one it makes with
+    ``np.random.default_rng()`` and no seed (one made with a seed draws the
+    same numbers at every call, so they are constants). Pass the Generator as
+    an argument, and its draws become steps of the program. Calls from
+    several threads share the programs; a trace runs in one thread at a time.
 
     Parameters
     ----------
@@ -466,7 +470,8 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
         new_leaves = [next(it) if _is_input(leaf) else leaf for leaf in leaves]
         targs, tkwargs = rebuild_args(new_leaves)
         try:
-            result = f(*targs, **tkwargs)
+            with _unseeded_generators_spoil(trace):
+                result = f(*targs, **tkwargs)
         except Exception as err:
             if elsewhere is None:
                 raise
@@ -477,9 +482,9 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
             trace.active = False
         out_leaves, rebuild_out = flatten(result, reused=True)
     if any(_stream_state(s) != b for s, b in zip(streams, before)):
-        trace.spoiled = ("it drew random numbers (NumPy's global generator, or a Generator "
-                         "it closes over or reaches as a global): the draws would be baked "
-                         "into a program as constants; pass the numpy.random.Generator as an "
+        trace.spoiled = ("it drew random numbers (NumPy's global generator, Python's random, or "
+                         "a Generator it closes over or reaches as a global): the draws would be "
+                         "baked into a program as constants; pass the numpy.random.Generator as an "
                          "argument instead, and its draws become steps of the program")
     outputs, values = [], []
     rerun = elsewhere is not None
@@ -544,10 +549,32 @@ def _elsewhere(x: Any) -> bool:
 
 
 def _random_streams(f: Callable) -> list:
-    """NumPy's global generator, and the generators ``f`` reads through a name (see
-    :func:`~dualad._staging.reads.reads`): a draw from any of them during the trace
-    changes its state."""
-    return [None] + [value for _, _, value in reads(f) if isinstance(value, _STREAMS)]
+    """NumPy's global generator, Python's ``random``, and the generators ``f`` reads
+    through a name (see :func:`~dualad._staging.reads.reads`): a draw from any of them
+    during the trace changes its state."""
+    return [None, random] + [value for _, _, value in reads(f) if isinstance(value, _STREAMS)]
+
+
+@contextlib.contextmanager
+def _unseeded_generators_spoil(trace: Trace):
+    """While ``f`` is traced in this thread, ``np.random.default_rng()`` without a seed
+    spoils the trace: eager calls of ``f`` would each draw new numbers from such a
+    Generator, a program the same ones. (A seeded one draws the same numbers at every
+    call, eager or not: its draws are constants rightly.)"""
+    original, thread = np.random.default_rng, threading.get_ident()
+
+    def default_rng(seed=None):
+        if seed is None and threading.get_ident() == thread:
+            trace.spoil("it made a Generator with np.random.default_rng() and no seed: each eager "
+                        "call draws new numbers from it, a program would repeat the trace's; pass "
+                        "the numpy.random.Generator as an argument, and its draws become steps")
+        return original(seed)
+
+    np.random.default_rng = default_rng
+    try:
+        yield
+    finally:
+        np.random.default_rng = original
 
 
 def _stream_state(stream: Any) -> Any:
@@ -558,6 +585,8 @@ def _stream_state(stream: Any) -> Any:
     that uses the kept one moves neither key nor position, and a program
     would bake its number in. ``get_state`` costs about 30 us (twice a trace).
     """
+    if stream is random:
+        return random.getstate()
     if stream is None or isinstance(stream, np.random.RandomState):
         _, key, pos, has_gauss, gauss = (np.random if stream is None else stream).get_state()
         return key.tobytes(), pos, has_gauss, gauss

@@ -385,6 +385,31 @@ def test_closed_over_generator_runs_eagerly():
     assert not np.array_equal(a, cf(np.ones(3)))
 
 
+def test_unseeded_generator_made_inside_runs_eagerly():
+    """Each eager call of f draws new numbers from np.random.default_rng(); a program
+    would have repeated the trace's (issue 26)."""
+    def f(x):
+        return x + np.random.default_rng().normal(size=x.shape)
+    original = np.random.default_rng
+    cf = dualad.compile(f)
+    with pytest.warns(RuntimeWarning, match=r"np.random.default_rng\(\) and no seed"):
+        a = cf(np.zeros(2))
+    assert not np.array_equal(a, cf(np.zeros(2)))
+    assert cf.stats["replays"] == 0
+    assert np.random.default_rng is original  # NumPy's own again after the trace
+
+
+def test_pythons_random_runs_eagerly():
+    import random
+
+    def f(x):
+        return x * random.random()
+    cf = dualad.compile(f)
+    with pytest.warns(RuntimeWarning, match=r"Python's random"):
+        a = cf(np.ones(2))
+    assert not np.array_equal(a, cf(np.ones(2)))
+
+
 def test_seeded_generator_made_inside_is_a_constant():
     def f(x):
         return x + np.random.default_rng(5).normal(size=x.shape)
