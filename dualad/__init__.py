@@ -20,6 +20,7 @@ from dualad._base.tree import register_pytree_node
 from dualad._batching.vmap import vmap
 from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
+from dualad._forward.jet import jet, jet_rules
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
@@ -28,8 +29,8 @@ from dualad._staging.linearize import linear_transpose, linearize
 from dualad._table.entries import Primitive
 
 __all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind", "compile",
-           "derivative", "extend", "hessian", "jacfwd", "jvp", "linear_transpose", "linearize", "ops",
-           "register_numpy", "register_pytree_node", "vmap"]
+           "derivative", "extend", "hessian", "jacfwd", "jet", "jet_rules", "jvp", "linear_transpose",
+           "linearize", "ops", "register_numpy", "register_pytree_node", "vmap"]
 __version__ = "0.1.0"
 
 
