@@ -8,18 +8,21 @@ coefficients times ``k!``), converting at the boundary.
 Every entry of the table gets a rule, asked in this order:
 
 - an entry with no derivative (``records`` False): the result is constant in t;
-- a recurrence of :data:`RECURRENCES` (O(K^2) products): ``add``,
-  ``subtract``, ``negative``, ``multiply``, ``divide``, ``square``, ``exp``,
-  ``log``, ``sqrt``, ``sin``, ``cos``, ``tanh``, ``power`` and ``integer_pow``
-  with a constant exponent (on a base with no zero), ``matmul``;
+- a recurrence of :data:`RECURRENCES` (O(K^2) products): ``multiply`` and
+  ``matmul`` (Cauchy products), ``divide``, ``square``, ``exp``, ``log``,
+  ``sqrt``, ``sin``, ``cos``, ``tanh``, ``power`` and ``integer_pow`` with a
+  constant exponent on a base with no zero;
 - an entry linear in the operands that carry a series (``linear_args`` of a
-  linear entry): its JVP applied to the K coefficients at once, as a chunk;
+  linear entry, and ``add``, ``subtract``, ``negative``): its JVP applied to
+  the K coefficients at once, as a chunk of K directions;
 - every other entry: the fallback, which differentiates the entry's JVP along
   the series. With ``y(t) = f(x(t))``, ``y'(t) = jvp(f)(x(t), x'(t))``, so the
   K - 1 first coefficients of ``y'`` are the JVP rule run on Jets of order
   K - 1 (of ``x``, of ``x'`` and of ``y``, the last by the same rule one order
-  lower); ``y_k = y'_{k-1} / k``. Exact, but its cost grows faster than K^2
-  where the JVP rule calls the entry again (``solve``, ``inv``).
+  lower); ``y_k = y'_{k-1} / k``. Exact; about K times a recurrence's cost
+  where the JVP rule uses entries with recurrences, but doubling with each
+  order, as nested ``jvp`` does, where the rule calls the entry itself
+  (``solve``, ``inv``, the decompositions).
 
 :func:`jet_rules` says which rule each entry of the table uses.
 """
@@ -109,9 +112,7 @@ def _rule(prim: Primitive, series: list) -> Callable:
     rule = RECURRENCES.get(prim)
     if rule is not None:
         return rule
-    if _is_linear_in(prim, series):
-        return _linear
-    return _fallback
+    return _linear if _is_linear_in(prim, series) else _fallback
 
 
 def _is_linear_in(prim: Primitive, series: list) -> bool:
@@ -133,7 +134,7 @@ def jet_rules() -> dict[str, str]:
         coefficient), ``"constant"`` (no derivative) or ``"fallback"`` (the
         entry's JVP differentiated along the series; see :mod:`dualad._forward.jet`).
         A linear entry given a series in an argument it is not linear in
-        (the exponent of ``power``) uses the fallback there.
+        uses the fallback there, as does a power on a base with a zero.
 
     Examples
     --------
@@ -142,17 +143,8 @@ def jet_rules() -> dict[str, str]:
     >>> rules["exp"], rules["reshape"], rules["floor"], rules["solve"]
     ('recurrence', 'linear', 'constant', 'fallback')
     """
-    out = {}
-    for name, prim in REGISTRY.items():
-        if not prim.records:
-            out[name] = "constant"
-        elif prim in RECURRENCES:
-            out[name] = "recurrence"
-        elif hasattr(prim, "linear_args"):
-            out[name] = "linear"
-        else:
-            out[name] = "fallback"
-    return out
+    kinds = {_constant: "constant", _linear: "linear", _fallback: "fallback"}
+    return {name: kinds.get(_rule(prim, ()), "recurrence") for name, prim in REGISTRY.items()}
 
 
 def _constant(prim, primals, series, params, order):
@@ -215,10 +207,6 @@ def _full(primal, s):
     return [primal, *s]
 
 
-def _add(prim, primals, series, params, order):
-    return _linear(prim, primals, series, params, order)
-
-
 def _multiply(prim, primals, series, params, order):
     (x, y), (sx, sy) = primals, series
     ans = bind(prim, x, y, **params)
@@ -252,13 +240,13 @@ def _divide(prim, primals, series, params, order):
     for k in range(1, order + 1):
         num = sx[k - 1] if sx is not None else None
         if sy is not None:
-            s = sum_terms(sy[j - 1] * q[k - j] for j in range(1, k + 1))
+            s = _sum(sy[j - 1] * q[k - j] for j in range(1, k + 1))
             num = -s if num is None else num - s
         q.append(num / y)
     return q[0], q[1:]
 
 
-def sum_terms(terms):
+def _sum(terms):
     """The sum of an iterable of at least one array (no 0 + array for a strict backend)."""
     it = iter(terms)
     total = next(it)
@@ -271,7 +259,7 @@ def _exp(prim, primals, series, params, order):
     (x,), (sx,) = primals, series
     a, y = _full(x, sx), [bind(prim, x)]
     for k in range(1, order + 1):
-        y.append(sum_terms(j * a[j] * y[k - j] for j in range(1, k + 1)) / k)
+        y.append(_sum(j * a[j] * y[k - j] for j in range(1, k + 1)) / k)
     return y[0], y[1:]
 
 
@@ -300,8 +288,8 @@ def _sqrt(prim, primals, series, params, order):
 def _sin_cos(x, sx, order):
     a, s, c = _full(x, sx), [ops.sin(x)], [ops.cos(x)]
     for k in range(1, order + 1):
-        s.append(sum_terms(j * a[j] * c[k - j] for j in range(1, k + 1)) / k)
-        c.append(-sum_terms(j * a[j] * s[k - j] for j in range(1, k + 1)) / k)
+        s.append(_sum(j * a[j] * c[k - j] for j in range(1, k + 1)) / k)
+        c.append(-_sum(j * a[j] * s[k - j] for j in range(1, k + 1)) / k)
     return s, c
 
 
@@ -321,8 +309,8 @@ def _tanh(prim, primals, series, params, order):
     a, y = _full(x, sx), [bind(prim, x)]
     z = [1.0 - y[0] * y[0]]
     for k in range(1, order + 1):
-        y.append(sum_terms(j * a[j] * z[k - j] for j in range(1, k + 1)) / k)
-        z.append(-sum_terms(y[i] * y[k - i] for i in range(k + 1)))
+        y.append(_sum(j * a[j] * z[k - j] for j in range(1, k + 1)) / k)
+        z.append(-_sum(y[i] * y[k - i] for i in range(k + 1)))
     return y[0], y[1:]
 
 
@@ -330,7 +318,7 @@ def _power_series(ans, x, a, r, order):
     """``y = x^r`` for a constant ``r``: ``x y' = r x' y``, on a base with no zero."""
     y = [ans]
     for k in range(1, order + 1):
-        y.append(sum_terms(((r + 1) * j - k) * a[j] * y[k - j] for j in range(1, k + 1)) / (k * x))
+        y.append(_sum(((r + 1) * j - k) * a[j] * y[k - j] for j in range(1, k + 1)) / (k * x))
     return y[1:]
 
 
@@ -356,7 +344,7 @@ def _integer_pow(prim, primals, series, params, order):
 
 RECURRENCES: dict[Primitive, Callable] = {
     REGISTRY[name]: rule for name, rule in (
-        ("add", _add), ("subtract", _add), ("negative", _add), ("multiply", _multiply),
+        ("add", _linear), ("subtract", _linear), ("negative", _linear), ("multiply", _multiply),
         ("matmul", _multiply), ("divide", _divide), ("square", _square), ("exp", _exp),
         ("log", _log), ("sqrt", _sqrt), ("sin", _sin), ("cos", _cos), ("tanh", _tanh),
         ("power", _power), ("integer_pow", _integer_pow))}

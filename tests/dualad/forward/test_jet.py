@@ -180,3 +180,14 @@ def test_jet_of_every_case_against_nested_jvp(case, backend, dtype, data):
 @given(data=st.data())
 def test_jet_of_every_case_float32(case, backend, dtype, data):
     check_case_jet(case, data.draw(case.args, label="args"), backend, dtype)
+
+
+def test_jet_nests_with_jvp_both_ways():
+    """The derivative of jet's k-th term along v is its (k+1)-th, inside out and outside in."""
+    x, v, z = np.array([0.7, 1.3]), np.array([1.0, 0.5]), np.zeros(2)
+    f = lambda x: ops.exp(ops.sin(x)) * ops.arctan(x)  # noqa: E731  (arctan: the fallback)
+    fourth = dualad.jet(f, (x,), ([v, z, z, z],))[1][3]
+    third = lambda x: dualad.jet(f, (x,), ([v, z, z],))[1][2]  # noqa: E731
+    np.testing.assert_allclose(dualad.jvp(third, (x,), (v,))[1], fourth, rtol=1e-12)
+    first = lambda x: dualad.jvp(f, (x,), (v,))[1]  # noqa: E731
+    np.testing.assert_allclose(dualad.jet(first, (x,), ([v, z, z],))[1][2], fourth, rtol=1e-12)
