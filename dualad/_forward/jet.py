@@ -183,7 +183,11 @@ def _fallback(prim, primals, series, params, order):
         ts = [None if s is None else Jet._make(s[0], [(j + 1) * s[j] for j in range(1, order)], lvl)
               for s in series]
         ans = bind(prim, *xs, **params)
-    dy = prim.jvp(xs, ts, ans, params, 0)
+    try:
+        dy = prim.jvp(xs, ts, ans, params, 0)
+    except NotImplementedError as e:
+        raise NotImplementedError(f"jet: the entry {prim.name!r} has no Taylor rule and no JVP rule "
+                                  "for the fallback to differentiate") from e
     if prim.multiple_results:
         outs = [_integrate(a, d, order) for a, d in zip(ans, dy or (None,) * len(ans))]
         return tuple(o[0] for o in outs), [o[1] for o in outs]

@@ -191,3 +191,10 @@ def test_jet_nests_with_jvp_both_ways():
     np.testing.assert_allclose(dualad.jvp(third, (x,), (v,))[1], fourth, rtol=1e-12)
     first = lambda x: dualad.jvp(f, (x,), (v,))[1]  # noqa: E731
     np.testing.assert_allclose(dualad.jet(first, (x,), ([v, z, z],))[1][2], fourth, rtol=1e-12)
+
+
+def test_an_entry_without_a_jvp_rule_is_named():
+    from dualad import Primitive, bind
+    opaque = Primitive("jet_test_opaque", lambda xp, x: x * 2.0, register=False)
+    with pytest.raises(NotImplementedError, match="'jet_test_opaque'"):
+        dualad.jet(lambda x: bind(opaque, x), (1.0,), ([1.0, 0.0],))
