@@ -85,13 +85,16 @@ class Jet(ArrayLike, Value):
                 primals.append(a)
                 series.append(None)
         ans, coeffs = _rule(prim, series)(prim, primals, series, params, order)
+        if coeffs is None:  # constant in t
+            return ans
         if prim.multiple_results:
             return tuple(_wrap(a, c, level) for a, c in zip(ans, coeffs))
         return _wrap(ans, coeffs, level)
 
 
 def _wrap(ans: Any, coeffs: list | None, level: int) -> Any:
-    """A Jet of ``ans`` whose coefficients take its shape and dtype, or ``ans`` for no series."""
+    """A Jet of ``ans`` whose coefficients take its shape and dtype, or ``ans`` for no series
+    (an output of several without a series)."""
     if coeffs is None:
         return ans
     shape, dtype = shape_of(ans), dtype_of(ans)
