@@ -20,6 +20,7 @@ from dualad._base.tree import register_pytree_node
 from dualad._batching.vmap import vmap
 from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
+from dualad._forward.jet import jet, jet_rules
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
@@ -31,8 +32,8 @@ jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, nev
 # that would shadow Python's builtin.
 
 __all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind",
-           "derivative", "extend", "hessian", "jacfwd", "jit", "jvp", "linear_transpose", "linearize", "ops",
-           "register_numpy", "register_pytree_node", "vmap"]
+           "derivative", "extend", "hessian", "jacfwd", "jet", "jet_rules", "jit", "jvp", "linear_transpose",
+           "linearize", "ops", "register_numpy", "register_pytree_node", "vmap"]
 __version__ = "0.1.0"
 
 # JAX's names for transforms that live in the layers above dualad.
