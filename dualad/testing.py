@@ -16,7 +16,9 @@ Tolerances and finite-difference steps depend on the dtype (float32: step
 ``2**-10``, tolerance ``2e-3``; float64: step ``1e-6``, tolerance ``1e-5``).
 The rounding noise of the finite difference itself (about
 ``eps_dtype * |f| / step``) is added to the absolute tolerance, so large
-function values in float32 do not cause false alarms.
+function values in float32 do not cause false alarms. Inputs of lower
+precision than float64 are differenced in float64 where the function takes
+it (the JVP is still computed, and its dtype checked, in theirs).
 """
 
 from __future__ import annotations
@@ -164,8 +166,7 @@ def _check(g, xs, order, modes, opts, name, depth):
 def _check_jvp(g, xs, v, opts, name, depth):
     out, t = jvp(g, tuple(xs), tuple(v))
     expected = g(*xs)
-    plus = g(*[_axpy(opts.eps, vi, x) for x, vi in zip(xs, v)])
-    minus = g(*[_axpy(-opts.eps, vi, x) for x, vi in zip(xs, v)])
+    plus, minus = _differences(g, xs, v, opts.eps)
     what = f"JVP of {name}"
     out_l, t_l, exp_l = flatten(out)[0], flatten(t)[0], flatten(expected)[0]
     plus_l, minus_l = flatten(plus)[0], flatten(minus)[0]
@@ -300,6 +301,34 @@ def _random_like(x, rng):
 
 def _axpy(a, v, x):
     return x + a * v
+
+
+def _differences(g, xs, v, eps):
+    """``g`` at ``x + eps v`` and ``x - eps v``: in float64 where the inputs are of lower
+    precision, so that the differences carry float64's rounding rather than float32's
+    (a GPU's float32 SVD rounded more than the noise allowed for a small output beside
+    large ones). A function that takes only its own dtype is differenced in it."""
+    wide = [_widened(x) for x in xs]
+    if any(w is not x for w, x in zip(wide, xs)):
+        wide_v = [_widened(vi) for vi in v]
+        try:
+            return (g(*[_axpy(eps, vi, x) for x, vi in zip(wide, wide_v)]),
+                    g(*[_axpy(-eps, vi, x) for x, vi in zip(wide, wide_v)]))
+        except Exception:  # noqa: BLE001 (the same call in the inputs' dtype decides)
+            pass
+    return (g(*[_axpy(eps, vi, x) for x, vi in zip(xs, v)]),
+            g(*[_axpy(-eps, vi, x) for x, vi in zip(xs, v)]))
+
+
+def _widened(x):
+    """``x`` in float64 (complex128) if it is a float array or scalar of lower precision."""
+    if isinstance(x, SCALAR_TYPES) or not _is_float(x) or _bits(x) == 64:
+        return x
+    if isinstance(x, np.generic):
+        return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+    xp = namespace_of([x])
+    complex_ = "complex" in str(x.dtype)
+    return xp.astype(x, xp.complex128 if complex_ else xp.float64)
 
 
 def _check_meta(what, j, kind, t, like):

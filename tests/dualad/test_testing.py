@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _support.backends import BACKENDS
 
-from dualad import bind, ops
+from dualad import bind, jvp, ops
 from dualad._base import reverse_mode as _reverse_mode
 from dualad.extend import custom, elementwise, register_vjp, unregister
 from dualad.testing import check_grads
@@ -175,3 +175,13 @@ def test_the_default_step_is_a_normal_number_at_tiny_inputs(primitive):
         check_grads(wrong, (np.array(np.finfo(np.float32).tiny, dtype=np.float32),), order=1, modes=("fwd",))
     step = float(re.search(r"step eps=(\S+)", str(err.value)).group(1))
     assert step >= np.finfo(np.float32).tiny
+
+
+def test_float32_differences_are_taken_in_float64():
+    # A small output computed through large intermediates: float32 differences carry the
+    # large ones' rounding, as a GPU's float32 SVD did for Im(U diag(sin s) V^H) beside
+    # larger outputs; the JVP itself is checked in float32 all the same.
+    x = np.array([0.3, 0.7, 0.9, 0.45], dtype=np.float32)
+    check_grads(lambda x: (x * 1e3 + x) - x * 1e3, (x,), order=2, modes=("fwd",))
+    t = jvp(lambda x: (x * 1e3 + x) - x * 1e3, (x,), (np.ones(4, np.float32),))[1]
+    assert t.dtype == np.float32
