@@ -14,7 +14,22 @@ from dualad._table.entries import Primitive
 DUAL_LEVEL = 1  # shared level of directly constructed Duals
 
 
-class Dual(ArrayLike, Value):
+class PrimalShaped:
+    """Mixin of the forward-mode values (Dual, HyperDual, Jet): their shape and dtype
+    are their primal's."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        return shape_of(self.primal)
+
+    @property
+    def dtype(self):
+        return dtype_of(self.primal)
+
+
+class Dual(PrimalShaped, ArrayLike, Value):
     """A dual number ``primal + tangent * eps`` with ``eps**2 = 0``.
 
     The tangent has the primal's shape and dtype, or one extra leading axis
@@ -75,14 +90,6 @@ class Dual(ArrayLike, Value):
                 f"Dual of this level cannot hold; build the result with "
                 f"dualad.ops.index_set(d, value, idx) instead (value is {type(value).__name__})")
         self.primal, self.tangent, self._nb = new.primal, new.tangent, new._nb
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
-
-    @property
-    def dtype(self):
-        return dtype_of(self.primal)
 
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level

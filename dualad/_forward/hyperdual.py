@@ -15,8 +15,8 @@ from typing import Any
 from dualad._base.backend import scalar_xp
 from dualad._base.checks import check_differentiable, validate_tangent
 from dualad._base.core import Value, bind, level_around, level_of, new_level
-from dualad._base.shapes import dtype_of, shape_of, zeros
-from dualad._forward.dual import Dual
+from dualad._base.shapes import shape_of, zeros
+from dualad._forward.dual import Dual, PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
 from dualad._table.entries import Primitive
 
@@ -24,7 +24,7 @@ HYPERDUAL_LEVEL = 2  # shared level of directly constructed HyperDuals
 _FLOAT = float
 
 
-class HyperDual(ArrayLike, Value):
+class HyperDual(PrimalShaped, ArrayLike, Value):
     """A hyper-dual number: exact first and second derivatives in one pass.
 
     ``f(HyperDual(x, u, w, 0))`` has ``primal = f(x)``, ``eps1 = f'(x) u``,
@@ -74,14 +74,6 @@ class HyperDual(ArrayLike, Value):
 
     def _value_hint(self) -> str:
         return ".primal"
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
-
-    @property
-    def dtype(self):
-        return dtype_of(self.primal)
 
     # -- fast scalar arithmetic (the algebra itself, not a rule) -----------------
     def _scalar_parts(self, other):

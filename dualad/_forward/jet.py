@@ -37,13 +37,14 @@ from dualad._base.checks import validate_tangent
 from dualad._base.core import Value, bind, new_level, transform_level
 from dualad._base.shapes import dtype_of, shape_of, zeros
 from dualad._base.tree import flatten
+from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
 from dualad._table.entries import REGISTRY, Primitive
 
 __all__ = ["Jet", "jet", "jet_rules"]
 
 
-class Jet(ArrayLike, Value):
+class Jet(PrimalShaped, ArrayLike, Value):
     """A truncated Taylor series ``primal + c_1 t + ... + c_K t^K`` (made by :func:`jet`).
 
     ``coeffs`` holds the normalized coefficients ``c_k = x^(k)(0) / k!``, each
@@ -65,14 +66,6 @@ class Jet(ArrayLike, Value):
 
     def _strip(self):
         return self.primal
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
-
-    @property
-    def dtype(self):
-        return dtype_of(self.primal)
 
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level, order = self._level, len(self.coeffs)
