@@ -69,9 +69,11 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
         one, see :func:`dualad.extend.register_vjp`); without it a ``NotImplementedError`` is
         raised (the check is never skipped silently).
     eps : float, optional
-        Finite-difference step; by default chosen from the least precise
-        floating dtype among the arguments, times the magnitude of the
-        smallest argument where that is below 1.
+        Finite-difference step. By default two are tried, and the JVP must
+        match the differences at one of them: the least precise floating
+        dtype's step times the magnitude of the smallest argument where that
+        is below 1 (a function of small inputs), and the dtype's step alone
+        (tiny inputs beside larger constants the function closes over).
     rtol, atol : float, optional
         Tolerances; by default ``2e-3`` for float32, ``1e-5`` for float64.
     rng : int or numpy.random.Generator, optional
@@ -122,7 +124,12 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
     _check_outputs(f(*args))
 
     bits = min(_bits(leaves[i]) for i in where)
-    opts = _Options(eps=_STEP[bits] * _scale([leaves[i] for i in where], bits) if eps is None else eps,
+    # By default two steps: one on the scale of the smallest input (for a function of inputs
+    # near 5e-5), and the dtype's own (for tiny inputs of a function whose scale other,
+    # larger numbers set); a right JVP matches the differences at one of them.
+    steps = (eps,) if eps is not None else tuple(dict.fromkeys(
+        (_STEP[bits] * _scale([leaves[i] for i in where], bits), _STEP[bits])))
+    opts = _Options(steps=steps,
                     rtol=_TOL[bits] if rtol is None else rtol,
                     atol=_TOL[bits] if atol is None else atol,
                     rng=rng, reverse_vjp=reverse_vjp)
@@ -130,8 +137,8 @@ def check_grads(f: Callable, args: Any, order: int = 2, modes: Sequence[str] = (
 
 
 class _Options:
-    def __init__(self, eps, rtol, atol, rng, reverse_vjp):
-        self.eps, self.rtol, self.atol, self.rng = eps, rtol, atol, rng
+    def __init__(self, steps, rtol, atol, rng, reverse_vjp):
+        self.steps, self.rtol, self.atol, self.rng = steps, rtol, atol, rng
         self.reverse_vjp = reverse_vjp
 
 
@@ -166,25 +173,35 @@ def _check(g, xs, order, modes, opts, name, depth):
 def _check_jvp(g, xs, v, opts, name, depth):
     out, t = jvp(g, tuple(xs), tuple(v))
     expected = g(*xs)
-    plus, minus = _differences(g, xs, v, opts.eps)
     what = f"JVP of {name}"
     out_l, t_l, exp_l = flatten(out)[0], flatten(t)[0], flatten(expected)[0]
-    plus_l, minus_l = flatten(plus)[0], flatten(minus)[0]
     if len(t_l) != len(exp_l):
         raise AssertionError(f"check_grads: {what} has {len(t_l)} output leaves, f has {len(exp_l)}")
-    for j, (o, tj, e, p, m) in enumerate(zip(out_l, t_l, exp_l, plus_l, minus_l)):
+    for j, (o, tj, e) in enumerate(zip(out_l, t_l, exp_l)):
         _check_meta(what, j, "tangent", tj, e)
         _assert_close(f"check_grads: primal output of {what} differs from f(x) (derivative order {depth})",
                       j, _np(o), _np(e), opts.rtol, opts.atol)
+    first = None
+    for eps in opts.steps:  # the JVP must match the differences at one of the steps
+        try:
+            return _compare_differences(g, xs, v, eps, t_l, exp_l, opts, what, depth)
+        except AssertionError as err:
+            first = first or err
+    raise first
+
+
+def _compare_differences(g, xs, v, eps, t_l, exp_l, opts, what, depth):
+    plus, minus = _differences(g, xs, v, eps)
+    for j, (tj, e, p, m) in enumerate(zip(t_l, exp_l, flatten(plus)[0], flatten(minus)[0])):
         pn, mn = _np(p), _np(m)
-        fd = (pn - mn) / (2 * opts.eps)
+        fd = (pn - mn) / (2 * eps)
         # rounding in f(x + h v) and f(x - h v), magnified by 1 / (2 h); on the scale of the
         # whole output, since an entry that cancels to ~0 (a correlation's diagonal) carries
         # the rounding of the terms that cancelled, not of its own size
-        noise = 8 * _finfo_eps(e) * (_largest(pn) + _largest(mn)) / (2 * opts.eps)
+        noise = 8 * _finfo_eps(e) * (_largest(pn) + _largest(mn)) / (2 * eps)
         _assert_close(f"check_grads: {what} does not match central finite differences "
                       f"(derivative order {depth})", j, _np(tj), fd, opts.rtol, opts.atol + noise,
-                      f"finite-difference step eps={opts.eps:g}")
+                      f"finite-difference step eps={eps:g}")
 
 
 def _check_vjp(g, xs, u, opts, name, depth):

@@ -185,3 +185,17 @@ def test_float32_differences_are_taken_in_float64():
     check_grads(lambda x: (x * 1e3 + x) - x * 1e3, (x,), order=2, modes=("fwd",))
     t = jvp(lambda x: (x * 1e3 + x) - x * 1e3, (x,), (np.ones(4, np.float32),))[1]
     assert t.dtype == np.float32
+
+
+def test_tiny_inputs_beside_larger_constants_check():
+    # The imaginary parts of a complex SVD's input drawn near 3e-12 beside a real part of
+    # 5 and 3: a step on the scale of the inputs (3e-18) is below the resolution of the
+    # matrix, and the differences were noise; the dtype's own step checks.
+    base = np.diag([5.0, 3.0])
+
+    def f(x, y):
+        u, s, vh = np.linalg.svd((x + base) + 1j * y, full_matrices=False)
+        rec = (u * np.sin(s)[None, :]) @ vh
+        return s, np.real(rec), np.imag(rec)
+
+    check_grads(f, (np.zeros((2, 2)), np.full((2, 2), 3.07132488e-12)), order=1, modes=("fwd",))
