@@ -14,7 +14,7 @@ import numpy as np
 
 from dualad import SparseJacobian, jacfwd
 
-from .common import best_seconds, ratio, speed_ratio, vector
+from .common import ratio, speed_ratio, vector
 
 
 def residual(x):
@@ -49,14 +49,12 @@ def main() -> None:
     small = vector(1_000)
     dense = speed_ratio(lambda: jacfwd(residual)(small), lambda: residual(small), repeat=3)
     print(f"dense jacfwd / f at n = 1e3: {dense:.0f}")
-    print("n        colours  detect+colour/f  evaluate/f  f (s)")
-    for n in (10_000, 100_000):
-        x = vector(n)
-        jac = SparseJacobian(residual, x)
-        detect = speed_ratio(lambda: SparseJacobian(residual, x), lambda: residual(x), repeat=3)
-        evaluate = speed_ratio(lambda: jac(x), lambda: residual(x), repeat=3)
-        print(f"{n:<8d} {jac.n_colors:7d}  {detect:15.0f}  {evaluate:10.1f}  {best_seconds(lambda: residual(x)):.1e}")
-
+    print("n        colours  detect+colour/f  evaluate/f")
+    for n in SparseJacobianPDE.params[0]:
+        bench = SparseJacobianPDE()
+        bench.setup(n)
+        print(f"{n:<8d} {bench.track_colors(n):7d}  {bench.track_detect_and_color_over_function(n):15.0f}  "
+              f"{bench.track_evaluate_over_function(n):10.1f}")
 
 if __name__ == "__main__":
     main()
