@@ -21,6 +21,13 @@ from dualad._batching.vmap import vmap
 from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
 from dualad._forward.jet import jet, jet_rules
+from dualad._forward.sparsity import (
+    SparseJacobian,
+    color_columns,
+    jacobian_sparsity,
+    sparse_jacfwd,
+    sparsity_rules,
+)
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
@@ -31,9 +38,10 @@ from dualad._table.entries import Primitive
 jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, never a ``compile``
 # that would shadow Python's builtin.
 
-__all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "bind",
-           "derivative", "extend", "hessian", "jacfwd", "jet", "jet_rules", "jit", "jvp", "linear_transpose",
-           "linearize", "ops", "register_numpy", "register_pytree_node", "vmap"]
+__all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "SparseJacobian",
+           "bind", "color_columns", "derivative", "extend", "hessian", "jacfwd", "jacobian_sparsity", "jet",
+           "jet_rules", "jit", "jvp", "linear_transpose", "linearize", "ops", "register_numpy",
+           "register_pytree_node", "sparse_jacfwd", "sparsity_rules", "vmap"]
 __version__ = "0.1.0"
 
 # JAX's names for transforms that live in the layers above dualad.
