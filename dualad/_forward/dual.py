@@ -15,10 +15,13 @@ DUAL_LEVEL = 1  # shared level of directly constructed Duals
 
 
 class PrimalShaped:
-    """Mixin of the forward-mode values (Dual, HyperDual, Jet): their shape and dtype
-    are their primal's."""
+    """Mixin of the forward-mode values (Dual, HyperDual, Jet, Pattern): their shape
+    and dtype are their primal's, and stripped of what they carry they are it."""
 
     __slots__ = ()
+
+    def _strip(self):
+        return self.primal
 
     @property
     def shape(self):
@@ -70,9 +73,6 @@ class Dual(PrimalShaped, ArrayLike, Value):
 
     def __repr__(self) -> str:
         return f"Dual({self.primal!r}, {self.tangent!r})"
-
-    def _strip(self):
-        return self.primal
 
     def _writable_parts(self) -> tuple:
         return self.primal, self.tangent

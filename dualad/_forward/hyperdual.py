@@ -69,9 +69,6 @@ class HyperDual(PrimalShaped, ArrayLike, Value):
     def __repr__(self) -> str:
         return f"HyperDual({self.primal!r}, {self.eps1!r}, {self.eps2!r}, {self.eps1eps2!r})"
 
-    def _strip(self):
-        return self.primal
-
     def _value_hint(self) -> str:
         return ".primal"
 

@@ -64,9 +64,6 @@ class Jet(PrimalShaped, ArrayLike, Value):
     def __repr__(self) -> str:
         return f"Jet({self.primal!r}, {self.coeffs!r})"
 
-    def _strip(self):
-        return self.primal
-
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level, order = self._level, len(self.coeffs)
         primals, series = [], []

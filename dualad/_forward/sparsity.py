@@ -79,9 +79,6 @@ class Pattern(PrimalShaped, ArrayLike, Value):
     def __repr__(self) -> str:
         return f"Pattern({self.primal!r}, nnz={self.rows.nnz})"
 
-    def _strip(self):
-        return self.primal
-
     def __setitem__(self, idx, value):
         """``p[idx] = value`` as NumPy assigns: the Pattern takes the new value's parts."""
         new = ops.index_set(self, value, idx)
