@@ -325,16 +325,16 @@ def _differences(g, xs, v, eps):
     precision, so that the differences carry float64's rounding rather than float32's
     (a GPU's float32 SVD rounded more than the noise allowed for a small output beside
     large ones). A function that takes only its own dtype is differenced in it."""
+    def at(xs, v):
+        return tuple(g(*[_axpy(h, vi, x) for x, vi in zip(xs, v)]) for h in (eps, -eps))
+
     wide = [_widened(x) for x in xs]
     if any(w is not x for w, x in zip(wide, xs)):
-        wide_v = [_widened(vi) for vi in v]
         try:
-            return (g(*[_axpy(eps, vi, x) for x, vi in zip(wide, wide_v)]),
-                    g(*[_axpy(-eps, vi, x) for x, vi in zip(wide, wide_v)]))
+            return at(wide, [_widened(vi) for vi in v])
         except Exception:  # noqa: BLE001 (the same call in the inputs' dtype decides)
             pass
-    return (g(*[_axpy(eps, vi, x) for x, vi in zip(xs, v)]),
-            g(*[_axpy(-eps, vi, x) for x, vi in zip(xs, v)]))
+    return at(xs, v)
 
 
 def _widened(x):
