@@ -173,15 +173,8 @@ def _values_at(x, index, dim: int, keepdim: bool) -> ValuesIndices:
     return ValuesIndices(values, index)
 
 
-def _is_value(x: Any) -> bool:
-    return hasattr(x, "dtype")
-
-
-def _is_bool(x: Any) -> bool:
-    return dtype_name(x) == "bool"
-
-
-def dtype_name(x: Any) -> str:
+def _dtype_name(x: Any) -> str:
+    """"bool", "float64", ... of an array or value of any backend (a Python scalar's type)."""
     return str(dtype_of(raw(x))).rsplit(".", 1)[-1] if hasattr(x, "dtype") else type(x).__name__
 
 
@@ -558,11 +551,10 @@ class TorchMethods:
         if min is None and max is None:
             raise RuntimeError("clamp: at least one of min and max must be given")
         out = self
-        if min is not None:
-            out = ops.where(ops.less(out, min), ops.astype(min, self.dtype) if _is_value(min) else min, out)
-        if max is not None:
-            out = ops.where(ops.greater(out, max), ops.astype(max, self.dtype) if _is_value(max) else max,
-                            out)
+        for bound, beyond in ((min, ops.less), (max, ops.greater)):
+            if bound is not None:  # a tensor bound in this tensor's dtype, as PyTorch's
+                fill = ops.astype(bound, self.dtype) if hasattr(bound, "dtype") else bound
+                out = ops.where(beyond(out, bound), fill, out)
         return out
 
     clip = clamp
@@ -578,8 +570,8 @@ class TorchMethods:
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """``value`` where ``mask`` is true, as ``torch.Tensor.masked_fill`` (the
         gradient reaches ``x`` elsewhere, and a tensor ``value`` where the mask is)."""
-        if not _is_bool(mask):
-            raise TypeError(f"masked_fill: mask must be a boolean array, got dtype {dtype_name(mask)}")
+        if _dtype_name(mask) != "bool":
+            raise TypeError(f"masked_fill: mask must be a boolean array, got dtype {_dtype_name(mask)}")
         return ops.where(mask, value, self)
 
     def softmax(self, dim: int) -> Any:
