@@ -469,13 +469,10 @@ class Tensor(TorchMethods, ArrayLike, Value):
                 values.append(a)
                 parents.append(None)
         ans = bind(prim, *values, **params)
-        if prim.plain_output:  # a comparison, floor, isnan: PyTorch gives a tensor, NumPy an array
-            if type(self) is not Tensor:
-                return ans
-            return tuple([Tensor._make(a, level) for a in ans]) if prim.multiple_results \
-                else Tensor._make(ans, level)
+        if prim.plain_output and type(self) is not Tensor:  # a comparison, floor: NumPy's array
+            return ans
         multiple = prim.multiple_results
-        if not recording or not prim.records:
+        if not recording or not prim.records:  # plain outputs too: PyTorch's tensors, unrecorded
             return tuple([Tensor._make(a, level) for a in ans]) if multiple else Tensor._make(ans, level)
         needs = tuple([p is not None for p in parents])
         res = prim.residuals(ans, values, params, needs)
