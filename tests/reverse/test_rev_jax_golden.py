@@ -41,7 +41,9 @@ def test_pytree_jacobian_equals_jax(transform, chunk_size):
     want = GOLDEN["two_args_jacrev"]
     assert sorted(got) == sorted(want)
     for key in want:
+        assert len(got[key]) == len(want[key])
         for block, expected in zip(got[key], want[key]):
+            assert np.shape(block) == np.shape(expected)  # assert_allclose would broadcast
             np.testing.assert_allclose(block, expected, rtol=1e-13, atol=1e-15)
 
 

@@ -27,8 +27,10 @@ def test_jet_matches_jax(name):
     f = FUNCTIONS[name]
     y0, ys = dualad.jet(lambda *a: f(np, *a), tuple(primals), tuple(series))
     want = CASES[name]
+    assert np.shape(y0) == np.shape(want["primal"])  # assert_allclose would broadcast
     np.testing.assert_allclose(y0, want["primal"], rtol=1e-12)
     assert len(ys) == ORDER
     for k, (got, expected) in enumerate(zip(ys, want["series"])):
+        assert np.shape(got) == np.shape(expected), f"term {k + 1} of {name}"
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10,
                                    err_msg=f"term {k + 1} of {name} (jax {GOLDEN['jax']})")

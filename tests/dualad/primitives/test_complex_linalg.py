@@ -110,10 +110,12 @@ def test_derivatives_match_jax(case):
     a, t = _complex(case["a"]), _complex(case["t"])
     w = [np.asarray(x) for x in case["w"]]
     value, tangent = dualad.jvp(lambda m: f(m, w), (a,), (t,))
+    assert np.shape(value) == np.shape(case["value"]) and np.shape(tangent) == np.shape(case["jvp"])
     np.testing.assert_allclose(value, case["value"], rtol=1e-10)
     np.testing.assert_allclose(tangent, case["jvp"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(reverse.grad(lambda m: f(m, w))(a), _complex(case["grad"]), rtol=1e-9,
-                               atol=1e-12)
+    g = reverse.grad(lambda m: f(m, w))(a)
+    assert g.shape == _complex(case["grad"]).shape and g.dtype == a.dtype
+    np.testing.assert_allclose(g, _complex(case["grad"]), rtol=1e-9, atol=1e-12)
     # forward over reverse: the directional derivative of the gradient, against its central differences
     _, hv = dualad.jvp(reverse.grad(lambda m: f(m, w)), (a,), (t,))
     h = 1e-6
