@@ -18,16 +18,12 @@ from dualad import extend, ops
 from dualad._base.core import EscapedValueError, bind
 from dualad._base.tree import register_pytree_node
 from dualad._batching.vmap import vmap
+from dualad._forward.coloring import color_columns, color_symmetric
 from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
 from dualad._forward.jet import jet, jet_rules
-from dualad._forward.sparsity import (
-    SparseJacobian,
-    color_columns,
-    jacobian_sparsity,
-    sparse_jacfwd,
-    sparsity_rules,
-)
+from dualad._forward.sparse_jacobian import SparseJacobian, sparse_jacfwd
+from dualad._forward.sparsity import hessian_sparsity, jacobian_sparsity, sparsity_rules
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
@@ -39,9 +35,9 @@ jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, nev
 # that would shadow Python's builtin.
 
 __all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "SparseJacobian",
-           "bind", "color_columns", "derivative", "extend", "hessian", "jacfwd", "jacobian_sparsity", "jet",
-           "jet_rules", "jit", "jvp", "linear_transpose", "linearize", "ops", "register_numpy",
-           "register_pytree_node", "sparse_jacfwd", "sparsity_rules", "vmap"]
+           "bind", "color_columns", "color_symmetric", "derivative", "extend", "hessian", "hessian_sparsity",
+           "jacfwd", "jacobian_sparsity", "jet", "jet_rules", "jit", "jvp", "linear_transpose", "linearize",
+           "ops", "register_numpy", "register_pytree_node", "sparse_jacfwd", "sparsity_rules", "vmap"]
 __version__ = "0.1.0"
 
 # JAX's names for transforms that live in the layers above dualad.

@@ -32,6 +32,11 @@ Forward mode and Jacobian assembly
     ``Dual``, ``jvp``, ``primals_at`` (a pytree with one level's Duals
     replaced by their primals), ``check_inputs``, ``basis_chunks``,
     ``chunk_of``, ``split``, ``blocks``.
+Sparse derivatives
+    ``seed_matrix`` (one direction per colour of a colouring),
+    ``recover_symmetric`` (a Hessian from its products with those directions,
+    for a star colouring), ``check_point`` (the 1-d floating NumPy point a
+    sparsity trace takes).
 Reverse rules
     ``aval`` (shape and dtype of an output), ``Dropped`` (an output whose
     cotangent is not needed), ``shared_by_key``.
@@ -77,7 +82,9 @@ from dualad._base.checks import (
 from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
 from dualad._base.shapes import dtype_of, is_complex, raw, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
+from dualad._forward.coloring import recover_symmetric, seed_matrix
 from dualad._forward.dual import Dual
+from dualad._forward.sparsity import check_point
 from dualad._forward.transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, primals_at, split
 from dualad._numpy.arraylike import ArrayLike
 from dualad._staging.compile import traceable
@@ -87,11 +94,11 @@ from dualad._table.vjp import Dropped, aval, shared_by_key
 __all__ = [
     "Accumulator", "ArrayLike", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
     "basis_chunks", "bind", "blocks", "check_argnums", "check_count", "check_differentiable",
-    "check_inputs", "check_number", "check_output_leaves", "check_scalar_output", "chunk_of",
+    "check_inputs", "check_number", "check_point", "check_output_leaves", "check_scalar_output", "chunk_of",
     "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed", "is_complex",
     "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "positions", "primals_at",
-    "raw", "set_cut",
+    "raw", "recover_symmetric", "seed_matrix", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
     "validate_tangent",
     "zeros",

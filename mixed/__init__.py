@@ -17,6 +17,7 @@ from mixed import scipy as scipy  # mixed.scipy after `import mixed`; it imports
 from mixed._hvp import grad_and_hvp, hessian, hvp
 from mixed._linearize import HessianOperator, linearize
 from mixed._newton import OptimizeResult, newton_cg, trust_region
+from mixed._sparse_hessian import SparseHessian, sparse_hessian
 
-__all__ = ["HessianOperator", "OptimizeResult", "grad_and_hvp", "hessian", "hvp", "linearize", "newton_cg",
-           "trust_region"]
+__all__ = ["HessianOperator", "OptimizeResult", "SparseHessian", "grad_and_hvp", "hessian", "hvp",
+           "linearize", "newton_cg", "sparse_hessian", "trust_region"]

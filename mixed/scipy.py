@@ -7,6 +7,8 @@ Newton-CG, trust-ncg, trust-krylov and trust-constr. ``jac(f)`` and
 ``hessp(f)`` of the same ``f`` share one linearization (:func:`mixed.linearize`),
 traced once per pair: each new point replays its primal half, each product
 its tangent half, as ``linearized(f)``, which returns the two at once, does.
+``hess(f)`` is ``hess=``, the Hessian as a sparse matrix
+(:func:`mixed.sparse_hessian`), for trust-constr on large sparse problems.
 The module is named for
 the convention it follows; it does not import SciPy (not a dependency of
 dualad), and imports in this package are absolute, so ``import scipy`` still
@@ -34,8 +36,9 @@ import reverse
 from dualad.interpreter import describe, dtype_of, namespace_of, raw, shape_of
 from mixed._hvp import check_scalar
 from mixed._linearize import linearize
+from mixed._sparse_hessian import sparse_hessian
 
-__all__ = ["hessp", "jac", "linearized"]
+__all__ = ["hess", "hessp", "jac", "linearized"]
 
 
 def _check_function(f: Any, who: str) -> None:
@@ -125,6 +128,42 @@ def hessp(f: Callable) -> Callable:
     def hessp_(x: Any, p: Any, *args: Any) -> Any:
         return shared.hessp(x, p, *args)
     return hessp_
+
+
+def hess(f: Callable) -> Callable:
+    """The Hessian of scalar ``f`` in its first argument as a sparse matrix, as SciPy's
+    ``hess=`` for ``minimize(method="trust-constr")`` (and Newton-CG, trust-exact).
+
+    :func:`mixed.sparse_hessian`: the pattern is detected by tracing ``f`` and
+    star-coloured at the first call, and each call costs one forward-over-reverse
+    Hessian-vector product per colour, so a banded Hessian of ``1e5``
+    variables costs a few products, not ``1e5``.
+
+    Parameters
+    ----------
+    f : callable
+        The objective ``f(x, *args)``, returning a real scalar, of a 1-d
+        floating NumPy array ``x``.
+
+    Returns
+    -------
+    callable
+        ``(x, *args) -> scipy.sparse.csr_matrix``, the ``n x n`` Hessian at ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.optimize import minimize
+    >>> from mixed.scipy import hess, jac
+    >>> def chained(x):
+    ...     return ((x[1:] - x[:-1] ** 2) ** 2).sum() + ((x - 0.5) ** 2).sum()
+    >>> r = minimize(chained, np.zeros(1000), jac=jac(chained), hess=hess(chained),
+    ...              method="trust-constr", options={"gtol": 1e-10})
+    >>> bool(r.success), hess(chained)(r.x).nnz
+    (True, 2998)
+    """
+    _check_function(f, "hess")
+    return sparse_hessian(f)
 
 
 class _Shared:

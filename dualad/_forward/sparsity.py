@@ -27,14 +27,28 @@ control flow as the point traced. The rules (:func:`sparsity_rules`):
   every output element depends on every element of every operand. Never
   too sparse; too dense only by the structure the entry has.
 
-:func:`color_columns` colours the columns greedily in DSATUR order;
-:class:`SparseJacobian` detects and colours once and evaluates the Jacobian
-at many points with one chunked forward pass of one direction per colour.
+:func:`hessian_sparsity` runs a scalar function on Patterns that also collect
+the second-order structure, as SparseConnectivityTracer's Hessian tracer
+does: the Hessian of ``f`` is a sum, over the entries applied, of each
+entry's second derivative taken between its operands' first-order patterns,
+so an entry adds ``T_i^T T_j`` for each pair of operands ``(i, j)`` it is
+nonlinear in, ``T_i = S_i @ P_i`` being operand ``i``'s pattern carried to
+the output's elements (:func:`second_order_rules`):
+
+- ``linear``: entries linear in their differentiable operands, and the
+  piecewise linear ones (``abs`` of real values, ``maximum``, ``minimum``,
+  ``where``, ``relu``, ``remainder``, ``max``, ``min``): nothing;
+- ``product``: ``multiply``, the two operands together but neither with itself;
+- ``quotient``: ``divide``, the denominator with both;
+- ``matmul``: ``x[..., i, k]`` with ``y[..., k, j]`` only;
+- ``nonlinear``: every other entry, every pair among the output's inputs.
+
+Terms of values that the output never uses still count, as do both
+branches of a ``where``: the pattern may be denser than needed, never sparser.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any, Callable
 
@@ -44,37 +58,30 @@ from dualad import ops
 from dualad._base.core import Value, bind, transform_level
 from dualad._base.shapes import shape_of
 from dualad._base.tree import flatten
+from dualad._forward.coloring import _sparse
 from dualad._forward.dual import PrimalShaped
-from dualad._forward.transforms import jvp
 from dualad._numpy.arraylike import ArrayLike
 from dualad._primitives.indexing import _filled
-from dualad._table.entries import REGISTRY, Elementwise, Primitive
+from dualad._table.entries import REGISTRY, Elementwise, Linear, Primitive
 
-__all__ = ["SparseJacobian", "color_columns", "jacobian_sparsity", "sparse_jacfwd", "sparsity_rules"]
-
-
-def _sparse():
-    """``scipy.sparse``, imported on first use (SciPy is optional)."""
-    try:
-        import scipy.sparse
-    except ImportError as e:  # pragma: no cover - SciPy is installed where the tests run
-        raise ImportError("dualad's sparse Jacobians need SciPy: pip install scipy") from e
-    return scipy.sparse
+__all__ = ["hessian_sparsity", "jacobian_sparsity", "sparsity_rules"]
 
 
 class Pattern(PrimalShaped, ArrayLike, Value):
     """A value and, per element (C order), the inputs it depends on (made by
     :func:`jacobian_sparsity`): ``rows`` is a CSR matrix of ``size`` rows and one
-    column per input, nonzero where the element depends on the input."""
+    column per input, nonzero where the element depends on the input. ``terms``,
+    shared by the Patterns of one :func:`hessian_sparsity` trace, collects the
+    Hessian's structure (None when only the Jacobian's is wanted)."""
 
-    __slots__ = ("primal", "rows")
+    __slots__ = ("primal", "rows", "terms")
     __array_priority__ = 100
     made_by = "dualad.jacobian_sparsity"
 
     @classmethod
-    def _make(cls, primal: Any, rows: Any, level: int) -> "Pattern":
+    def _make(cls, primal: Any, rows: Any, level: int, terms: "_HessianTerms | None" = None) -> "Pattern":
         p = object.__new__(cls)
-        p.primal, p.rows, p._level = primal, rows, level
+        p.primal, p.rows, p._level, p.terms = primal, rows, level, terms
         return p
 
     def __repr__(self) -> str:
@@ -90,30 +97,34 @@ class Pattern(PrimalShaped, ArrayLike, Value):
 
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level
-        primals = [a.primal if type(a) is Pattern and a._level == level else a for a in args]
-        rows = [a.rows if type(a) is Pattern and a._level == level else None for a in args]
+        mine = [type(a) is Pattern and a._level == level for a in args]
+        primals = [a.primal if m else a for a, m in zip(args, mine)]
+        rows = [a.rows if m else None for a, m in zip(args, mine)]
         ans = bind(prim, *primals, **params)
         rule = _rule(prim)
         if rule is _constant:
             return ans
-        n = self.rows.shape[1]
-        if prim.multiple_results:
-            return tuple(Pattern._make(a, _combine(rule(prim, primals, rows, a, params), rows, a, n),
-                                       level) for a in ans)
-        return Pattern._make(ans, _combine(rule(prim, primals, rows, ans, params), rows, ans, n), level)
+        n, terms = self.rows.shape[1], self.terms
+        made = []
+        for a in (ans if prim.multiple_results else (ans,)):
+            carried = rule(prim, primals, rows, a, params)
+            out = _union(carried, a, n)
+            if terms is not None:
+                terms.add(prim, primals, rows, carried, out)
+            made.append(Pattern._make(a, out, level, terms))
+        return tuple(made) if prim.multiple_results else made[0]
 
 
 def _size(x: Any) -> int:
     return math.prod(shape_of(x))
 
 
-def _combine(local: list, rows: list, ans: Any, n: int) -> Any:
-    """``OR_i S_i @ P_i`` over the operands that carry a pattern."""
-    sp = _sparse()
-    out = sp.csr_matrix((_size(ans), n), dtype=np.float64)
-    for s, r in zip(local, rows):
-        if r is not None and s is not None:
-            out = out + s @ r
+def _union(carried: list, ans: Any, n: int) -> Any:
+    """``OR_i T_i`` over the operands that carry a pattern."""
+    out = _sparse().csr_matrix((_size(ans), n), dtype=np.float64)
+    for t in carried:
+        if t is not None:
+            out = out + t
     out.data[:] = 1.0  # counts of paths: every stored entry is positive, so nonzero
     return out
 
@@ -125,20 +136,29 @@ def _local(out_rows: np.ndarray, in_cols: np.ndarray, out_size: int, in_size: in
                          shape=(out_size, in_size))
 
 
+def _carry(out_rows: np.ndarray, in_cols: np.ndarray, out_size: int, r: Any) -> Any:
+    """``S @ r``, ``S`` the local pattern with an entry at each ``(out_rows[k], in_cols[k])``:
+    an operand's pattern carried to the output's elements (rows of ``r`` where each
+    output element has one source)."""
+    out_rows, in_cols = np.ravel(out_rows), np.ravel(in_cols)
+    if out_rows.size == out_size and np.array_equal(out_rows, np.arange(out_size)):
+        return r if np.array_equal(in_cols, np.arange(r.shape[0])) else r[in_cols]
+    return _local(out_rows, in_cols, out_size, r.shape[0]) @ r
+
+
 def _numbers(shape: tuple) -> np.ndarray:
     return np.arange(math.prod(shape)).reshape(shape)
 
 
-# -- the rules: each returns one local pattern per operand (None where it has none) ----------
+# -- the rules: each returns each operand's pattern carried to the output (None where it has none)
 def _constant(prim, primals, rows, ans, params):
     raise AssertionError("constant entries return their value")  # pragma: no cover
 
 
 def _elementwise(prim, primals, rows, ans, params):
     out_shape = shape_of(ans)
-    out = _numbers(out_shape)
-    return [None if r is None else
-            _local(out, np.broadcast_to(_numbers(shape_of(p)), out_shape), out.size, _size(p))
+    return [r if r is None or shape_of(p) == out_shape else
+            _carry(_numbers(out_shape), np.broadcast_to(_numbers(shape_of(p)), out_shape), _size(ans), r)
             for p, r in zip(primals, rows)]
 
 
@@ -152,20 +172,20 @@ def _selection(prim, primals, rows, ans, params):
         start += _size(primals[i])
     source = np.asarray(prim.impl(np, *encoded, **params)).ravel()
     out = np.arange(source.size)
-    local = []
+    carried = []
     for i, (p, r) in enumerate(zip(primals, rows)):
         if r is None:
-            local.append(None)
+            carried.append(None)
             continue
         hit = (source >= offsets[i]) & (source < offsets[i] + _size(p))
-        local.append(_local(out[hit], source[hit] - offsets[i], out.size, _size(p)))
-    return local
+        carried.append(_carry(out[hit], source[hit] - offsets[i], out.size, r))
+    return carried
 
 
 def _gather_selection(prim, primals, rows, ans, params):
     x, *indices = primals
     source = prim.impl(np, _numbers(shape_of(x)), *indices, **params).ravel()
-    return [_local(np.arange(source.size), source, source.size, _size(x))] + [None] * len(indices)
+    return [_carry(np.arange(source.size), source, source.size, rows[0])] + [None] * len(indices)
 
 
 def _scatter(prim, primals, rows, ans, params):
@@ -173,47 +193,51 @@ def _scatter(prim, primals, rows, ans, params):
     idx = params["idx"] if "idx" in params else _filled(params["template"], primals[1:])
     target = _numbers(params["shape"])[idx]
     source = np.broadcast_to(_numbers(shape_of(values)), target.shape)
-    return [_local(target, source, _size(ans), _size(values))] + [None] * (len(primals) - 1)
+    return [_carry(target, source, _size(ans), rows[0])] + [None] * (len(primals) - 1)
 
 
 def _reduction(prim, primals, rows, ans, params):
-    (x,), shape = primals, shape_of(primals[0])
+    shape = shape_of(primals[0])
     n = len(shape)
     kept = tuple(1 if i - n in params["axis"] else s for i, s in enumerate(shape))
     target = np.broadcast_to(_numbers(kept), shape)
-    return [_local(target, _numbers(shape), _size(ans), _size(x))]
+    return [_carry(target, _numbers(shape), _size(ans), rows[0])]
 
 
 def _cumsum(prim, primals, rows, ans, params):
-    (x,), shape = primals, shape_of(primals[0])
-    numbers = np.moveaxis(_numbers(shape), params["axis"], -1)
-    later, earlier = np.tril_indices(numbers.shape[-1] if shape else 1)
-    return [_local(numbers[..., later], numbers[..., earlier], _size(ans), _size(x))]
+    numbers = np.moveaxis(_numbers(shape_of(primals[0])), params["axis"], -1)
+    later, earlier = np.tril_indices(numbers.shape[-1] if numbers.ndim else 1)
+    return [_carry(numbers[..., later], numbers[..., earlier], _size(ans), rows[0])]
 
 
-def _matmul(prim, primals, rows, ans, params):
-    """``out[..., i, j]`` on ``x[..., i, k]`` and ``y[..., k, j]`` for every ``k``, with
-    NumPy's 1-d rules (a 1-d operand is a row or column, its axis then dropped)."""
-    x, y = primals
+def _matmul_sources(x: Any, y: Any) -> tuple:
+    """For each output element of ``x @ y`` and each ``k``: the element of ``x`` and of ``y``
+    it reads, as two arrays of shape ``(..., m, n, k)``, and the output element's number.
+    NumPy's 1-d rules: a 1-d operand is a row or column, its axis then dropped."""
     nx = _numbers(shape_of(x))
     ny = _numbers(shape_of(y))
     nx = nx[None, :] if nx.ndim == 1 else nx
     ny = ny[:, None] if ny.ndim == 1 else ny
-    # (..., m, n, k): the element of each operand each output element reads for each k
     from_x = nx[..., :, None, :]
     from_y = np.swapaxes(ny, -1, -2)[..., None, :, :]
     lead = np.broadcast_shapes(from_x.shape, from_y.shape)
     out = np.broadcast_to(_numbers(lead[:-1])[..., None], lead)
-    return [None if r is None else _local(out, np.broadcast_to(src, lead), _size(ans), _size(p))
-            for src, p, r in ((from_x, x, rows[0]), (from_y, y, rows[1]))]
+    return np.broadcast_to(from_x, lead), np.broadcast_to(from_y, lead), out
+
+
+def _matmul(prim, primals, rows, ans, params):
+    """``out[..., i, j]`` on ``x[..., i, k]`` and ``y[..., k, j]`` for every ``k``."""
+    from_x, from_y, out = _matmul_sources(*primals)
+    return [None if r is None else _carry(out, src, _size(ans), r)
+            for src, r in ((from_x, rows[0]), (from_y, rows[1]))]
 
 
 def _fallback(prim, primals, rows, ans, params):
     """Every output element on every element of every operand."""
-    out = np.arange(_size(ans))
-    return [None if r is None else
-            _local(np.repeat(out, _size(p)), np.tile(np.arange(_size(p)), out.size), out.size, _size(p))
-            for p, r in zip(primals, rows)]
+    sp = _sparse()
+    every = sp.csr_matrix(np.ones((_size(ans), 1)))
+    return [None if r is None else every @ sp.csr_matrix(np.asarray(r.sum(axis=0)) > 0, dtype=np.float64)
+            for r in rows]
 
 
 _NAMED: dict[str, Callable] = {
@@ -239,16 +263,43 @@ def _rule(prim: Primitive) -> Callable:
     return rule if rule is not None and REGISTRY.get(prim.name) is prim else _fallback
 
 
-def sparsity_rules() -> dict[str, str]:
-    """Which sparsity rule :func:`jacobian_sparsity` uses for each entry of the table.
+# The second-order kinds (see the module's docstring), where an entry's kind or name tells.
+_PIECEWISE_LINEAR = frozenset({"add", "subtract", "negative", "abs", "maximum", "minimum", "where", "relu",
+                               "remainder", "max", "min"})
+_BILINEAR = {"multiply": "product", "divide": "quotient", "matmul": "matmul"}
+
+
+def _second_order(prim: Primitive) -> str:
+    if _rule(prim) is _constant:
+        return "constant"
+    if isinstance(prim, Linear):
+        return "linear"
+    if REGISTRY.get(prim.name) is not prim:
+        return "nonlinear"
+    return "linear" if prim.name in _PIECEWISE_LINEAR else _BILINEAR.get(prim.name, "nonlinear")
+
+
+def sparsity_rules(order: int = 1) -> dict[str, str]:
+    """Which sparsity rule each entry of the table follows: for Jacobians
+    (:func:`jacobian_sparsity`, ``order=1``) or the Hessian's second-order
+    structure (:func:`hessian_sparsity`, ``order=2``).
+
+    Parameters
+    ----------
+    order : {1, 2}
+        The order of the derivative.
 
     Returns
     -------
     dict
-        Entry name to ``"constant"``, ``"elementwise"``, ``"selection"``,
-        ``"scatter"``, ``"reduction"``, ``"cumsum"``, ``"matmul"`` or
-        ``"fallback"`` (every output element on every input element: correct,
-        and as dense as can be; see :mod:`dualad._forward.sparsity`).
+        Entry name to its rule. Order 1: ``"constant"``, ``"elementwise"``,
+        ``"selection"``, ``"scatter"``, ``"reduction"``, ``"cumsum"``,
+        ``"matmul"`` or ``"fallback"`` (every output element on every input
+        element: correct, and as dense as can be). Order 2: ``"constant"``,
+        ``"linear"`` (linear or piecewise linear: ``abs`` is linear on real
+        values only), ``"product"``, ``"quotient"``, ``"matmul"`` or
+        ``"nonlinear"`` (every pair of the output's inputs). See
+        :mod:`dualad._forward.sparsity`.
 
     Examples
     --------
@@ -256,12 +307,60 @@ def sparsity_rules() -> dict[str, str]:
     >>> rules = sparsity_rules()
     >>> rules["sin"], rules["getitem"], rules["sum"], rules["floor"], rules["solve"]
     ('elementwise', 'selection', 'reduction', 'constant', 'fallback')
+    >>> second = sparsity_rules(order=2)
+    >>> second["sin"], second["getitem"], second["maximum"], second["multiply"], second["solve"]
+    ('nonlinear', 'linear', 'linear', 'product', 'nonlinear')
     """
+    if order not in (1, 2):
+        raise ValueError(f"sparsity_rules: order must be 1 or 2, got {order!r}")
+    if order == 2:
+        return {name: _second_order(prim) for name, prim in REGISTRY.items()}
     return {name: _KINDS[_rule(prim)] for name, prim in REGISTRY.items()}
 
 
+class _HessianTerms:
+    """The Hessian's structure from one trace: a sum of ``A^T B`` products of
+    first-order patterns, one per nonlinear pair of operands of an entry."""
+
+    def __init__(self, n: int):
+        self.n, self.products = n, []
+
+    def add(self, prim: Primitive, primals: list, rows: list, carried: list, out: Any) -> None:
+        kind = _second_order(prim)
+        if kind == "linear" and prim.name == "abs" and any(np.iscomplexobj(p) for p in primals):
+            kind = "nonlinear"  # |z| of a complex z is smooth, not piecewise linear
+        if kind == "linear":
+            return
+        if kind in ("product", "quotient"):
+            a, b = carried
+            if b is not None and kind == "quotient":
+                self.products.append(b.T @ b)
+            if a is not None and b is not None:
+                self.products.append(a.T @ b)
+        elif kind == "matmul":
+            if rows[0] is not None and rows[1] is not None:
+                from_x, from_y, _ = _matmul_sources(*primals)
+                pairs = _local(from_x, from_y, _size(primals[0]), _size(primals[1]))
+                self.products.append(rows[0].T @ (pairs @ rows[1]))
+        else:
+            self.products.append(out.T @ out)
+
+    def pattern(self, support: Any) -> Any:
+        """The symmetric boolean pattern, kept to the inputs the output depends on."""
+        sp = _sparse()
+        kept = np.asarray(support.sum(axis=0)).ravel() > 0
+        pairs = [t.tocoo() for t in self.products]
+        none = np.zeros(0, dtype=np.int64)
+        i = np.concatenate([none] + [t.row for t in pairs] + [t.col for t in pairs])
+        j = np.concatenate([none] + [t.col for t in pairs] + [t.row for t in pairs])
+        on = kept[i] & kept[j]
+        h = sp.csr_matrix((np.ones(int(on.sum())), (i[on], j[on])), shape=(self.n, self.n))
+        h.sum_duplicates()
+        return h.astype(bool)
+
+
 # -- detection ------------------------------------------------------------------------------
-def _check_point(x: Any, name: str) -> np.ndarray:
+def check_point(x: Any, name: str) -> np.ndarray:
     if not isinstance(x, np.ndarray) or x.ndim != 1 or x.dtype.kind != "f":
         got = (f"an array of shape {x.shape} and dtype {x.dtype}" if isinstance(x, np.ndarray)
                else type(x).__name__)
@@ -305,7 +404,7 @@ def jacobian_sparsity(f: Callable, x: np.ndarray) -> Any:
            [False,  True,  True, False],
            [False, False,  True,  True]])
     """
-    x = _check_point(x, "jacobian_sparsity")
+    x = check_point(x, "jacobian_sparsity")
     sp = _sparse()
     n = x.size
     with transform_level() as level:
@@ -318,154 +417,45 @@ def jacobian_sparsity(f: Callable, x: np.ndarray) -> Any:
     return rows.astype(bool)
 
 
-# -- colouring ------------------------------------------------------------------------------
-def color_columns(pattern: Any) -> np.ndarray:
-    """A colour per column such that no two columns of one colour share a row.
-
-    Greedy distance-1 colouring of the column intersection graph in DSATUR
-    order (Brelaz): next, the uncoloured column whose neighbours already hold
-    the most distinct colours, ties by degree, then by index. It reaches the
-    least number for stencils: 3 on a tridiagonal Jacobian, 5 on the 2-d
-    5-point Laplacian (largest-first order took 7 there).
-
-    Parameters
-    ----------
-    pattern : scipy.sparse matrix
-        The Jacobian's sparsity pattern, ``m x n``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``n`` integer colours ``0 .. c - 1``; ``c`` directions recover the Jacobian.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import scipy.sparse as sp
-    >>> from dualad import color_columns
-    >>> color_columns(sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(5, 5)))
-    array([2, 1, 0, 2, 1])
-    """
-    sp = _sparse()
-    p = sp.csr_matrix(pattern, dtype=np.float64)
-    p.data[:] = 1.0
-    graph = (p.T @ p).tocsr()
-    n = graph.shape[0]
-    indptr, indices = graph.indptr, graph.indices
-    degree = np.diff(indptr).tolist()
-    colors = np.full(n, -1, dtype=np.int64)
-    seen: list[set] = [set() for _ in range(n)]  # the colours among each column's neighbours
-    queue = [(0, -degree[j], j) for j in range(n)]  # (-saturation, -degree, column)
-    heapq.heapify(queue)
-    while queue:
-        saturation, _, j = heapq.heappop(queue)
-        if colors[j] >= 0 or -saturation != len(seen[j]):  # coloured, or an outdated entry
-            continue
-        c = 0
-        while c in seen[j]:
-            c += 1
-        colors[j] = c
-        for k in indices[indptr[j]:indptr[j + 1]].tolist():
-            if colors[k] < 0 and c not in seen[k]:
-                seen[k].add(c)
-                heapq.heappush(queue, (-len(seen[k]), -degree[k], k))
-    return colors
-
-
-# -- compressed evaluation -------------------------------------------------------------------
-class SparseJacobian:
-    """The Jacobian of ``f`` as a sparse matrix: detected and coloured once (at ``x``),
-    evaluated at many points with one forward pass of one direction per colour.
+def hessian_sparsity(f: Callable, x: np.ndarray) -> Any:
+    """Which second derivatives of scalar ``f`` may be nonzero, from one traced call at ``x``.
 
     Parameters
     ----------
     f : callable
-        A function of one 1-d array returning one array (see :func:`jacobian_sparsity`).
+        A function of one 1-d array, returning a scalar (a 0-d or one-element array).
     x : numpy.ndarray
-        The point at which the pattern is detected.
-
-    Attributes
-    ----------
-    pattern : scipy.sparse.csr_matrix
-        The detected sparsity pattern (boolean, ``m x n``).
-    colors : numpy.ndarray
-        The colour of each column; ``n_colors`` of them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dualad import SparseJacobian
-    >>> jac = SparseJacobian(lambda x: x[1:] - x[:-1] ** 2, np.ones(4))
-    >>> jac.n_colors
-    2
-    >>> jac(np.array([1.0, 2.0, 3.0, 4.0])).toarray()
-    array([[-2.,  1.,  0.,  0.],
-           [ 0., -4.,  1.,  0.],
-           [ 0.,  0., -6.,  1.]])
-    """
-
-    def __init__(self, f: Callable, x: np.ndarray):
-        self.f = f
-        self.shape, self.dtype = x.shape, x.dtype
-        self.pattern = jacobian_sparsity(f, x)
-        self.colors = color_columns(self.pattern)
-        self.n_colors = int(self.colors.max()) + 1 if self.colors.size else 0
-        seeds = np.zeros((self.n_colors, x.size), dtype=x.dtype)
-        seeds[self.colors, np.arange(x.size)] = 1.0
-        self._seeds = seeds
-        self._rows = np.repeat(np.arange(self.pattern.shape[0]), np.diff(self.pattern.indptr))
-
-    def __call__(self, x: np.ndarray) -> Any:
-        """The Jacobian at ``x`` (of the shape and dtype the pattern was detected for)."""
-        x = _check_point(x, "SparseJacobian")
-        if x.shape != self.shape or x.dtype != self.dtype:
-            raise ValueError(f"SparseJacobian: x must have the shape {self.shape} and dtype "
-                             f"{self.dtype} its pattern was detected for, got {x.shape} and {x.dtype}")
-        sp = _sparse()
-        p = self.pattern
-        if self.n_colors:
-            _, t = jvp(lambda v: _output(self.f(v), "SparseJacobian"), (x,), (self._seeds,))
-            compressed = np.reshape(np.asarray(t), (self.n_colors, -1))
-            data = compressed[self.colors[p.indices], self._rows]
-        else:
-            data = np.zeros(0, dtype=x.dtype)
-        return sp.csr_matrix((data, p.indices.copy(), p.indptr.copy()), shape=p.shape)
-
-
-def sparse_jacfwd(f: Callable) -> Callable:
-    """The Jacobian of ``f`` as a ``scipy.sparse.csr_matrix``, by compressed forward mode.
-
-    At the first call for each input shape and dtype, the pattern is detected
-    (:func:`jacobian_sparsity`) and its columns coloured (:func:`color_columns`);
-    each call then costs one forward pass carrying one direction per colour.
-
-    Parameters
-    ----------
-    f : callable
-        A function of one 1-d floating array returning one array.
+        A 1-d floating point; control flow that depends on values takes the
+        branches it takes here.
 
     Returns
     -------
-    callable
-        ``x -> scipy.sparse.csr_matrix`` of shape ``(f(x).size, x.size)``.
+    scipy.sparse.csr_matrix
+        Boolean and symmetric, of shape ``(x.size, x.size)``: True where
+        ``d2f / dx_i dx_j`` may be nonzero at a point that takes ``x``'s
+        control flow (the rules: ``sparsity_rules(order=2)``).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from dualad import sparse_jacfwd
-    >>> jac = sparse_jacfwd(lambda x: np.sin(x) * 2.0)
-    >>> jac(np.zeros(3)).toarray()
-    array([[2., 0., 0.],
-           [0., 2., 0.],
-           [0., 0., 2.]])
+    >>> from dualad import hessian_sparsity
+    >>> f = lambda x: (x[1:] * x[:-1]).sum() + (x ** 2).sum() + x[0] * 3.0
+    >>> hessian_sparsity(f, np.ones(4)).toarray().astype(int)
+    array([[1, 1, 0, 0],
+           [1, 1, 1, 0],
+           [0, 1, 1, 1],
+           [0, 0, 1, 1]])
     """
-    cache: dict[tuple, SparseJacobian] = {}
-
-    def jac(x: np.ndarray) -> Any:
-        x = _check_point(x, "sparse_jacfwd")
-        key = (x.shape, x.dtype)
-        if key not in cache:
-            cache[key] = SparseJacobian(f, x)
-        return cache[key](x)
-
-    return jac
+    x = check_point(x, "hessian_sparsity")
+    sp = _sparse()
+    n = x.size
+    terms = _HessianTerms(n)
+    with transform_level() as level:
+        out = _output(f(Pattern._make(x, sp.identity(n, format="csr", dtype=np.float64), level, terms)),
+                      "hessian_sparsity")
+        if _size(out) != 1:
+            raise TypeError("hessian_sparsity: f must return a scalar, got an output of shape "
+                            f"{shape_of(out)}")
+        if type(out) is not Pattern or out._level != level:  # an output that depends on no input
+            return sp.csr_matrix((n, n), dtype=bool)
+        return terms.pattern(out.rows)

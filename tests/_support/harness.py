@@ -3,6 +3,7 @@ per-primitive and second-order checks the table-driven tests share."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -362,3 +363,22 @@ def check_plain_result(prep, backend, rng):
         assert dtype_name(o) == dtype_name(e) and type(o) is type(e)
         assert dtype_name(o) == "bool" or dtype_name(o).startswith(("int", "uint"))
         np.testing.assert_array_equal(to_numpy(o), to_numpy(e))
+
+
+def as_vector(prep: "Prepared") -> tuple:
+    """The case's floating arguments as one vector, and f of that vector (its outputs
+    raveled and joined into one vector): the form sparse derivatives take."""
+    shapes = [np.shape(x) for x in prep.xs]
+    sizes = [math.prod(s) for s in shapes]
+    x = np.concatenate([np.ravel(v) for v in prep.xs]) if prep.xs else np.zeros(0)
+
+    def f(v):
+        parts, start = [], 0
+        for s, n, orig in zip(shapes, sizes, prep.xs):
+            part = v[start:start + n]
+            parts.append(part[0] if type(orig) is float else part.reshape(s))
+            start += n
+        out = prep.f(*parts)
+        leaves = flatten(out)[0]
+        return dualad.ops.concatenate([dualad.ops.reshape(leaf, (-1,)) for leaf in leaves])
+    return x, f

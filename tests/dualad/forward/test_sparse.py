@@ -4,47 +4,26 @@ structures get their exact patterns and colour counts; errors name what was wron
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from _support.backends import NUMPY
 from _support.cases import CASES
-from _support.harness import FEW, Prepared, is_float, params
+from _support.harness import FEW, Prepared, as_vector, is_float, params
 from hypothesis import given
 from hypothesis import strategies as st
 
 import dualad
-from dualad._base.tree import flatten
 from dualad.extend import REGISTRY
 
 TABLE = [c for c in CASES if c.kind == "diff"]
-
-
-def _as_vector(prep):
-    """The case's floating arguments as one vector, and f of that vector."""
-    shapes = [np.shape(x) for x in prep.xs]
-    sizes = [math.prod(s) for s in shapes]
-    x = np.concatenate([np.ravel(v) for v in prep.xs]) if prep.xs else np.zeros(0)
-
-    def f(v):
-        parts, start = [], 0
-        for s, n, orig in zip(shapes, sizes, prep.xs):
-            part = v[start:start + n]
-            parts.append(part[0] if type(orig) is float else part.reshape(s))
-            start += n
-        out = prep.f(*parts)
-        leaves = flatten(out)[0]
-        return dualad.ops.concatenate([dualad.ops.reshape(leaf, (-1,)) for leaf in leaves])
-    return x, f
 
 
 def check_sparse_case(case, drawn, backend, dtype):
     prep = Prepared(case, drawn, backend, dtype)
     if not prep.xs or not all(is_float(x) for x in prep.xs):
         return
-    x, f = _as_vector(prep)
+    x, f = as_vector(prep)
     if x.size == 0:
         return
     dense = np.asarray(dualad.jacfwd(f)(x)).reshape(-1, x.size)
