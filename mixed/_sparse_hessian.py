@@ -2,11 +2,13 @@
 forward-over-reverse Hessian-vector product per colour.
 
 Detection (:func:`dualad.hessian_sparsity`) and colouring
-(:func:`dualad.color_symmetric`) are paid once per shape of the point; each
-evaluation is then :func:`mixed.linearize`'s program replayed at the new point
-(on NumPy: ``f``'s Python is not run again where its guards hold) and its
-tangent half on each of the ``c`` seed directions, and the Hessian's nonzeros
-read from the ``c x n`` products (:func:`dualad.interpreter.recover_symmetric`).
+(:func:`dualad.color_symmetric`) are paid once per shape of the point. The
+first evaluation is one eager forward-over-reverse pass carrying the ``c``
+seed directions; from the second, :func:`mixed.linearize` traces ``f`` once and
+each evaluation replays its primal half at the new point (on NumPy: ``f``'s
+Python is not run again where its guards hold) and its tangent half on each
+seed direction. The Hessian's nonzeros are read from the ``c x n`` products
+(:func:`dualad.interpreter.recover_symmetric`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 import dualad
 from dualad.interpreter import check_point, describe, recover_symmetric, seed_matrix
-from mixed._hvp import check_objective
+from mixed._hvp import check_objective, grad_and_hvp
 from mixed._linearize import HessianOperator, linearize
 
 __all__ = ["SparseHessian", "sparse_hessian"]
@@ -73,6 +75,7 @@ class SparseHessian:
         self.n_colors = self._seeds.shape[0]
         self._recover = recover_symmetric(self.pattern, self.colors)
         self._operator: HessianOperator | None = None
+        self._calls = 0
 
     def __repr__(self) -> str:
         n, nnz = self.shape[0], self.pattern.nnz
@@ -84,15 +87,15 @@ class SparseHessian:
         if (x.size, x.size) != self.shape or x.dtype != self.dtype:
             raise ValueError(f"SparseHessian: x must have the shape {self.shape[:1]} and dtype "
                              f"{self.dtype} its pattern was detected for, got {x.shape} and {x.dtype}")
-        if self._operator is None:
-            _, self._operator = linearize(self._f, x)
-        else:
-            _, self._operator = self._operator.at(x)
+        if not self.n_colors:
+            return self._recover(np.zeros((0, x.size), dtype=x.dtype))
+        self._calls += 1
+        if self._calls == 1:  # one eager pass: tracing pays only from the second point on
+            return self._recover(np.asarray(grad_and_hvp(self._f, x, self._seeds)[1]))
+        _, self._operator = linearize(self._f, x) if self._operator is None else self._operator.at(x)
         # one replay per colour: measured at n = 1e5 (Rosenbrock, 3 colours), 3 products one
         # at a time cost 5 f, the three as one (3, n) block 11 f (broadcast, unfused steps)
-        compressed = np.zeros((0, x.size), dtype=x.dtype) if not self.n_colors else \
-            np.stack([self._operator.matvec(seed) for seed in self._seeds])
-        return self._recover(compressed)
+        return self._recover(np.stack([self._operator.matvec(seed) for seed in self._seeds]))
 
 
 def sparse_hessian(f: Callable) -> Callable:

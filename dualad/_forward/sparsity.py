@@ -348,14 +348,15 @@ class _HessianTerms:
     def pattern(self, support: Any) -> Any:
         """The symmetric boolean pattern, kept to the inputs the output depends on."""
         sp = _sparse()
+        h = sp.csr_matrix((self.n, self.n), dtype=np.float64)
+        for t in self.products:  # counts of paths, all positive: no entry cancels
+            h = h + t
+        h = (h + h.T).tocsr()
         kept = np.asarray(support.sum(axis=0)).ravel() > 0
-        pairs = [t.tocoo() for t in self.products]
-        none = np.zeros(0, dtype=np.int64)
-        i = np.concatenate([none] + [t.row for t in pairs] + [t.col for t in pairs])
-        j = np.concatenate([none] + [t.col for t in pairs] + [t.row for t in pairs])
-        on = kept[i] & kept[j]
-        h = sp.csr_matrix((np.ones(int(on.sum())), (i[on], j[on])), shape=(self.n, self.n))
-        h.sum_duplicates()
+        if not kept.all():
+            mask = sp.diags(kept.astype(np.float64), format="csr")
+            h = (mask @ h @ mask).tocsr()
+            h.eliminate_zeros()
         return h.astype(bool)
 
 
