@@ -13,8 +13,10 @@ Every entry of the table gets a rule, asked in this order:
   ``sqrt``, ``sin``, ``cos``, ``tanh``, ``power`` and ``integer_pow`` with a
   constant exponent on a base with no zero;
 - an entry linear in the operands that carry a series (``linear_args`` of a
-  linear entry, and ``add``, ``subtract``, ``negative``): its JVP applied to
-  the K coefficients at once, as a chunk of K directions;
+  linear entry), or declared piecewise linear (``Primitive.piecewise_linear``:
+  ``add``, ``maximum``, ``where``, ``abs`` of real values, ``max``, ``gather``,
+  ...) on real operands: its JVP at the primals applied to the K coefficients
+  at once, as a chunk of K directions (the series stays on one linear piece);
 - every other entry: the fallback, which differentiates the entry's JVP along
   the series. With ``y(t) = f(x(t))``, ``y'(t) = jvp(f)(x(t), x'(t))``, so the
   K - 1 first coefficients of ``y'`` are the JVP rule run on Jets of order
@@ -39,7 +41,7 @@ from dualad._base.shapes import dtype_of, shape_of, zeros
 from dualad._base.tree import flatten
 from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
-from dualad._table.entries import REGISTRY, Primitive
+from dualad._table.entries import REGISTRY, Primitive, piecewise_linear_at
 
 __all__ = ["Jet", "jet", "jet_rules"]
 
@@ -74,7 +76,7 @@ class Jet(PrimalShaped, ArrayLike, Value):
             else:
                 primals.append(a)
                 series.append(None)
-        ans, coeffs = _rule(prim, series)(prim, primals, series, params, order)
+        ans, coeffs = _rule(prim, primals, series)(prim, primals, series, params, order)
         if coeffs is None:  # constant in t
             return ans
         if prim.multiple_results:
@@ -99,13 +101,13 @@ def _wrap(ans: Any, coeffs: list | None, level: int) -> Any:
 
 
 # -- which rule ---------------------------------------------------------------------
-def _rule(prim: Primitive, series: list) -> Callable:
+def _rule(prim: Primitive, primals: list, series: list) -> Callable:
     if not prim.records:
         return _constant
     rule = RECURRENCES.get(prim)
     if rule is not None:
         return rule
-    return _linear if _is_linear_in(prim, series) else _fallback
+    return _linear if _is_linear_in(prim, series) or piecewise_linear_at(prim, primals) else _fallback
 
 
 def _is_linear_in(prim: Primitive, series: list) -> bool:
@@ -137,7 +139,7 @@ def jet_rules() -> dict[str, str]:
     ('recurrence', 'linear', 'constant', 'fallback')
     """
     kinds = {_constant: "constant", _linear: "linear", _fallback: "fallback"}
-    return {name: kinds.get(_rule(prim, ()), "recurrence") for name, prim in REGISTRY.items()}
+    return {name: kinds.get(_rule(prim, (), ()), "recurrence") for name, prim in REGISTRY.items()}
 
 
 def _constant(prim, primals, series, params, order):
@@ -341,9 +343,8 @@ def _integer_pow(prim, primals, series, params, order):
 
 RECURRENCES: dict[Primitive, Callable] = {
     REGISTRY[name]: rule for name, rule in (
-        ("add", _linear), ("subtract", _linear), ("negative", _linear), ("multiply", _multiply),
-        ("matmul", _multiply), ("divide", _divide), ("square", _square), ("exp", _exp),
-        ("log", _log), ("sqrt", _sqrt), ("sin", _sin), ("cos", _cos), ("tanh", _tanh),
+        ("multiply", _multiply), ("matmul", _multiply), ("divide", _divide), ("square", _square),
+        ("exp", _exp), ("log", _log), ("sqrt", _sqrt), ("sin", _sin), ("cos", _cos), ("tanh", _tanh),
         ("power", _power), ("integer_pow", _integer_pow))}
 
 

@@ -35,9 +35,9 @@ so an entry adds ``T_i^T T_j`` for each pair of operands ``(i, j)`` it is
 nonlinear in, ``T_i = S_i @ P_i`` being operand ``i``'s pattern carried to
 the output's elements (:func:`second_order_rules`):
 
-- ``linear``: entries linear in their differentiable operands, and the
-  piecewise linear ones (``abs`` of real values, ``maximum``, ``minimum``,
-  ``where``, ``relu``, ``remainder``, ``max``, ``min``): nothing;
+- ``linear``: entries linear in their differentiable operands, and those
+  declared piecewise linear (``Primitive.piecewise_linear``: ``maximum``,
+  ``where``, ``abs`` of real values, ``max``, ...): nothing;
 - ``product``: ``multiply``, the two operands together but neither with itself;
 - ``quotient``: ``divide``, the denominator with both;
 - ``matmul``: ``x[..., i, k]`` with ``y[..., k, j]`` only;
@@ -62,7 +62,7 @@ from dualad._forward.coloring import _sparse
 from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
 from dualad._primitives.indexing import _filled
-from dualad._table.entries import REGISTRY, Elementwise, Linear, Primitive
+from dualad._table.entries import REGISTRY, Elementwise, Linear, Primitive, piecewise_linear_at
 
 __all__ = ["hessian_sparsity", "jacobian_sparsity", "sparsity_rules"]
 
@@ -263,20 +263,19 @@ def _rule(prim: Primitive) -> Callable:
     return rule if rule is not None and REGISTRY.get(prim.name) is prim else _fallback
 
 
-# The second-order kinds (see the module's docstring), where an entry's kind or name tells.
-_PIECEWISE_LINEAR = frozenset({"add", "subtract", "negative", "abs", "maximum", "minimum", "where", "relu",
-                               "remainder", "max", "min"})
+# The second-order kinds of the bilinear entries (see the module's docstring).
 _BILINEAR = {"multiply": "product", "divide": "quotient", "matmul": "matmul"}
 
 
 def _second_order(prim: Primitive) -> str:
+    """The entry's second-order kind on real operands."""
     if _rule(prim) is _constant:
         return "constant"
-    if isinstance(prim, Linear):
+    if isinstance(prim, Linear) or prim.piecewise_linear:
         return "linear"
     if REGISTRY.get(prim.name) is not prim:
         return "nonlinear"
-    return "linear" if prim.name in _PIECEWISE_LINEAR else _BILINEAR.get(prim.name, "nonlinear")
+    return _BILINEAR.get(prim.name, "nonlinear")
 
 
 def sparsity_rules(order: int = 1) -> dict[str, str]:
@@ -327,7 +326,7 @@ class _HessianTerms:
 
     def add(self, prim: Primitive, primals: list, rows: list, carried: list, out: Any) -> None:
         kind = _second_order(prim)
-        if kind == "linear" and prim.name == "abs" and any(np.iscomplexobj(p) for p in primals):
+        if kind == "linear" and not isinstance(prim, Linear) and not piecewise_linear_at(prim, primals):
             kind = "nonlinear"  # |z| of a complex z is smooth, not piecewise linear
         if kind == "linear":
             return

@@ -322,6 +322,11 @@ where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,
                      doc="``where(condition, x, y)``; no derivative flows to the condition.", fresh=(2,))
 
+
+# Linear, or linear wherever the operands' comparisons hold (``Primitive.piecewise_linear``).
+for _fn in (add, subtract, negative, abs, maximum, minimum, relu, where):
+    _fn.primitive.piecewise_linear = True
+
 # -- complex parts: linear over the reals --------------------------------------------
 # Each sees complex inputs only (the functions below answer real ones), and
 # transposes by JAX's convention: the cotangent of a complex input is the one
@@ -436,6 +441,7 @@ remainder = _elementwise("remainder", lambda xp, x, y: xp.remainder(x, y), _one,
                          lambda ans, x, y: negative(floor_divide(x, y)),
                          doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.",
                          fresh=(1,))
+remainder.primitive.piecewise_linear = True
 
 
 def round(x, decimals=0):

@@ -162,6 +162,7 @@ _scatter_at_p = custom(
     vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
                                                 *(None for _ in indices)),
     residual=lambda ans, values, *indices, shape, template: indices, fresh=True)
+_gather_p.piecewise_linear = _scatter_at_p.piecewise_linear = True  # linear in the values
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)

@@ -135,4 +135,5 @@ def _extremum(name, reduce):
 
 max = _extremum("max", "max")
 min = _extremum("min", "min")
+max.primitive.piecewise_linear = min.primitive.piecewise_linear = True
 amax, amin = max, min

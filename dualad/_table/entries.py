@@ -29,13 +29,13 @@ from typing import Any, Callable
 from dualad._base.backend import SCALAR_TYPES
 from dualad._base.core import bind
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.shapes import dtype_of, ndim_of, raw, shape_of, zeros
+from dualad._base.shapes import dtype_of, is_complex, ndim_of, raw, shape_of, zeros
 from dualad._table import batching, operations
 from dualad._table import ownership as _inplace
 from dualad._table.vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
 
 __all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "custom", "elementwise",
-           "linear", "non_differentiable", "zero_derivative"]
+           "linear", "non_differentiable", "piecewise_linear_at", "zero_derivative"]
 
 REGISTRY: dict[str, "Primitive"] = {}
 
@@ -76,6 +76,14 @@ class Primitive:
     hands the cotangent on as it is). Nothing is fresh unless declared; the
     table's tests check every declaration on every case.
 
+    ``piecewise_linear`` declares that the JVP is linear in the tangents with
+    coefficients constant wherever the primals' comparisons hold (``add``,
+    ``maximum``, ``where``, ``abs`` of real values, ``max``, ``gather``): its
+    second and higher derivatives vanish there, so a Taylor series passes
+    through it coefficient by coefficient and a Hessian's pattern gains nothing
+    from it, on real operands (``abs`` of a complex number is smooth; see
+    :func:`piecewise_linear_at`). The table's tests check every declaration.
+
     ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
     whose derived products the code calling them may write into.
 
@@ -97,7 +105,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
                  "builtin", "broadcasts", "ufunc", "ufunc_params", "scalar_form", "new_array",
-                 "simplifications", "fresh", "__weakref__")
+                 "simplifications", "fresh", "piecewise_linear", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     effect = False          # as a program step: a replay may skip, merge or fold it
@@ -119,6 +127,7 @@ class Primitive:
         self.residual = residual
         self.builtin = False
         self.broadcasts = False
+        self.piecewise_linear = False
         self.declare()
         if register:
             REGISTRY[name] = self
@@ -575,6 +584,12 @@ def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True,
     prim = NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals").declare(**facts)
     prim.broadcasts = broadcasts
     return prim
+
+
+def piecewise_linear_at(prim: Primitive, primals: list) -> bool:
+    """Whether ``prim`` is linear, with piecewise constant coefficients, at operands
+    ``primals``: declared ``piecewise_linear`` (see ``Primitive``) and none of them complex."""
+    return prim.piecewise_linear and not any(is_complex(p) for p in primals if p is not None)
 
 
 def seal_builtins() -> None:

@@ -152,6 +152,18 @@ def test_jet_rules_reports_every_entry():
     assert set(rules) == set(REGISTRY)
     assert set(rules.values()) <= {"recurrence", "linear", "constant", "fallback"}
     assert rules["sin"] == rules["multiply"] == "recurrence" and rules["sum"] == "linear"
+    # declared piecewise linear: the series passes through coefficient by coefficient
+    assert rules["maximum"] == rules["where"] == rules["gather"] == rules["max"] == "linear"
+
+
+def test_abs_of_a_complex_series_is_not_piecewise_linear():
+    """|z| is smooth in z: its series takes the fallback, and matches nested jvp."""
+    z0, z1 = np.array([1.0 + 2.0j]), np.array([0.5 - 1.0j])
+    _, (c1, c2) = dualad.jet(np.abs, (z0,), ((z1, np.zeros(1, complex)),))
+    d1 = dualad.jvp(np.abs, (z0,), (z1,))[1]
+    d2 = dualad.jvp(lambda z: dualad.jvp(np.abs, (z,), (z1,))[1], (z0,), (z1,))[1]
+    np.testing.assert_allclose([c1, c2], [d1, d2], rtol=1e-13)
+    assert abs(d2[0]) > 0.1
 
 
 # -- the table ---------------------------------------------------------------------------
