@@ -163,6 +163,7 @@ _scatter_at_p = custom(
                                                 *(None for _ in indices)),
     residual=lambda ans, values, *indices, shape, template: indices, fresh=True)
 _gather_p.piecewise_linear = _scatter_at_p.piecewise_linear = True  # linear in the values
+_getitem_p.moves_elements = True
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)
@@ -194,6 +195,8 @@ def _scatter_batch(params, k):
 _scatter_p = linear("scatter", _scatter_impl,
                     lambda g, values, *, shape, idx: (getitem(g, idx),),
                     batch=_scatter_batch, fresh=True)
+# with basic indices the scatter sets each element once, into zeros: it moves elements
+_scatter_p.moves_elements = lambda params: not any(_is_advanced(i) for i in params["idx"])
 
 
 def scatter(values, shape, idx):

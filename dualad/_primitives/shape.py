@@ -442,3 +442,7 @@ def cumsum(x, axis=None):
     return bind(_cumsum_p, x, axis=normalize_axis(axis, ndim_of(x)))
 
 operations.provide(reshape, broadcast_to, unbroadcast, stack)
+
+# Entries whose impl only moves elements (``Primitive.moves_elements``).
+for _entry in (_reshape_p, _permute_p, _broadcast_p, _concat_p, _flip_p, _pad_p, _copy_p):
+    _entry.moves_elements = True

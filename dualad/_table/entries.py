@@ -35,7 +35,7 @@ from dualad._table import ownership as _inplace
 from dualad._table.vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
 
 __all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "custom", "elementwise",
-           "linear", "non_differentiable", "piecewise_linear_at", "zero_derivative"]
+           "linear", "moves_elements", "non_differentiable", "piecewise_linear_at", "zero_derivative"]
 
 REGISTRY: dict[str, "Primitive"] = {}
 
@@ -84,6 +84,14 @@ class Primitive:
     from it, on real operands (``abs`` of a complex number is smooth; see
     :func:`piecewise_linear_at`). The table's tests check every declaration.
 
+    ``moves_elements`` declares that the impl only selects, copies or
+    rearranges its operands' elements, whatever their dtype (``getitem``,
+    ``reshape``, ``concatenate``, ``pad``'s zeros aside): run on arrays of
+    element names, it says where each output element comes from. Program
+    executors that unroll small arrays move names through it. It may be a
+    function of the step's parameters (a scatter by basic indices moves
+    elements; by index arrays it adds them); :func:`moves_elements` asks.
+
     ``builtin`` marks the entries of dualad's own table (:func:`seal_builtins`),
     whose derived products the code calling them may write into.
 
@@ -105,7 +113,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
                  "builtin", "broadcasts", "ufunc", "ufunc_params", "scalar_form", "new_array",
-                 "simplifications", "fresh", "piecewise_linear", "__weakref__")
+                 "simplifications", "fresh", "piecewise_linear", "moves_elements", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     effect = False          # as a program step: a replay may skip, merge or fold it
@@ -128,6 +136,7 @@ class Primitive:
         self.builtin = False
         self.broadcasts = False
         self.piecewise_linear = False
+        self.moves_elements = False
         self.declare()
         if register:
             REGISTRY[name] = self
@@ -590,6 +599,13 @@ def piecewise_linear_at(prim: Primitive, primals: list) -> bool:
     """Whether ``prim`` is linear, with piecewise constant coefficients, at operands
     ``primals``: declared ``piecewise_linear`` (see ``Primitive``) and none of them complex."""
     return prim.piecewise_linear and not any(is_complex(p) for p in primals if p is not None)
+
+
+def moves_elements(prim: Any, params: dict) -> bool:
+    """Whether ``prim`` (an entry, or a program's own step) applied with ``params`` only
+    moves its operands' elements (see ``Primitive.moves_elements``)."""
+    moves = getattr(prim, "moves_elements", False)
+    return bool(moves(params) if callable(moves) else moves)
 
 
 def seal_builtins() -> None:

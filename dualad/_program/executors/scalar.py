@@ -1,11 +1,11 @@
-"""The executor of programs of float64 scalars: straight-line Python on floats.
+"""The executor of programs of small float64 arrays: straight-line Python on floats.
 
-A program traced on NumPy float64 scalars (``np.float64`` or 0-d arrays: a
-function of a few numbers, its gradient, its Hessian by hyper-duals) has
-nothing for NumPy to vectorize: each step is a ufunc call on one number,
-about 0.5 us here, where a Python float operation costs about 20 ns.
-:func:`scalar_executor` writes such a program as Python on floats, with the
-numbers NumPy gives, bit for bit:
+A program traced on NumPy float64 scalars or small arrays (a function of a
+few numbers, its gradient and Hessian, a short state vector through an
+integrator) has nothing for NumPy to vectorize: each step is a ufunc call on
+a few numbers, about 0.5 us here, where a Python float operation costs about
+20 ns. :func:`scalar_executor` unrolls such a program, element by element, into
+Python on floats, with the numbers NumPy gives, bit for bit:
 
 - ``+ - * /``, negation, squaring, reciprocals and ``abs`` (the entries'
   declared ``scalar_form``) are Python's float operators, which round as
@@ -15,6 +15,14 @@ numbers NumPy gives, bit for bit:
 - every other ufunc (``exp``, ``sin``, a comparison) is NumPy's own, called
   on the floats (about 0.1 us): ``math``'s functions differ from NumPy's in
   the last bit for a few percent of arguments;
+- entries that only move elements (``Primitive.moves_elements``: indexing,
+  reshapes, transposes, broadcasts, concatenation, flips) move names, and
+  cost nothing at replay;
+- every other step (a reduction, a product of matrices, a scatter) is its
+  NumPy call on C-ordered arrays built from the floats (about 1 us). It
+  gives the ordinary replay's numbers where that replay's operands were
+  C-ordered too, and may differ in the last bits where they were views in
+  another order (a sum over a transposed array adds in another order);
 - where Python raises (a division by zero) or an output is not finite, the
   call is replayed by NumPy instead, from its start, so NumPy's inf and nan
   come with its warnings, and with ``np.errstate(...="raise")`` its
@@ -22,10 +30,11 @@ numbers NumPy gives, bit for bit:
   operator and is mapped back to a finite output, ``1 / (x * x)`` at
   ``x = 1e300``, gives NumPy's number without NumPy's overflow warning.)
 
-Guards are checked as in any replay. A program with any other step (a
-reduction, an array, a random draw, float32 or complex numbers, a constant
-of another dtype: a float32 constant would make NumPy compute in float32
-beside a Python float) keeps the ordinary executor.
+Guards are checked as in any replay. A program with a value of more than
+:data:`MAX_ELEMENTS` elements, or of a dtype other than float64 and bool
+(float32 or complex numbers, integers, a random draw, a constant of another
+dtype: a float32 constant would make NumPy compute in float32 beside a
+Python float), keeps the ordinary executor.
 """
 
 from __future__ import annotations
@@ -35,122 +44,249 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad._base.backend import _np_xp
 from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss
 from dualad._program.passes.memory import ufunc_of
+from dualad._table.entries import moves_elements
 
-__all__ = ["scalar_executor"]
+__all__ = ["MAX_ELEMENTS", "scalar_executor"]
 
-_SCALAR = (np.float64, (), np.dtype(np.float64))
-_ZERO_D = (np.ndarray, (), np.dtype(np.float64))
+MAX_ELEMENTS = 16  # elements of the largest value a program may hold to be unrolled
+MAX_LINES = 200_000  # lines of the unrolled source (its compile time grows with them)
+
+_F64, _BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 _NUMBERS = (float, int, bool)  # Python's: NumPy takes them at the other operand's precision
 _FLOAT_GUARDS = ("bool", "float", "int", "complex")  # the same outcome on a float as on np.float64
 
 
+class _Unroll:
+    """The source of one unrolled program: each slot's value as an object array of
+    Python expressions (names of floats, or literals), one per element."""
+
+    def __init__(self, program: Any, fallback: Callable):
+        self.program, self.avals = program, program.avals
+        self.env: dict[str, Any] = {"_Miss": GuardMiss, "_slow": fallback, "_f64": np.float64,
+                                    "_finite": math.isfinite, "_pack": _pack, "_np": np}
+        self.names: dict[int, np.ndarray] = {}
+        self.body: list[str] = []
+        self.guards = 0
+        self.numpy_calls = 0
+
+    def aval(self, slot: int) -> tuple | None:
+        """``(type, shape, dtype)`` of a float64 or bool slot small enough, else None."""
+        aval = self.avals.get(slot)
+        if aval is None or aval[2] not in (_F64, _BOOL) or aval[1] is None:
+            return None
+        return aval if math.prod(aval[1]) <= MAX_ELEMENTS else None
+
+    def value(self, slot: int) -> np.ndarray | None:
+        """The expressions of a slot's elements (a constant's literals), or None."""
+        if slot in self.names:
+            return self.names[slot]
+        if slot not in self.program.consts:
+            return None
+        value = self.program.consts[slot]
+        if type(value) is int and abs(value) <= 2 ** 53:
+            value = float(value)
+        if type(value) in (float, bool):
+            elements, shape = [value], ()
+        elif (isinstance(value, (np.ndarray, np.generic)) and value.dtype in (_F64, _BOOL)
+              and value.size <= MAX_ELEMENTS):
+            elements, shape = np.ravel(value).tolist(), value.shape
+        else:
+            return None
+        literals = [_literal(e) for e in elements]
+        if None in literals:
+            return None
+        self.names[slot] = np.array(literals, dtype=object).reshape(shape)
+        return self.names[slot]
+
+    def fresh(self, slot: int, shape: tuple) -> np.ndarray:
+        """New names for a slot's elements: ``t{slot}_{k}``, C order."""
+        names = np.array([f"t{slot}_{k}" for k in range(math.prod(shape))], dtype=object).reshape(shape)
+        self.names[slot] = names
+        return names
+
+    def unpack(self, slot: int, array: str, shape: tuple) -> None:
+        """A NumPy value's elements into the slot's floats (``float`` of a 0-d one)."""
+        names = self.fresh(slot, shape)
+        if shape == ():
+            self.body.append(f"{names[()]} = {array}.item()")
+        elif names.size:
+            self.body.append(f"{', '.join(names.ravel())}, = {array}.ravel().tolist()")
+
+    def pack(self, slot: int) -> str | None:
+        """A NumPy value of the slot's type, shape and dtype built from its floats."""
+        kind, shape, dtype = self.avals[slot]
+        names = self.value(slot)
+        if names is None:
+            return None
+        if kind is float:
+            return str(names[()])
+        if kind in (np.float64, np.bool_):
+            return f"_np.{kind.__name__}({names[()]})"
+        return f"_pack({shape!r}, _np.{np.dtype(dtype).type.__name__}, [{', '.join(names.ravel())}])"
+
+    # -- steps --------------------------------------------------------------------------
+    def step(self, n: int, step: Eqn) -> bool:
+        if any(self.aval(s) is None for s in step.outs):
+            return False
+        operands = [self.value(s) for s in step.ins]
+        named = all(o is not None for o in operands)
+        ufunc = ufunc_of(step)
+        if isinstance(ufunc, np.ufunc) and len(step.outs) == 1 and named:
+            return self.elementwise(n, step, ufunc, operands)
+        if named and step.xp is not None and moves_elements(step.prim, step.params):
+            moved = np.asarray(step.prim.impl(step.xp, *operands, **step.params), dtype=object)
+            self.names[step.outs[0]] = np.array([_moved(e) for e in moved.ravel().tolist()],
+                                                dtype=object).reshape(moved.shape)
+            return moved.shape == self.avals[step.outs[0]][1]
+        return self.call(n, step)
+
+    def elementwise(self, n: int, step: Eqn, ufunc: np.ufunc, operands: list) -> bool:
+        out = step.outs[0]
+        kind, shape, dtype = self.avals[out]
+        names = self.fresh(out, shape)
+        columns = [np.broadcast_to(o, shape).ravel() for o in operands]
+        form = step.prim.scalar_form  # what equals the ufunc (at the entry's ufunc_params)
+        self.env[f"_u{n}"] = ufunc
+        floats = dtype == _F64 and all(self.is_float(s) for s in step.ins)
+        cast = "float" if dtype == _F64 else "bool"
+        for k, name in enumerate(names.ravel()):
+            args = [c[k] for c in columns]
+            if form is not None and floats:
+                self.body.append(f"{name} = {form.format(*args)}")
+            else:
+                self.body.append(f"{name} = {cast}(_u{n}({', '.join(args)}))")
+        return True
+
+    def is_float(self, slot: int) -> bool:
+        aval = self.avals.get(slot)
+        if slot in self.program.consts and type(self.program.consts[slot]) in _NUMBERS:
+            return type(self.program.consts[slot]) is float or (
+                type(self.program.consts[slot]) is int and abs(self.program.consts[slot]) <= 2 ** 53)
+        return aval is not None and aval[2] == _F64
+
+    def call(self, n: int, step: Eqn) -> bool:
+        """The step's NumPy call on arrays packed from the floats, its results unpacked."""
+        args = []
+        for s in step.ins:  # inputs and constants as they are, computed values packed
+            if s < self.program.n_inputs:
+                args.append(f"x{s}")
+            elif s in self.program.consts:
+                args.append(self.constant(s))
+            elif s in self.names and s in self.avals:
+                args.append(self.pack(s))
+            else:
+                return False
+        if step.params:
+            self.env[f"_p{n}"] = step.params
+            args.append(f"**_p{n}")
+        if step.xp is None:
+            return False  # bind decides the namespace at replay: not ours to choose
+        self.numpy_calls += 1
+        self.env[f"_f{n}"], self.env[f"_xp{n}"] = step.prim.impl, step.xp
+        call = f"_f{n}(_xp{n}{', ' if args else ''}{', '.join(args)})"
+        if step.prim.multiple_results:
+            self.body.append(f"_r = {call}")
+            results = [f"_r[{i}]" for i in range(len(step.outs))]
+        else:
+            self.body.append(f"_r = _np.asarray({call})")
+            results = ["_r"]
+        for out, result in zip(step.outs, results):
+            self.unpack(out, f"_np.asarray({result})" if step.prim.multiple_results else result,
+                        self.avals[out][1])
+        return True
+
+    def guard(self, n: int, step: Guard) -> bool:
+        value = self.names.get(step.slot)
+        if value is not None and value.shape == () and step.kind in _FLOAT_GUARDS:
+            expr = str(value[()])
+        elif value is not None:
+            expr = self.pack(step.slot)
+        else:
+            expr = self.constant(step.slot)
+        if expr is None:
+            return False
+        self.env[f"_g{n}"], self.env[f"_e{n}"] = GUARDS[step.kind], step.expected
+        self.body.append(f"_o = _g{n}({expr})")
+        self.body.append(f"if _o != _e{n}: return _Miss({self.guards}, _o)")
+        self.guards += 1
+        return True
+
+    def constant(self, slot: int) -> str | None:
+        """A constant a guard reads, by name (None: not a constant)."""
+        if slot not in self.program.consts:
+            return None
+        self.env[f"c{slot}"] = self.program.consts[slot]
+        return f"c{slot}"
+
+
 def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
     """A replay of ``program`` on Python floats (see the module's docstring), or None
-    where a step is not a ufunc on float64 scalars; ``fallback`` (the ordinary
-    replay) runs a call where Python raises."""
-    avals = program.avals
-    if program.n_inputs == 0 or any(avals.get(i) not in (_SCALAR, _ZERO_D)
-                                     for i in range(program.n_inputs)):
-        return None
-    floats = {i: f"f{i}" for i in range(program.n_inputs)}  # slot -> its float's expression
-    others: dict[int, str] = {}                              # slot -> a value kept as NumPy's
-    env: dict[str, Any] = {"_Miss": GuardMiss, "_slow": fallback, "_f64": np.float64,
-                           "_finite": math.isfinite}
-    body = [f"f{i} = float(x{i})" for i in range(program.n_inputs)]
-    guard = 0
-    for n, step in enumerate(program.steps):
-        if type(step) is Guard:
-            if step.slot in floats:
-                value = floats[step.slot] if step.kind in _FLOAT_GUARDS else f"_f64({floats[step.slot]})"
-            else:
-                value = others.get(step.slot) or _constant(program, step.slot, env)
-            if value is None:
-                return None
-            env[f"_g{n}"], env[f"_e{n}"] = GUARDS[step.kind], step.expected
-            body.append(f"_o = _g{n}({value})")
-            body.append(f"if _o != _e{n}: return _Miss({guard}, _o)")
-            guard += 1
-            continue
-        line = _step(program, n, step, floats, others, env)
-        if line is None:
+    where a value is too large or of another dtype; ``fallback`` (the ordinary
+    replay) runs a call where Python raises or an output is not finite."""
+    u = _Unroll(program, fallback)
+    eqns = [s for s in program.steps if type(s) is not Guard]
+    if program.n_inputs == 0 or not eqns or any(s.xp is not _np_xp for s in eqns):
+        return None  # nothing to unroll, or a program retargeted to another library
+    for i in range(program.n_inputs):
+        aval = u.aval(i)
+        if aval is None or aval[2] != _F64 or aval[0] not in (np.ndarray, np.float64):
             return None
-        body.append(line)
+        u.unpack(i, f"x{i}", aval[1])
+    for n, step in enumerate(program.steps):
+        done = u.guard(n, step) if type(step) is Guard else u.step(n, step)
+        if not done or len(u.body) > MAX_LINES:
+            return None
     returns, computed = [], []
     for s in program.outputs:
         if s < program.n_inputs:
             returns.append(f"x{s}")
         elif s in program.consts:  # an array constant is copied: the caller may write into it
-            env[f"c{s}"] = program.consts[s]
+            u.env[f"c{s}"] = program.consts[s]
             returns.append(f"c{s}.copy()" if isinstance(program.consts[s], np.ndarray) else f"c{s}")
-        elif s in floats:
-            returns.append(f"_f64({floats[s]})")
-            computed.append(floats[s])
         else:
-            returns.append(others[s])
+            packed = u.pack(s) if s in program.avals else None
+            if packed is None:
+                return None
+            returns.append(packed)
+            if program.avals[s][2] == _F64 and s not in program.consts:
+                computed.extend(u.names[s].ravel())
     args = ", ".join(f"x{i}" for i in range(program.n_inputs))
     # a sum of the outputs is finite only where each is (or it overflowed: NumPy then replays too)
     check = f"    if not _finite({' + '.join(computed)}):\n        return _slow({args})\n" if computed else ""
-    source = (f"def run({args}):\n    try:\n" + "".join(f"        {line}\n" for line in body)
+    source = (f"def run({args}):\n    try:\n" + "".join(f"        {line}\n" for line in u.body or ["pass"])
               + f"    except ArithmeticError:\n        return _slow({args})\n" + check
               + f"    return [{', '.join(returns)}]\n")
-    exec(compile(source, "<dualad scalar program>", "exec"), env)  # noqa: S102 - our own generated code
-    run = env["run"]
-    run.source = source
+    exec(compile(source, "<dualad scalar program>", "exec"), u.env)  # noqa: S102 - our own generated code
+    run = u.env["run"]
+    run.source, run.numpy_calls = source, u.numpy_calls
     return run
 
 
-def _step(program: Any, n: int, step: Eqn, floats: dict, others: dict, env: dict) -> str | None:
-    """The line computing ``step`` (recording where its result lives), or None where
-    the step is not a ufunc of float64 scalars."""
-    ufunc = ufunc_of(step)
-    if not isinstance(ufunc, np.ufunc) or len(step.outs) != 1:
+def _literal(value: Any) -> str | None:
+    """A float or bool as Python source (None for another type)."""
+    if type(value) is bool or isinstance(value, np.bool_):
+        return repr(bool(value))
+    if type(value) is not float and not isinstance(value, np.float64):
         return None
-    out = step.outs[0]
-    kind, shape, dtype = program.avals.get(out, (None, None, None))
-    if shape != () or kind not in (np.float64, np.bool_):
-        return None
-    operands = [floats.get(s) or _float_constant(program, s) for s in step.ins]
-    form = step.prim.scalar_form  # what equals the ufunc (at the entry's ufunc_params)
-    if form is not None and kind is np.float64 and None not in operands:
-        floats[out] = f"t{out}"
-        return f"t{out} = {form.format(*operands)}"
-    operands = [floats.get(s) or others.get(s) or _constant(program, s, env) for s in step.ins]
-    if None in operands:
-        return None
-    env[f"_u{n}"] = ufunc
-    call = f"_u{n}({', '.join(operands)})"
-    if kind is np.float64:
-        floats[out] = f"t{out}"
-        return f"t{out} = float({call})"
-    others[out] = f"t{out}"
-    return f"t{out} = {call}"
-
-
-def _float_constant(program: Any, slot: int) -> str | None:
-    """A constant operand as a float literal where it is one exactly (a Python float, an
-    int of at most 53 bits, a float64 scalar), else None."""
-    value = program.consts.get(slot)
-    if type(value) is int and abs(value) <= 2 ** 53:
-        value = float(value)
-    elif isinstance(value, (np.float64, np.ndarray)) and program.avals.get(slot) in (_SCALAR, _ZERO_D):
-        value = float(value)
-    if type(value) is not float:
-        return None
+    value = float(value)
     if math.isfinite(value):
         return f"({value!r})"
     return f"float({str(value)!r})"  # inf and nan have no literal
 
 
-def _constant(program: Any, slot: int, env: dict) -> str | None:
-    """A constant operand of a NumPy call, by name: a Python number, or a float64 or bool
-    NumPy scalar or 0-d array (None: not a constant, or another dtype)."""
-    if slot not in program.consts:
-        return None
-    value = program.consts[slot]
-    if type(value) not in _NUMBERS and not (getattr(value, "shape", None) == ()
-                                            and value.dtype in (np.float64, np.bool_)):
-        return None
-    env[f"c{slot}"] = value
-    return f"c{slot}"
+def _moved(element: Any) -> str:
+    """An element an element-moving entry put out: an expression, or a number it filled in
+    (a 0-d object array assigned into an object array stays an array there: unwrapped)."""
+    while isinstance(element, np.ndarray) and element.shape == ():
+        element = element[()]
+    if type(element) is str:
+        return element
+    return _literal(element if isinstance(element, (bool, np.bool_)) else float(element))
+
+
+def _pack(shape: tuple, dtype: Any, elements: list) -> np.ndarray:
+    """A C-ordered array of ``shape`` from its elements."""
+    return np.array(elements, dtype=dtype).reshape(shape)
