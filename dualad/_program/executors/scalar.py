@@ -30,7 +30,11 @@ Python on floats, with the numbers NumPy gives, bit for bit:
   operator and is mapped back to a finite output, ``1 / (x * x)`` at
   ``x = 1e300``, gives NumPy's number without NumPy's overflow warning.)
 
-Guards are checked as in any replay. A program with a value of more than
+Guards are checked as in any replay. The unrolled program is taken where
+its estimated cost (:data:`OPERATOR_US`, :data:`UFUNC_US` per element,
+:data:`CALL_US` per NumPy call) is below the ordinary replay's
+(:data:`STEP_US` per step): a chain of ``sin`` and ``*`` breaks even at
+about 8 elements. A program with a value of more than
 :data:`MAX_ELEMENTS` elements, or of a dtype other than float64 and bool
 (float32 or complex numbers, integers, a random draw, a constant of another
 dtype: a float32 constant would make NumPy compute in float32 beside a
@@ -53,6 +57,10 @@ __all__ = ["MAX_ELEMENTS", "scalar_executor"]
 
 MAX_ELEMENTS = 16  # elements of the largest value a program may hold to be unrolled
 MAX_LINES = 200_000  # lines of the unrolled source (its compile time grows with them)
+# What a replay costs, in microseconds, measured on a 2-core Xeon (``op_chain`` of 200 steps,
+# 1 to 32 elements): the unrolled program is taken where it costs less than the ordinary one.
+STEP_US = 0.6  # one NumPy call of the ordinary replay, on a few numbers
+OPERATOR_US, UFUNC_US, CALL_US = 0.03, 0.12, 1.5  # per element: a Python operator, a ufunc; a call
 
 _F64, _BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 _NUMBERS = (float, int, bool)  # Python's: NumPy takes them at the other operand's precision
@@ -71,6 +79,7 @@ class _Unroll:
         self.body: list[str] = []
         self.guards = 0
         self.numpy_calls = 0
+        self.cost = 0.0  # the estimated replay, in microseconds
 
     def aval(self, slot: int) -> tuple | None:
         """``(type, shape, dtype)`` of a float64 or bool slot small enough, else None."""
@@ -156,8 +165,10 @@ class _Unroll:
             args = [c[k] for c in columns]
             if form is not None and floats:
                 self.body.append(f"{name} = {form.format(*args)}")
+                self.cost += OPERATOR_US
             else:
                 self.body.append(f"{name} = {cast}(_u{n}({', '.join(args)}))")
+                self.cost += UFUNC_US
         return True
 
     def is_float(self, slot: int) -> bool:
@@ -185,6 +196,7 @@ class _Unroll:
         if step.xp is None:
             return False  # bind decides the namespace at replay: not ours to choose
         self.numpy_calls += 1
+        self.cost += CALL_US
         self.env[f"_f{n}"], self.env[f"_xp{n}"] = step.prim.impl, step.xp
         call = f"_f{n}(_xp{n}{', ' if args else ''}{', '.join(args)})"
         if step.prim.multiple_results:
@@ -237,8 +249,8 @@ def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
         u.unpack(i, f"x{i}", aval[1])
     for n, step in enumerate(program.steps):
         done = u.guard(n, step) if type(step) is Guard else u.step(n, step)
-        if not done or len(u.body) > MAX_LINES:
-            return None
+        if not done or len(u.body) > MAX_LINES or u.cost > STEP_US * len(eqns):
+            return None  # not unrollable, or dearer than the ordinary replay
     returns, computed = [], []
     for s in program.outputs:
         if s < program.n_inputs:
