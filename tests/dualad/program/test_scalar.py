@@ -14,6 +14,7 @@ import dualad
 import mixed
 import reverse
 from dualad import HyperDual, ops
+from dualad._program.executors import scalar
 from dualad._program.executors.generated import generate
 from dualad._program.executors.scalar import MAX_ELEMENTS, scalar_executor
 from dualad.extend import REGISTRY
@@ -256,7 +257,8 @@ def test_small_arrays_unroll_bit_for_bit(name):
     assert compiled.program(*args)._replay.source == fast.source
 
 
-def test_reductions_and_products_are_numpys_calls_on_the_floats():
+def test_reductions_and_products_are_numpys_calls_on_the_floats(monkeypatch):
+    monkeypatch.setattr(scalar, "STEP_US", 1e9)  # unrolled whatever it costs
     def f(x, a):
         return np.sum(np.tanh(a @ x) ** 2) + x @ x, np.cumsum(x * 2.0)
     x, a = np.array([0.3, -0.2, 0.9]), np.arange(9.0).reshape(3, 3) / 7.0
@@ -266,6 +268,16 @@ def test_reductions_and_products_are_numpys_calls_on_the_floats():
         got, want = fast(x * scale, a), ordinary(x * scale, a)
         for p, q in zip(got, want):
             np.testing.assert_allclose(p, q, rtol=1e-15, atol=0)
+
+
+def test_unrolling_is_taken_where_it_costs_less():
+    def chain(x):
+        for _ in range(20):
+            x = np.sin(x) * 1.5
+        return x
+    for n, taken in ((1, True), (4, True), (16, False)):
+        program = dualad.compile(chain).program(np.ones(n))
+        assert (scalar_executor(program, generate(program)) is not None) is taken, n
 
 
 def test_an_input_of_more_elements_than_traced_is_not_taken():
