@@ -45,7 +45,7 @@ class CompileOverhead:
     which records and walks a tape on every call.
     """
 
-    params = [[16]]
+    params = [[1, 16]]
     param_names = ["size"]
 
     def setup(self, size):
@@ -248,3 +248,47 @@ class CompiledScalar:
         return best_seconds(self._compiled) / self.n * 1e6
 
     track_us_per_primitive.unit = "us/primitive"
+
+
+def _g_of_vector(v):
+    return g(v[0], v[1])
+
+
+def _user_value_grad_hessian(v):
+    """Value, gradient and Hessian of ``g`` of a 2-vector, as a user writes them."""
+    return _g_of_vector(v), reverse.grad(_g_of_vector)(v), dualad.hessian(_g_of_vector)(v)
+
+
+class CompiledScalarAsWritten:
+    """The value, gradient and Hessian of ``g`` written as a user would, on a length-2
+    array: ``dualad.compile(lambda v: (g(v), reverse.grad(g)(v), dualad.hessian(g)(v)))``,
+    over the ``math``-module ``g`` (issue 27's target: <= 3). Its program holds arrays of
+    2 and 4 elements, which the scalar executor unrolls into Python on floats."""
+
+    def setup(self):
+        self.v = np.array([0.7, -0.3])
+        self.compiled = dualad.compile(_user_value_grad_hessian)
+        self.compiled(self.v)
+
+    def time_compiled(self):
+        self.compiled(self.v)
+
+    @ratio
+    def track_compiled_over_math(self):
+        return speed_ratio(lambda: self.compiled(self.v), lambda: g_math(0.7, -0.3))
+
+
+class CompiledRK4Jacobian:
+    """``jacfwd`` of the demo's damped oscillator (500 RK4 steps, Duals of 4 parameters),
+    compiled, over the oscillator itself (issue 27's target: <= 5)."""
+
+    def setup(self):
+        from mixed.demo import damped_oscillator
+        self.f = damped_oscillator
+        self.p = np.array([1.0, 0.1, 0.5, 1.3])
+        self.compiled = dualad.compile(dualad.jacfwd(damped_oscillator))
+        self.compiled(self.p)
+
+    @ratio
+    def track_compiled_jacfwd_over_function(self):
+        return speed_ratio(lambda: self.compiled(self.p), lambda: self.f(self.p), repeat=3)

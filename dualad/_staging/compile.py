@@ -118,8 +118,9 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         already computed once, while tracing), common-subexpression
         elimination, then dead-code elimination. A memory plan then writes
         the results of elementwise steps into buffers kept between calls. (A
-        program of float64 scalars, optimized or not, replays as Python on
-        floats: see :mod:`dualad._program.executors.scalar`.)
+        program of float64 scalars or small arrays, optimized or not, replays
+        unrolled as Python on floats where that is cheaper: see
+        :mod:`dualad._program.executors.scalar`.)
     fuse : bool or None
         Fuse trees of elementwise steps (``+ - * /``, negation, squaring on
         float64 arrays of 262144 entries or more) into one numexpr kernel

@@ -120,7 +120,7 @@ class _Unroll:
         """A NumPy value's elements into the slot's floats (``float`` of a 0-d one)."""
         names = self.fresh(slot, shape)
         if shape == ():
-            self.body.append(f"{names[()]} = {array}.item()")
+            self.body.append(f"{names[()]} = {array}.item()")  # a float, or a bool
         elif names.size:
             self.body.append(f"{', '.join(names.ravel())}, = {array}.ravel().tolist()")
 
@@ -132,8 +132,10 @@ class _Unroll:
             return None
         if kind is float:
             return str(names[()])
-        if kind in (np.float64, np.bool_):
-            return f"_np.{kind.__name__}({names[()]})"
+        if kind is np.float64:
+            return f"_f64({names[()]})"
+        if kind is np.bool_:
+            return f"_np.bool_({names[()]})"
         return f"_pack({shape!r}, _np.{np.dtype(dtype).type.__name__}, [{', '.join(names.ravel())}])"
 
     # -- steps --------------------------------------------------------------------------
