@@ -3,30 +3,19 @@ and its data are drawn chunk by chunk, the same wherever they are drawn."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from _support.examples import load_example
 
 dask = pytest.importorskip("dask")
 pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.dask
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "logistic_regression_dask.py"
-
 
 @pytest.fixture(scope="module")
 def example():
-    if str(EXAMPLE.parent) not in sys.path:  # as when run from the command line: logistic_loss.py
-        sys.path.insert(0, str(EXAMPLE.parent))
-    spec = importlib.util.spec_from_file_location("example_logistic_regression_dask", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example("logistic_regression_dask")
 
 
 def test_the_example_fits_on_a_cluster_as_numpy_does(example, capsys):

@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def load(name: str):
-    if str(EXAMPLES) not in sys.path:  # as when run from the command line: logistic_loss.py
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from _support.examples import load_example
 
 
 @pytest.fixture(scope="module")
 def cpu_example():
-    return load("logistic_regression")
+    return load_example("logistic_regression")
 
 
 @pytest.fixture(scope="module")
 def gpu_example():
-    return load("logistic_regression_gpu")
+    return load_example("logistic_regression_gpu")
 
 
 def test_cpu_example_on_small_synthetic_data(cpu_example, capsys):

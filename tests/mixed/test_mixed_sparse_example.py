@@ -4,23 +4,13 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
-from pathlib import Path
 
 import numpy as np
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sparse_newton.py"
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("example_sparse_newton", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _support.examples import load_example
 
 
 def test_newton_and_trust_constr_agree(capsys):
-    example = load()
+    example = load_example("sparse_newton")
     newton = example.main(["--side", "12"])
     out = capsys.readouterr().out
     assert "5 colours" in out and "iteration" in out
@@ -32,7 +22,7 @@ def test_newton_and_trust_constr_agree(capsys):
 
 def test_the_minimizer_solves_the_pde():
     """-lap u + exp(u) = s, written out with the 5-point stencil (zero boundary values)."""
-    example = load()
+    example = load_example("sparse_newton")
     side = 12
     x, _ = example.newton(example.make_energy(side), np.zeros(side * side), out=lambda *a: None)
     h = 1.0 / (side + 1)

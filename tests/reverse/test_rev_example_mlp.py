@@ -1,20 +1,14 @@
 """examples/train_mlp.py runs and its loss falls."""
 
-import importlib.util
-import pathlib
 import subprocess
 import sys
 
 import numpy as np
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_mlp.py"
+from _support.examples import EXAMPLES, load_example
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("train_mlp", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("train_mlp")
 
 
 def test_training_reduces_the_loss():
@@ -35,8 +29,8 @@ def test_dropout_is_inverted_and_off_at_evaluation():
 
 
 def test_the_script_prints_a_falling_loss():
-    out = subprocess.run([sys.executable, str(EXAMPLE), "40"], capture_output=True, text=True,
-                         check=True, timeout=120).stdout
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_mlp.py"), "40"], capture_output=True,
+                         text=True, check=True, timeout=120).stdout
     lines = out.splitlines()
     assert lines[0].startswith("initial loss") and lines[-1].startswith("final loss")
     initial, final = float(lines[0].split()[2]), float(lines[-1].split()[2])

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
-from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "taylor_ode.py"
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("example_taylor_ode", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _support.examples import load_example
 
 
 def test_taylor_ode_example(capsys):
-    example = load()
+    example = load_example("taylor_ode")
     rows = example.main(["--order", "6", "--size", "50", "--steps", "10"])
     assert "derivatives of y at 0" in capsys.readouterr().out
     errors = [r["error"] for r in rows]

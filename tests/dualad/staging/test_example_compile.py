@@ -1,16 +1,11 @@
 """The compile examples run, small: their replays equal eager evaluation and optimization
 shortens the gradient's program."""
 
-import importlib.util
-import pathlib
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "compile_static_graph.py"
+from _support.examples import load_example
 
 
 def test_static_graph_example_replays_as_eager():
-    spec = importlib.util.spec_from_file_location("compile_static_graph", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("compile_static_graph")
     result = module.main(n=50, verbose=False)
     for graph in result.values():
         assert graph["worst"] == 0.0
@@ -19,10 +14,7 @@ def test_static_graph_example_replays_as_eager():
 
 
 def test_fuse_and_preallocate_example_replays_as_eager():
-    path = EXAMPLE.parent / "compile_fuse_and_preallocate.py"
-    spec = importlib.util.spec_from_file_location("compile_fuse_and_preallocate", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("compile_fuse_and_preallocate")
     result = module.main(n=70_000, verbose=False)
     assert result["worst"] == 0.0
     assert result["optimized"] < result["traced"]
