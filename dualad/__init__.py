@@ -22,13 +22,13 @@ from dualad._forward.coloring import color_columns, color_symmetric
 from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
 from dualad._forward.jet import jet, jet_rules
-from dualad._forward.sparse_jacobian import SparseJacobian, sparse_jacfwd
 from dualad._forward.sparsity import hessian_sparsity, jacobian_sparsity, sparsity_rules
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
 from dualad._staging.compile import Compiled, compile
 from dualad._staging.linearize import linear_transpose, linearize
+from dualad._staging.sparse_jacobian import SparseJacobian, sparse_jacfwd
 from dualad._table.entries import Primitive
 
 jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, never a ``compile``

@@ -1,6 +1,9 @@
-"""Sparse Jacobians by compressed forward mode: detected and coloured once, then one
-forward pass carrying one direction per colour (:mod:`dualad._forward.sparsity`,
-:mod:`dualad._forward.coloring`)."""
+"""Sparse Jacobians by compressed forward mode: detected and coloured once
+(:mod:`dualad._forward.sparsity`, :mod:`dualad._forward.coloring`), then one forward
+pass carrying one direction per colour, compiled (:func:`dualad.compile`): the
+seeds are constants of the program, so what the Jacobian does not take from the
+point (the linear parts of a residual) is folded once, and each evaluation
+replays the rest."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import numpy as np
 from dualad._forward.coloring import _sparse, color_columns, seed_matrix
 from dualad._forward.sparsity import _output, check_point, jacobian_sparsity
 from dualad._forward.transforms import jvp
+from dualad._staging.compile import compile as _compile
 
 __all__ = ["SparseJacobian", "sparse_jacfwd"]
 
@@ -18,6 +22,11 @@ __all__ = ["SparseJacobian", "sparse_jacfwd"]
 class SparseJacobian:
     """The Jacobian of ``f`` as a sparse matrix: detected and coloured once (at ``x``),
     evaluated at many points with one forward pass of one direction per colour.
+
+    The first evaluation runs that pass eagerly; from the second, it is a
+    program (:func:`dualad.compile`) replayed at each point, so arrays ``f``
+    closes over are read when it is traced, and where ``f`` cannot be traced
+    the pass runs eagerly, with compile's warning saying why.
 
     Parameters
     ----------
@@ -53,7 +62,22 @@ class SparseJacobian:
         self.colors = color_columns(self.pattern)
         self._seeds = seed_matrix(self.colors, x.dtype)
         self.n_colors = self._seeds.shape[0]
-        self._rows = np.repeat(np.arange(self.pattern.shape[0]), np.diff(self.pattern.indptr))
+        m = self.pattern.shape[0]
+        rows = np.repeat(np.arange(m), np.diff(self.pattern.indptr))
+        self._read = self.colors[self.pattern.indices] * m + rows  # in the compressed Jacobian
+        self._calls, self._compiled = 0, None
+
+    def _compressed(self, x: np.ndarray) -> Any:
+        """The Jacobian times the seeds (one JVP of ``n_colors`` directions): eager at the first
+        point, compiled from the second (tracing pays only where points repeat)."""
+        def tangent(v):
+            return jvp(lambda u: _output(self.f(u), "SparseJacobian"), (v,), (self._seeds,))[1]
+        self._calls += 1
+        if self._calls == 1:
+            return tangent(x)
+        if self._compiled is None:
+            self._compiled = _compile(tangent)
+        return self._compiled(x)
 
     def __call__(self, x: np.ndarray) -> Any:
         """The Jacobian at ``x`` (of the shape and dtype the pattern was detected for)."""
@@ -64,9 +88,7 @@ class SparseJacobian:
         sp = _sparse()
         p = self.pattern
         if self.n_colors:
-            _, t = jvp(lambda v: _output(self.f(v), "SparseJacobian"), (x,), (self._seeds,))
-            compressed = np.reshape(np.asarray(t), (self.n_colors, -1))
-            data = compressed[self.colors[p.indices], self._rows]
+            data = np.take(np.asarray(self._compressed(x)), self._read)
         else:
             data = np.zeros(0, dtype=x.dtype)
         return sp.csr_matrix((data, p.indices.copy(), p.indptr.copy()), shape=p.shape)
