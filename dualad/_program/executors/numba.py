@@ -1,0 +1,311 @@
+"""The Numba executor: each loop nest of a lowered program as one ``@numba.njit`` kernel.
+
+:func:`lowered` lowers a program (:mod:`dualad._program.lowering`) and
+gives each :class:`~dualad._program.lowering.LoopNest` a kernel: Python
+source written from the nest (:func:`source`), compiled by Numba on the
+nest's first call. The rest of the program replays as before
+(:mod:`dualad._program.executors.generated`), so matrix products and
+everything else not lowered stay NumPy's calls between the kernels. A
+program of numbers (0-d values) lowers to one nest without loops: the
+whole program, or each stretch between its guards, is one function.
+
+Kernels are cached twice: in this process by their source (programs of
+the same structure share a kernel: sizes, slice offsets and constants
+are its arguments, not its text), and on disk, where the source is
+written as a module named by its hash under ``$DUALAD_CACHE_DIR/kernels``
+(default: ``~/.cache/dualad/kernels``, or under ``$XDG_CACHE_HOME``) and
+compiled with ``cache=True``, so a second process loads the machine code
+Numba saved there instead of compiling again. Where that folder cannot be
+written, kernels are compiled in memory each process.
+
+The numbers are NumPy's: each operation is computed in the dtype NumPy's
+ufunc loop uses (operands cast to it as NumPy casts them, Python numbers
+weakly), ``error_model="numpy"`` gives inf and nan where Python would
+raise, ``maximum``/``minimum`` propagate NaN as NumPy's do. Elementwise
+results are NumPy's bit for bit for the ufuncs :data:`~dualad._program.lowering.UFUNCS`
+marks exact; the others (exp, sin, ...) come from Numba's math library,
+within a few ulps of NumPy's. A sum adds in another order than NumPy's
+pairwise sum (four interleaved running sums, then their sum), so it
+differs from NumPy's by at most ``2 (n - 1) eps sum(|x_i|)``, the sum of
+the two orders' error bounds. NumPy's warnings (a division by zero, an
+overflow) are not given by a kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._program.lowering import LoopNest, Op, lower, size
+
+__all__ = ["MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered", "source"]
+
+MIN_SIZE = 1 << 16   # iterations from which a nest is chosen over NumPy's calls unless forced
+MIN_SCALAR_OPS = 16  # operations of a nest of numbers from which it is chosen unless forced
+UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
+
+_JIT = 'numba.njit(cache=True, error_model="numpy", nogil=True)'
+
+# How each ufunc of the lowering is written, on operands already in the loop's dtype
+# ({t}: that dtype's NumPy name).
+_WRITTEN = {
+    "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}", "divide": "{0} / {1}",
+    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "np.{t}(1) / {0}", "abs": "abs({0})",
+    "maximum": "_maximum({0}, {1})", "minimum": "_minimum({0}, {1})",
+    "equal": "{0} == {1}", "not_equal": "{0} != {1}", "less": "{0} < {1}",
+    "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
+    "logical_and": "({0} != 0) and ({1} != 0)", "logical_or": "({0} != 0) or ({1} != 0)",
+    "logical_not": "not ({0} != 0)",
+    **{name: f"np.{name}({{0}}, {{1}})" for name in ("arctan2", "hypot")},
+}
+# NumPy's maximum and minimum: the first operand where it is NaN or strictly beyond the
+# second, else the second (so maximum(0.0, -0.0) is -0.0, as NumPy gives).
+_HELPERS = {
+    "_maximum": "def _maximum(a, b):\n    return a if a > b or a != a else b\n",
+    "_minimum": "def _minimum(a, b):\n    return a if a < b or a != a else b\n",
+}
+
+_KERNELS: dict[str, Callable] = {}  # source hash -> Numba dispatcher, for this process
+_LOCK = threading.Lock()
+
+
+def available() -> bool:
+    """Whether Numba is installed (without importing it: that takes half a second)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def lowered(program: Any, forced: bool = False) -> Any:
+    """``program`` lowered to loop nests run by Numba kernels, or None: where Numba is
+    not installed, no group was lowered, or (unless ``forced``) no nest is large enough
+    to pay for its kernel (``MIN_SIZE`` iterations, or ``MIN_SCALAR_OPS`` operations on
+    numbers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> p = dualad.compile(lambda x: np.sum(np.sin(x) * 2.0 + 1.0), executor="numpy").program(np.ones(3))
+    >>> q = lowered(p, forced=True)
+    >>> [str(e.prim) for e in q.eqns] if available() else ['LoopNest([3]: sin multiply add)']
+    ['LoopNest([3]: sin multiply add)']
+    >>> lowered(p) is None  # 3 iterations do not pay for a kernel
+    True
+    """
+    if not available():
+        return None
+    out = lower(program, _Kernel)
+    nests = [e.prim for e in out.eqns if type(e.prim) is LoopNest]
+    if not nests or not (forced or any(size(n) >= MIN_SIZE if n.shape else len(n.ops) >= MIN_SCALAR_OPS
+                                       for n in nests)):
+        return None
+    return out
+
+
+def cache_dir() -> str:
+    """The folder of the kernels kept on disk: ``$DUALAD_CACHE_DIR/kernels``, else
+    ``dualad/kernels`` under ``$XDG_CACHE_HOME`` or ``~/.cache``.
+
+    Examples
+    --------
+    >>> cache_dir().endswith("kernels")
+    True
+    """
+    root = os.environ.get("DUALAD_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "dualad")
+    return os.path.join(root, "kernels")
+
+
+class _Kernel:
+    """A nest's ``run``: its kernel, loaded or compiled on the first call, called with the
+    nest's sizes, operands, offsets and new arrays to write."""
+
+    def __init__(self, nest: LoopNest):
+        self.nest = nest
+        self.kernel: Callable | None = None
+        self.stored = [dtype for _, dtype in nest.kinds[:len(nest.stores)]] if nest.shape else []
+        # what turns a returned number into the value eager evaluation gives
+        returned = nest.kinds[len(self.stored):]
+        self.wrap = [(lambda v, d=dtype: np.asarray(v, d)) if kind is np.ndarray else kind
+                     for kind, dtype in returned]
+
+    def __call__(self, *operands: Any) -> tuple:
+        kernel = self.kernel
+        if kernel is None:
+            kernel = self.kernel = _load(source(self.nest))
+        nest = self.nest
+        outs = [np.empty(nest.shape, dtype) for dtype in self.stored]
+        numbers = kernel(*nest.shape, *operands, *nest.offsets, *outs)
+        if not self.wrap:
+            return tuple(outs)
+        return (*outs, *[wrap(v) for wrap, v in zip(self.wrap, numbers)])
+
+
+def source(nest: LoopNest) -> str:
+    """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., o0, ..)``
+    of its sizes, operands, offsets and the arrays it writes, returning the numbers it
+    sums (and, for a nest without loops, the values it stores first).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> from dualad._program.lowering import lower
+    >>> f = dualad.compile(lambda x: np.sum((x[1:] - x[:-1]) ** 2), executor="numpy")
+    >>> nest = lower(f.program(np.ones(5)), emit=lambda nest: None).eqns[0].prim
+    >>> print(source(nest).split("def kernel")[1])  # doctest: +NORMALIZE_WHITESPACE
+    (n0, a0, d0):
+        s0_0 = s0_1 = s0_2 = s0_3 = np.float64(0.0)
+        m0 = n0 - n0 % 4
+        for j0 in range(0, m0, 4):
+            i0 = j0 + 0
+            x0 = a0[i0 + d0]
+            x1 = a0[i0]
+            v0 = x0 - x1
+            v1 = v0 * v0
+            s0_0 += v1
+            i0 = j0 + 1
+            x0 = a0[i0 + d0]
+            x1 = a0[i0]
+            v0 = x0 - x1
+            v1 = v0 * v0
+            s0_1 += v1
+            i0 = j0 + 2
+            x0 = a0[i0 + d0]
+            x1 = a0[i0]
+            v0 = x0 - x1
+            v1 = v0 * v0
+            s0_2 += v1
+            i0 = j0 + 3
+            x0 = a0[i0 + d0]
+            x1 = a0[i0]
+            v0 = x0 - x1
+            v1 = v0 * v0
+            s0_3 += v1
+        for i0 in range(m0, n0):
+            x0 = a0[i0 + d0]
+            x1 = a0[i0]
+            v0 = x0 - x1
+            v1 = v0 * v0
+            s0_0 += v1
+        return ((s0_0 + s0_1) + (s0_2 + s0_3),)
+    """
+    ndim, ops = len(nest.shape), nest.ops
+    sizes = [f"n{a}" for a in range(ndim)]
+    operands = [f"a{k}" for k in range(len(nest.loads))]
+    offsets = [f"d{k}" for k in range(len(nest.offsets))]
+    stored = [f"o{k}" for k in range(len(nest.stores))] if ndim else []
+    body, helpers = [], set()
+    for k, load in enumerate(nest.loads):
+        if load.scalar:
+            body.append(f"x{k} = a{k}")
+        else:
+            index = [("0" if ax is None else f"i{ax}") + ("" if d is None else f" + d{d}")
+                     for ax, d in zip(load.axes, load.offsets)]
+            body.append(f"x{k} = a{k}[{', '.join(index) or '()'}]")
+    for j, op in enumerate(ops):
+        args = [_cast(nest, op, arg) for arg in op.args]
+        written = _WRITTEN.get(op.ufunc) or f"np.{op.ufunc}({{0}})"
+        helpers.update(h for h in _HELPERS if h in written)
+        value = written.format(*args, t=op.loop.name)
+        if op.dtype not in (np.float64, np.int64, np.bool_):  # Numba widens int32 and float32 math
+            value = f"np.{op.dtype.name}({value})"
+        body.append(f"v{j} = {value}")
+    lines = [f"def kernel({', '.join(sizes + operands + offsets + stored)}):"]
+    if ndim == 0:
+        returned = [f"v{j}" for j in nest.stores] + [f"np.{ops[j].dtype.name}(0.0) + v{j}" for j in nest.sums]
+        lines += [f"    {line}" for line in body]
+        lines.append(f"    return ({', '.join(returned)},)")
+        return _module(lines, helpers)
+    where = ", ".join(f"i{a}" for a in range(ndim))
+    body += [f"o{k}[{where}] = v{j}" for k, j in enumerate(nest.stores)]
+    copies = UNROLL if nest.sums else 1
+    for r, j in enumerate(nest.sums):
+        names = " = ".join(f"s{r}_{u}" for u in range(copies))
+        lines.append(f"    {names} = np.{ops[j].dtype.name}(0.0)")
+    indent = "    "
+    for a in range(ndim - 1):
+        lines.append(f"{indent}for i{a} in range(n{a}):")
+        indent += "    "
+    last = ndim - 1
+
+    def summed(u: int) -> list:
+        return [f"s{r}_{u} += v{j}" for r, j in enumerate(nest.sums)]
+
+    if copies > 1:
+        lines.append(f"{indent}m{last} = n{last} - n{last} % {copies}")
+        lines.append(f"{indent}for j{last} in range(0, m{last}, {copies}):")
+        for u in range(copies):
+            lines += [f"{indent}    {line}" for line in [f"i{last} = j{last} + {u}", *body, *summed(u)]]
+        lines.append(f"{indent}for i{last} in range(m{last}, n{last}):")
+    else:
+        lines.append(f"{indent}for i{last} in range(n{last}):")
+    lines += [f"{indent}    {line}" for line in body + summed(0)]
+    if nest.sums:
+        totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
+        lines.append(f"    return ({', '.join(totals)},)")
+    return _module(lines, helpers)
+
+
+def _cast(nest: LoopNest, op: Op, arg: tuple) -> str:
+    """Operand ``arg`` of ``op`` in the op's loop dtype, as NumPy casts it."""
+    kind, k = arg
+    name, dtype = (f"x{k}", nest.loads[k].dtype) if kind == "in" else (f"v{k}", nest.ops[k].dtype)
+    if dtype == op.loop:
+        return name
+    if op.loop == np.bool_:
+        return f"({name} != 0)"
+    return f"np.{op.loop.name}({name})"
+
+
+def _pairwise(names: list) -> str:
+    while len(names) > 1:
+        names = [f"({a} + {b})" for a, b in zip(names[::2], names[1::2])] + names[len(names) // 2 * 2:]
+    return names[0][1:-1] if names[0].startswith("(") else names[0]
+
+
+def _module(lines: list, helpers: set) -> str:
+    head = ["import numba", "import numpy as np", ""]
+    for name in sorted(helpers):
+        head += ["", f"@{_JIT}", _HELPERS[name]]
+    return "\n".join(head + ["", f"@{_JIT}"] + lines) + "\n"
+
+
+def _load(text: str) -> Callable:
+    """The kernel of module source ``text``: this process's, else the module written
+    under :func:`cache_dir` (Numba's cache beside it), else compiled in memory."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    with _LOCK:
+        kernel = _KERNELS.get(digest)
+        if kernel is None:
+            kernel = _KERNELS[digest] = _import(digest, text)
+    return kernel
+
+
+def _import(digest: str, text: str) -> Callable:
+    folder = cache_dir()
+    path = os.path.join(folder, f"k{digest}.py")
+    try:
+        if not os.path.exists(path):  # written once: Numba's cache is keyed by its time stamp
+            os.makedirs(folder, exist_ok=True)
+            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
+            with open(temporary, "w") as file:
+                file.write(text)
+            os.replace(temporary, path)
+        spec = importlib.util.spec_from_file_location(f"dualad_kernel_{digest}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # where Numba's cache finds the kernel's globals again
+        spec.loader.exec_module(module)
+    except OSError:  # no folder to keep it in: compiled anew in each process
+        env: dict = {}
+        exec(compile(text.replace("cache=True", "cache=False"), f"<dualad kernel {digest}>", "exec"), env)  # noqa: S102
+        return env["kernel"]
+    return module.kernel
+

@@ -1,0 +1,343 @@
+"""Lowering: the elementwise groups of an optimized program become loop nests.
+
+A replay that calls NumPy once per primitive makes a pass over memory per
+primitive. :func:`lower` finds the groups of steps that one loop nest can
+compute instead, element by element, and replaces each by one step whose
+primitive is a :class:`LoopNest`: a description of the loop (what it reads,
+how it indexes each operand, the operations, what it writes and sums) that
+an emitter (:mod:`dualad._program.executors.numba`) turns into a kernel.
+What is not lowered (matrix products, decompositions, draws, anything
+without a loop form) stays an ordinary step between the nests.
+
+A group is a maximal set of steps that:
+
+- are NumPy ufuncs of :data:`UFUNCS` (the entry's declared ``ufunc``), on
+  the dtypes of :data:`DTYPES` and Python numbers, with results of one
+  shape: the nest's iteration space. An operand of a smaller shape that
+  broadcasts to it (a scalar, size-1 axes, fewer axes) is read at index 0
+  along the broadcast axes;
+- or are full sums (``sum`` over every axis, float32 or float64) of a value
+  of the group, accumulated in the loop;
+- an operand that is a slice of unit steps (``x[1:]``, ``x[:-1]``,
+  ``x[2:, :3]``) of an array is read from that array at an offset, so the
+  slice itself is never made.
+
+Steps join the group of their shape in program order; a group is closed
+(its nest placed) when a step outside it reads one of its values, or when
+a step of it would read one of its sums. Every value of a group read
+outside it, or returned, is an output of the nest (an array it writes, or
+the number it sums); the others live only in registers. A group of fewer
+than ``MIN_STEPS`` steps keeps its steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._base.backend import _np_xp
+from dualad._program.ir import Eqn, Guard, Step
+from dualad._program.passes.dce import eliminate_dead_code
+from dualad._program.passes.memory import ufunc_of
+
+__all__ = ["DTYPES", "MIN_STEPS", "UFUNCS", "Load", "LoopNest", "Op", "lower", "size"]
+
+MIN_STEPS = 2
+
+DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
+
+# The ufuncs a nest computes, and whether an emitter gives NumPy's numbers bit for bit
+# (IEEE 754 rounds + - * / and sqrt exactly; the rest are exact by construction): the
+# others (exp, sin, ...) come from the emitter's math library, within a few ulps of NumPy's.
+UFUNCS = {
+    **dict.fromkeys(("add", "subtract", "multiply", "divide", "negative", "square", "reciprocal",
+                     "abs", "sqrt", "maximum", "minimum", "floor", "ceil", "trunc",
+                     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                     "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite"), True),
+    **dict.fromkeys(("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
+                     "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+                     "arctanh", "arctan2", "hypot"), False),
+}
+_FLOATS = frozenset({np.dtype(np.float64), np.dtype(np.float32)})
+# The ufuncs lowered on bool loops, and on integer ones; the rest on float loops only.
+_BOOL_LOOPS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                         "logical_and", "logical_or", "logical_not", "maximum", "minimum"})
+_INT_LOOPS = _BOOL_LOOPS | {"add", "subtract", "multiply", "negative", "square", "abs"}
+
+
+@dataclass(frozen=True)
+class Load:
+    """How a nest reads its operand: ``scalar`` (a number, read once), else an array whose
+    axis ``j`` is indexed by loop index ``axes[j]`` (None: index 0, a broadcast axis) plus
+    offset number ``offsets[j]`` of the nest's offsets (None: no offset). ``dtype`` is None
+    for a Python number (NumPy casts it to the dtype of the operation)."""
+
+    scalar: bool
+    dtype: Any
+    axes: tuple = ()
+    offsets: tuple = ()
+
+
+@dataclass(frozen=True)
+class Op:
+    """``ufunc(*args)`` computed in dtype ``loop`` (operands cast to it, as NumPy's loop
+    does), giving ``dtype``. An argument is ``("in", k)``, operand ``k`` of the nest, or
+    ``("op", j)``, the value of op ``j``."""
+
+    ufunc: str
+    args: tuple
+    loop: Any
+    dtype: Any
+
+
+class LoopNest(Step):
+    """The primitive of a lowered group: one loop nest over ``shape``.
+
+    The step reads its operands (``loads``, one per input slot), computes
+    ``ops`` at each index, writes the values of ops ``stores`` into new
+    arrays and sums the values of ops ``sums``; its outputs are the stored
+    arrays then the sums, each of the ``kinds`` (type, dtype) of the value
+    it replaces. ``offsets`` are the starts of the slices read at an
+    offset. ``run(*operands)`` (what an emitter made of the nest) computes
+    it.
+    """
+
+    name = "loop"
+    multiple_results = True
+    new_array = True  # what it returns is its own: a reader of a buffer keeps no view of it
+
+    def __init__(self, shape: tuple, loads: tuple, ops: tuple, stores: tuple, sums: tuple,
+                 kinds: tuple, offsets: tuple):
+        self.shape, self.loads, self.ops = shape, loads, ops
+        self.stores, self.sums, self.kinds, self.offsets = stores, sums, kinds, offsets
+        self.run: Callable | None = None
+
+    def __repr__(self) -> str:
+        return f"LoopNest({list(self.shape)}: {', '.join(op.ufunc for op in self.ops)})"
+
+    def impl(self, xp: Any, *operands: Any) -> tuple:
+        return self.run(*operands)
+
+    def format(self, names: list, params: dict) -> str:
+        ops = " ".join(op.ufunc for op in self.ops)
+        return (f"loop{list(self.shape)}({', '.join(names)}; {ops}; "
+                f"{len(self.stores)} stored, {len(self.sums)} summed)")
+
+
+class _Group:
+    def __init__(self, shape: tuple):
+        self.shape, self.steps, self.sums, self.open = shape, [], set(), True
+
+
+def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS) -> Any:
+    """``program`` with each group of its steps (see the module's docstring) as one
+    :class:`LoopNest` step, whose ``run`` is ``emit(nest)``; ``program`` itself where
+    no group has ``min_steps`` steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> f = dualad.compile(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2), executor="numpy")
+    >>> p = lower(f.program(np.ones(5)), emit=lambda nest: None)
+    >>> [e.prim for e in p.eqns]
+    [LoopNest([4]: square subtract square)]
+    >>> p.eqns[0].prim.offsets, len(p.eqns[0].prim.sums)
+    ((1, 0), 1)
+    """
+    steps = program.steps
+    views: dict[int, tuple] = {}   # slot -> (array slot, starts) of a slice of unit steps
+    owner: dict[int, _Group] = {}  # slot -> the group whose step computes it
+    groups: dict[tuple, _Group] = {}  # shape -> its open group
+    placed: list = []              # steps and groups, in the order they run
+
+    def close(group: _Group) -> None:
+        if group.open:
+            group.open = False
+            del groups[group.shape]
+            placed.append(group)
+
+    for step in steps:
+        if type(step) is Eqn and (view := _view(program, step)) is not None:
+            base, starts = view
+            if base in views:  # a slice of a slice: one offset
+                base, first = views[base]
+                starts = tuple(a + b for a, b in zip(first, starts + (0,) * (len(first) - len(starts))))
+            views[step.outs[0]] = (base, starts)
+        reads = (step.slot,) if type(step) is Guard else step.ins
+        shape = _map_shape(program, step)
+        summed = owner.get(step.ins[0]) if _full_sum(program, step) else None
+        if shape is not None:
+            for s in reads:
+                group = owner.get(s)
+                if group is not None and (group.shape != shape or s in group.sums):
+                    close(group)
+            group = groups.get(shape)
+            if group is None:
+                group = groups[shape] = _Group(shape)
+        elif summed is not None and summed.open and step.ins[0] not in summed.sums:
+            group = summed
+            group.sums.add(step.outs[0])
+        else:
+            for s in reads:
+                if s in owner:
+                    close(owner[s])
+            placed.append(step)
+            continue
+        group.steps.append(step)
+        owner[step.outs[0]] = group
+    for group in list(groups.values()):
+        close(group)
+
+    if not any(type(g) is _Group and len(g.steps) >= min_steps for g in placed):
+        return program
+    read_by: dict[int, set] = {}  # slot -> ids of the steps that read it
+    for step in steps:
+        for s in ((step.slot,) if type(step) is Guard else step.ins):
+            read_by.setdefault(s, set()).add(id(step))
+    out_steps = []
+    for item in placed:
+        if type(item) is not _Group:
+            out_steps.append(item)
+        elif len(item.steps) < min_steps:
+            out_steps.extend(item.steps)
+        else:
+            out_steps.append(_nest(program, item, views, read_by, emit))
+    return eliminate_dead_code(program.with_steps(out_steps))
+
+
+def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callable) -> Eqn:
+    """The step of one loop nest computing ``group``."""
+    avals, consts, outputs = program.avals, program.consts, set(program.outputs)
+    ids = {id(step) for step in group.steps}
+    ndim = len(group.shape)
+    ops, refs, ins, loads, offsets = [], {}, [], [], []
+    operands: dict[tuple, int] = {}  # (array slot, starts, shape seen) -> operand number
+
+    def operand(s: int) -> tuple:
+        base, starts = views.get(s, (s, ()))
+        key = (base, starts, avals[s][1])
+        if key not in operands:
+            operands[key] = len(loads)
+            ins.append(base)
+            loads.append(_load(avals, consts, base, avals[s][1], starts, ndim, offsets))
+        return ("in", operands[key])
+
+    stores, sums, outs = [], [], []
+    for step in group.steps:
+        out = step.outs[0]
+        if out in group.sums:
+            sums.append(refs[step.ins[0]][1])
+            continue
+        args = tuple(refs[s] if s in refs else operand(s) for s in step.ins)
+        refs[out] = ("op", len(ops))
+        ops.append(Op(ufunc_of(step).__name__, args, _loop_dtype(program, step), avals[out][2]))
+        if out in outputs or not read_by.get(out, set()) <= ids:
+            stores.append(len(ops) - 1)
+            outs.append(out)
+    outs += [step.outs[0] for step in group.steps if step.outs[0] in group.sums]
+    nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums),
+                    tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets))
+    nest.run = emit(nest)
+    return Eqn(nest, {}, tuple(ins), tuple(outs), _np_xp)
+
+
+def _load(avals: dict, consts: dict, slot: int, shape: tuple, starts: tuple, ndim: int,
+          offsets: list) -> Load:
+    """How a nest of ``ndim`` axes reads ``slot`` (seen at ``starts`` as an array of
+    ``shape``); the nonzero starts go into ``offsets``."""
+    kind, _, dtype = avals.get(slot, (type(consts.get(slot)), (), None))
+    if kind in (bool, int, float):
+        return Load(True, None)
+    if kind is not np.ndarray:
+        return Load(True, np.dtype(dtype))
+    lead = ndim - len(shape)
+    axes = tuple(None if n == 1 else lead + j for j, n in enumerate(shape))
+    starts = starts + (0,) * (len(shape) - len(starts))
+    numbers = []
+    for start in starts:
+        numbers.append(len(offsets) if start else None)
+        if start:
+            offsets.append(start)
+    return Load(False, np.dtype(dtype), axes, tuple(numbers))
+
+
+def _map_shape(program: Any, step: Any) -> tuple | None:
+    """The result's shape where ``step`` is a ufunc a nest computes, else None."""
+    if type(step) is not Eqn or len(step.outs) != 1:
+        return None
+    ufunc = ufunc_of(step)
+    if not isinstance(ufunc, np.ufunc) or ufunc.__name__ not in UFUNCS:
+        return None
+    kind, shape, dtype = program.avals.get(step.outs[0], (None, None, None))
+    if kind is None or np.dtype(dtype) not in DTYPES:
+        return None
+    if not (kind is np.ndarray or (issubclass(kind, np.generic) and shape == ())):
+        return None
+    if all(_operand_ok(program, s) for s in step.ins):
+        loop, name = _loop_dtype(program, step), ufunc.__name__
+        if loop in _FLOATS or (loop == np.bool_ and name in _BOOL_LOOPS) or (
+                loop in DTYPES and loop != np.bool_ and name in _INT_LOOPS):
+            return tuple(shape)
+    return None
+
+
+def _operand_ok(program: Any, slot: int) -> bool:
+    if slot in program.consts and type(program.consts[slot]) in (bool, int, float):
+        value = program.consts[slot]
+        return type(value) is not int or -2 ** 63 <= value < 2 ** 63
+    kind, _, dtype = program.avals.get(slot, (None, None, None))
+    return (kind is np.ndarray or (kind is not None and issubclass(kind, np.generic))) and \
+        np.dtype(dtype) in DTYPES
+
+
+def _loop_dtype(program: Any, step: Eqn) -> np.dtype:
+    """The dtype NumPy computes ``step`` in: its result's, or, for a comparison or a
+    logical ufunc (a bool result), the operands' common dtype (a Python number weakly)."""
+    dtype = np.dtype(program.avals[step.outs[0]][2])
+    if dtype != np.bool_:
+        return dtype
+    operands = [program.consts[s] if s in program.consts and type(program.consts[s]) in (bool, int, float)
+                else np.dtype(program.avals[s][2]) for s in step.ins]
+    return np.result_type(*operands)
+
+
+def _full_sum(program: Any, step: Any) -> bool:
+    """Whether ``step`` sums a float32 or float64 array over every axis into a scalar."""
+    if type(step) is not Eqn or step.prim.name != "sum" or step.xp is not _np_xp:
+        return False
+    kind, shape, dtype = program.avals.get(step.ins[0], (None, None, None))
+    out = program.avals.get(step.outs[0], (None, None, None))
+    if kind is None or np.dtype(dtype) not in _FLOATS or out[2] != dtype or out[1] != ():
+        return False
+    axis = step.params.get("axis")
+    every = axis is None or sorted(a % len(shape) for a in axis) == list(range(len(shape)))
+    return every and not step.params.get("keepdims", False) and set(step.params) <= {"axis", "keepdims"}
+
+
+def _view(program: Any, step: Eqn) -> tuple | None:
+    """``(array slot, starts)`` where ``step`` takes a slice of unit steps of a NumPy
+    array (a view a nest can read at an offset), else None."""
+    if step.prim.name != "getitem" or step.xp is not _np_xp or set(step.params) != {"idx"}:
+        return None
+    kind, shape, _ = program.avals.get(step.ins[0], (None, None, None))
+    idx = step.params["idx"]
+    if kind is not np.ndarray or type(idx) is not tuple or len(idx) > len(shape):
+        return None
+    starts = []
+    for i, n in zip(idx, shape):
+        if type(i) is not slice:
+            return None
+        start, _, stride = i.indices(n)
+        if stride != 1:
+            return None
+        starts.append(start)
+    return step.ins[0], tuple(starts)
+
+
+def size(nest: LoopNest) -> int:
+    """The number of iterations of ``nest``."""
+    return math.prod(nest.shape)
