@@ -116,7 +116,7 @@ class LoopNest(Step):
         self.run: Callable | None = None
 
     def __repr__(self) -> str:
-        return f"LoopNest({list(self.shape)}: {', '.join(op.ufunc for op in self.ops)})"
+        return f"LoopNest({list(self.shape)}: {' '.join(op.ufunc for op in self.ops)})"
 
     def impl(self, xp: Any, *operands: Any) -> tuple:
         return self.run(*operands)
@@ -145,8 +145,8 @@ def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS) -> Any:
     >>> p = lower(f.program(np.ones(5)), emit=lambda nest: None)
     >>> [e.prim for e in p.eqns]
     [LoopNest([4]: square subtract square)]
-    >>> p.eqns[0].prim.offsets, len(p.eqns[0].prim.sums)
-    ((1, 0), 1)
+    >>> p.eqns[0].prim.offsets, len(p.eqns[0].prim.sums)  # x[1:] read at offset 1, and one sum
+    ((1,), 1)
     """
     steps = program.steps
     views: dict[int, tuple] = {}   # slot -> (array slot, starts) of a slice of unit steps
