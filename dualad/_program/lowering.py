@@ -54,7 +54,7 @@ DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.in
 # others (exp, sin, ...) come from the emitter's math library, within a few ulps of NumPy's.
 UFUNCS = {
     **dict.fromkeys(("add", "subtract", "multiply", "divide", "negative", "square", "reciprocal",
-                     "abs", "sqrt", "maximum", "minimum", "floor", "ceil", "trunc",
+                     "absolute", "sqrt", "maximum", "minimum", "floor", "ceil", "trunc",
                      "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                      "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite"), True),
     **dict.fromkeys(("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
@@ -65,7 +65,7 @@ _FLOATS = frozenset({np.dtype(np.float64), np.dtype(np.float32)})
 # The ufuncs lowered on bool loops, and on integer ones; the rest on float loops only.
 _BOOL_LOOPS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                          "logical_and", "logical_or", "logical_not", "maximum", "minimum"})
-_INT_LOOPS = _BOOL_LOOPS | {"add", "subtract", "multiply", "negative", "square", "abs"}
+_INT_LOOPS = _BOOL_LOOPS | {"add", "subtract", "multiply", "negative", "square", "absolute"}
 
 
 @dataclass(frozen=True)

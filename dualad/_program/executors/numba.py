@@ -56,7 +56,7 @@ _JIT = 'numba.njit(cache=True, error_model="numpy", nogil=True)'
 # ({t}: that dtype's NumPy name).
 _WRITTEN = {
     "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}", "divide": "{0} / {1}",
-    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "np.{t}(1) / {0}", "abs": "abs({0})",
+    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "np.{t}(1) / {0}", "absolute": "abs({0})",
     "maximum": "_maximum({0}, {1})", "minimum": "_minimum({0}, {1})",
     "equal": "{0} == {1}", "not_equal": "{0} != {1}", "less": "{0} < {1}",
     "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
