@@ -18,15 +18,20 @@ A group is a maximal set of steps that:
   along the broadcast axes;
 - or are full sums (``sum`` over every axis, float32 or float64) of a value
   of the group, accumulated in the loop;
+- or are the transpose of two such slices of a 1-d array (``scatter_sum``:
+  two values of the group added into a new array at ranges one apart, as
+  ``x[1:]`` and ``x[:-1]`` make), written in the loop: each index gets the
+  one value plus the other's of the previous iteration, carried;
 - an operand that is a slice of unit steps (``x[1:]``, ``x[:-1]``,
   ``x[2:, :3]``) of an array is read from that array at an offset, so the
   slice itself is never made.
 
 Steps join the group of their shape in program order; a group is closed
 (its nest placed) when a step outside it reads one of its values, or when
-a step of it would read one of its sums. Every value of a group read
-outside it, or returned, is an output of the nest (an array it writes, or
-the number it sums); the others live only in registers. A group of fewer
+a step of it would read one of its sums or scatters (known only at the
+loop's end). Every value of a group read outside it, or returned, is an
+output of the nest (an array it writes, the number it sums, the array it
+scatters into); the others live only in registers. A group of fewer
 than ``MIN_STEPS`` steps keeps its steps.
 """
 
@@ -54,7 +59,7 @@ DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.in
 # others (exp, sin, ...) come from the emitter's math library, within a few ulps of NumPy's.
 UFUNCS = {
     **dict.fromkeys(("add", "subtract", "multiply", "divide", "negative", "square", "reciprocal",
-                     "absolute", "sqrt", "maximum", "minimum", "floor", "ceil", "trunc",
+                     "absolute", "sign", "sqrt", "maximum", "minimum", "floor", "ceil", "trunc",
                      "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                      "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite"), True),
     **dict.fromkeys(("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
@@ -65,7 +70,7 @@ _FLOATS = frozenset({np.dtype(np.float64), np.dtype(np.float32)})
 # The ufuncs lowered on bool loops, and on integer ones; the rest on float loops only.
 _BOOL_LOOPS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                          "logical_and", "logical_or", "logical_not", "maximum", "minimum"})
-_INT_LOOPS = _BOOL_LOOPS | {"add", "subtract", "multiply", "negative", "square", "absolute"}
+_INT_LOOPS = _BOOL_LOOPS | {"add", "subtract", "multiply", "negative", "square", "absolute", "sign"}
 
 
 @dataclass(frozen=True)
@@ -98,11 +103,15 @@ class LoopNest(Step):
 
     The step reads its operands (``loads``, one per input slot), computes
     ``ops`` at each index, writes the values of ops ``stores`` into new
-    arrays and sums the values of ops ``sums``; its outputs are the stored
-    arrays then the sums, each of the ``kinds`` (type, dtype) of the value
-    it replaces. ``offsets`` are the starts of the slices read at an
-    offset. ``run(*operands)`` (what an emitter made of the nest) computes
-    it.
+    arrays, sums the values of ops ``sums``, and scatters: ``(a, b, shift,
+    start, length)`` is a new 1-d array of ``length`` whose entry
+    ``start + q`` is op ``a``'s value at ``q`` plus op ``b``'s at ``q - 1``
+    (shift 1; op ``a``'s at ``q - 1`` plus op ``b``'s at ``q`` for shift -1), each ``+ 0.0``
+    where the other has none, zeros outside. Its outputs are the stored
+    arrays, the sums, then the scattered arrays, each of the ``kinds``
+    (type, dtype) of the value it replaces. ``offsets`` are the starts of
+    the slices read at an offset. ``run(*operands)`` (what an emitter made
+    of the nest) computes it.
     """
 
     name = "loop"
@@ -110,9 +119,10 @@ class LoopNest(Step):
     new_array = True  # what it returns is its own: a reader of a buffer keeps no view of it
 
     def __init__(self, shape: tuple, loads: tuple, ops: tuple, stores: tuple, sums: tuple,
-                 kinds: tuple, offsets: tuple):
+                 scatters: tuple, kinds: tuple, offsets: tuple):
         self.shape, self.loads, self.ops = shape, loads, ops
-        self.stores, self.sums, self.kinds, self.offsets = stores, sums, kinds, offsets
+        self.stores, self.sums, self.scatters = stores, sums, scatters
+        self.kinds, self.offsets = kinds, offsets
         self.run: Callable | None = None
 
     def __repr__(self) -> str:
@@ -124,12 +134,13 @@ class LoopNest(Step):
     def format(self, names: list, params: dict) -> str:
         ops = " ".join(op.ufunc for op in self.ops)
         return (f"loop{list(self.shape)}({', '.join(names)}; {ops}; "
-                f"{len(self.stores)} stored, {len(self.sums)} summed)")
+                f"{len(self.stores)} stored, {len(self.sums)} summed, {len(self.scatters)} scattered)")
 
 
 class _Group:
     def __init__(self, shape: tuple):
-        self.shape, self.steps, self.sums, self.open = shape, [], set(), True
+        # late: the results the loop completes at its end (sums, scatters)
+        self.shape, self.steps, self.late, self.open = shape, [], set(), True
 
 
 def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS) -> Any:
@@ -169,18 +180,18 @@ def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS) -> Any:
             views[step.outs[0]] = (base, starts)
         reads = (step.slot,) if type(step) is Guard else step.ins
         shape = _map_shape(program, step)
-        summed = owner.get(step.ins[0]) if _full_sum(program, step) else None
+        ending = _ending(program, step, owner)
         if shape is not None:
             for s in reads:
                 group = owner.get(s)
-                if group is not None and (group.shape != shape or s in group.sums):
+                if group is not None and (group.shape != shape or s in group.late):
                     close(group)
             group = groups.get(shape)
             if group is None:
                 group = groups[shape] = _Group(shape)
-        elif summed is not None and summed.open and step.ins[0] not in summed.sums:
-            group = summed
-            group.sums.add(step.outs[0])
+        elif ending is not None:
+            group = ending
+            group.late.add(step.outs[0])
         else:
             for s in reads:
                 if s in owner:
@@ -226,11 +237,16 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callabl
             loads.append(_load(avals, consts, base, avals[s][1], starts, ndim, offsets))
         return ("in", operands[key])
 
-    stores, sums, outs = [], [], []
+    stores, sums, scatters, outs = [], [], [], []
     for step in group.steps:
         out = step.outs[0]
-        if out in group.sums:
+        if out in group.late and step.prim.name == "sum":
             sums.append(refs[step.ins[0]][1])
+            continue
+        if out in group.late:
+            (i, _), (k, _) = step.params["ranges"]
+            scatters.append((refs[step.ins[0]][1], refs[step.ins[1]][1], k - i, min(i, k),
+                             step.params["shape"][0]))
             continue
         args = tuple(refs[s] if s in refs else operand(s) for s in step.ins)
         refs[out] = ("op", len(ops))
@@ -238,8 +254,10 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callabl
         if out in outputs or not read_by.get(out, set()) <= ids:
             stores.append(len(ops) - 1)
             outs.append(out)
-    outs += [step.outs[0] for step in group.steps if step.outs[0] in group.sums]
-    nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums),
+    late = [step for step in group.steps if step.outs[0] in group.late]
+    outs += [step.outs[0] for step in late if step.prim.name == "sum"]
+    outs += [step.outs[0] for step in late if step.prim.name != "sum"]
+    nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums), tuple(scatters),
                     tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets))
     nest.run = emit(nest)
     return Eqn(nest, {}, tuple(ins), tuple(outs), _np_xp)
@@ -303,6 +321,30 @@ def _loop_dtype(program: Any, step: Eqn) -> np.dtype:
     operands = [program.consts[s] if s in program.consts and type(program.consts[s]) in (bool, int, float)
                 else np.dtype(program.avals[s][2]) for s in step.ins]
     return np.result_type(*operands)
+
+
+def _ending(program: Any, step: Any, owner: dict) -> _Group | None:
+    """The open group ``step`` ends in, where it is a full sum or a scatter of its values
+    (see :func:`_full_sum`, :func:`_scatter`), else None."""
+    if not (_full_sum(program, step) or _scatter(program, step)):
+        return None
+    group = owner.get(step.ins[0])
+    if group is None or not group.open or any(owner.get(s) is not group or s in group.late
+                                               for s in step.ins):
+        return None
+    return group
+
+
+def _scatter(program: Any, step: Any) -> bool:
+    """Whether ``step`` adds two 1-d values of one length into a new float array at ranges
+    one apart (the two scatters' sum of :mod:`dualad._program.passes.simplify`)."""
+    if type(step) is not Eqn or step.prim.name != "scatter_sum" or step.xp is not _np_xp:
+        return False
+    (i, j), (k, m) = step.params["ranges"]
+    a, b = (program.avals.get(s, (None, None, None)) for s in step.ins)
+    out = program.avals.get(step.outs[0], (None, None, None))
+    return (j - i == m - k and abs(k - i) == 1 and a[1] == b[1] == (j - i,) and a[2] == b[2] == out[2]
+            and np.dtype(out[2]) in _FLOATS and len(step.params["shape"]) == 1)
 
 
 def _full_sum(program: Any, step: Any) -> bool:

@@ -62,6 +62,8 @@ _WRITTEN = {
     "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
     "logical_and": "({0} != 0) and ({1} != 0)", "logical_or": "({0} != 0) or ({1} != 0)",
     "logical_not": "not ({0} != 0)",
+    # NumPy's sign of a zero is +0, of NaN NaN
+    "sign": "(np.{t}(1) if {0} > 0 else np.{t}(-1) if {0} < 0 else {0} + np.{t}(0))",
     **{name: f"np.{name}({{0}}, {{1}})" for name in ("arctan2", "hypot")},
 }
 # NumPy's maximum and minimum: the first operand where it is NaN or strictly beyond the
@@ -125,14 +127,18 @@ def cache_dir() -> str:
 
 class _Kernel:
     """A nest's ``run``: its kernel, loaded or compiled on the first call, called with the
-    nest's sizes, operands, offsets and new arrays to write."""
+    nest's sizes, operands, offsets, scatters' starts and the new arrays it writes."""
 
     def __init__(self, nest: LoopNest):
         self.nest = nest
         self.kernel: Callable | None = None
-        self.stored = [dtype for _, dtype in nest.kinds[:len(nest.stores)]] if nest.shape else []
+        stored = len(nest.stores) if nest.shape else 0  # a nest without loops returns them
+        self.stored = [dtype for _, dtype in nest.kinds[:stored]]
+        self.starts = [start for _, _, _, start, _ in nest.scatters]
+        self.scattered = [((length,), dtype) for (_, _, _, _, length), (_, dtype)
+                          in zip(nest.scatters, nest.kinds[len(nest.kinds) - len(nest.scatters):])]
         # what turns a returned number into the value eager evaluation gives
-        returned = nest.kinds[len(self.stored):]
+        returned = nest.kinds[stored:len(nest.kinds) - len(nest.scatters)]
         self.wrap = [(lambda v, d=dtype: np.asarray(v, d)) if kind is np.ndarray else kind
                      for kind, dtype in returned]
 
@@ -142,16 +148,18 @@ class _Kernel:
             kernel = self.kernel = _load(source(self.nest))
         nest = self.nest
         outs = [np.empty(nest.shape, dtype) for dtype in self.stored]
-        numbers = kernel(*nest.shape, *operands, *nest.offsets, *outs)
+        scattered = [np.empty(shape, dtype) for shape, dtype in self.scattered]
+        numbers = kernel(*nest.shape, *operands, *nest.offsets, *self.starts, *outs, *scattered)
         if not self.wrap:
-            return tuple(outs)
-        return (*outs, *[wrap(v) for wrap, v in zip(self.wrap, numbers)])
+            return (*outs, *scattered)
+        return (*outs, *[wrap(v) for wrap, v in zip(self.wrap, numbers)], *scattered)
 
 
 def source(nest: LoopNest) -> str:
-    """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., o0, ..)``
-    of its sizes, operands, offsets and the arrays it writes, returning the numbers it
-    sums (and, for a nest without loops, the values it stores first).
+    """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., g0, .., o0,
+    .., p0, ..)`` of its sizes, operands, offsets, the starts of its scatters, the arrays it
+    stores into and those it scatters into, returning the numbers it sums (and, for a nest
+    without loops, the values it stores first).
 
     Examples
     --------
@@ -177,6 +185,8 @@ def source(nest: LoopNest) -> str:
     operands = [f"a{k}" for k in range(len(nest.loads))]
     offsets = [f"d{k}" for k in range(len(nest.offsets))]
     stored = [f"o{k}" for k in range(len(nest.stores))] if ndim else []
+    starts = [f"g{r}" for r in range(len(nest.scatters))]
+    scattered = [f"p{r}" for r in range(len(nest.scatters))]
     body, helpers = [], set()
     for k, load in enumerate(nest.loads):
         if load.scalar:
@@ -193,7 +203,7 @@ def source(nest: LoopNest) -> str:
         if op.dtype not in (np.float64, np.int64, np.bool_):  # Numba widens int32 and float32 math
             value = f"np.{op.dtype.name}({value})"
         body.append(f"v{j} = {value}")
-    lines = [f"def kernel({', '.join(sizes + operands + offsets + stored)}):"]
+    lines = [f"def kernel({', '.join(sizes + operands + offsets + starts + stored + scattered)}):"]
     if ndim == 0:
         returned = [f"v{j}" for j in nest.stores] + [f"np.{ops[j].dtype.name}(0.0) + v{j}" for j in nest.sums]
         lines += [f"    {line}" for line in body]
@@ -201,6 +211,20 @@ def source(nest: LoopNest) -> str:
         return _module(lines, helpers)
     where = ", ".join(f"i{a}" for a in range(ndim))
     body += [f"o{k}[{where}] = v{j}" for k, j in enumerate(nest.stores)]
+    ending = []
+    for r, (a, b, shift, _, _) in enumerate(nest.scatters):
+        zero = f"np.{ops[a].dtype.name}(0.0)"
+        lines.append(f"    c{r} = {zero}")
+        # the value written first, plus the other's carried from the previous index, in the
+        # order of a + b; where one value alone is written, NumPy adds 0.0 to it
+        if shift == 1:
+            body += [f"p{r}[i0 + g{r}] = v{a} + c{r}", f"c{r} = v{b}"]
+            ending.append(f"p{r}[n0 + g{r}] = {zero} + c{r}")
+        else:
+            body += [f"p{r}[i0 + g{r}] = c{r} + v{b}", f"c{r} = v{a}"]
+            ending.append(f"p{r}[n0 + g{r}] = c{r} + {zero}")
+        ending += [f"for q in range(g{r}):", f"    p{r}[q] = {zero}",
+                   f"for q in range(n0 + g{r} + 1, p{r}.shape[0]):", f"    p{r}[q] = {zero}"]
     copies = UNROLL if nest.sums else 1
     for r, j in enumerate(nest.sums):
         names = " = ".join(f"s{r}_{u}" for u in range(copies))
@@ -223,6 +247,7 @@ def source(nest: LoopNest) -> str:
     else:
         lines.append(f"{indent}for i{last} in range(n{last}):")
     lines += [f"{indent}    {line}" for line in body + summed(0)]
+    lines += [f"    {line}" for line in ending]
     if nest.sums:
         totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
         lines.append(f"    return ({', '.join(totals)},)")

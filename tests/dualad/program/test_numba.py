@@ -67,7 +67,7 @@ def two_steps(ufunc):
 
 
 EXACT = sorted(name for name, exact in UFUNCS.items() if exact)
-INTEGER = ["add", "subtract", "multiply", "negative", "square", "absolute", "maximum", "minimum",
+INTEGER = ["add", "subtract", "multiply", "negative", "square", "absolute", "sign", "maximum", "minimum",
            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
            "logical_or", "logical_not", "divide"]
 
@@ -171,6 +171,19 @@ def test_rosenbrock_gradient_and_hvp_equal_numpys_bit_for_bit():
     assert_bits(got, want)
     got, want = replays(lambda x, v: mixed.hvp(rosenbrock, x, v), x, v)
     assert_bits(got, want)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.sum(np.abs(x[:-1]) * x[1:]),
+                               lambda x: np.sum(np.abs(x[1:]) * x[:-1] ** 2),
+                               lambda x: np.sum(x[2:] * x[1:-1] * 2.0)], ids=["shift-1", "shift1", "inner"])
+@pytest.mark.parametrize("n", [2, 3, 9, 1000])
+def test_gradients_through_slices_scatter_as_numpy_does(f, n):
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32 if n == 9 else np.float64)
+    x[0] = -0.0
+    got, want = replays(reverse.grad(f), x)
+    assert_bits(got, want)
+    got, want = replays(reverse.value_and_grad(f), x)
+    assert_bits(got[1], want[1])
 
 
 def test_scalar_program_is_one_kernel_and_equals_numpys():
