@@ -78,12 +78,16 @@ class Load:
     """How a nest reads its operand: ``scalar`` (a number, read once), else an array whose
     axis ``j`` is indexed by loop index ``axes[j]`` (None: index 0, a broadcast axis) plus
     offset number ``offsets[j]`` of the nest's offsets (None: no offset). ``dtype`` is None
-    for a Python number (NumPy casts it to the dtype of the operation)."""
+    for a Python number (NumPy casts it to the dtype of the operation). A number that is
+    a constant of the program is ``value`` (``constant``), part of the nest, not an input
+    of its step."""
 
     scalar: bool
     dtype: Any
     axes: tuple = ()
     offsets: tuple = ()
+    constant: bool = False
+    value: Any = None
 
 
 @dataclass(frozen=True)
@@ -233,8 +237,9 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callabl
         key = (base, starts, avals[s][1])
         if key not in operands:
             operands[key] = len(loads)
-            ins.append(base)
             loads.append(_load(avals, consts, base, avals[s][1], starts, ndim, offsets))
+            if not loads[-1].constant:
+                ins.append(base)
         return ("in", operands[key])
 
     stores, sums, scatters, outs = [], [], [], []
@@ -268,10 +273,9 @@ def _load(avals: dict, consts: dict, slot: int, shape: tuple, starts: tuple, ndi
     """How a nest of ``ndim`` axes reads ``slot`` (seen at ``starts`` as an array of
     ``shape``); the nonzero starts go into ``offsets``."""
     kind, _, dtype = avals.get(slot, (type(consts.get(slot)), (), None))
-    if kind in (bool, int, float):
-        return Load(True, None)
     if kind is not np.ndarray:
-        return Load(True, np.dtype(dtype))
+        dtype = None if kind in (bool, int, float) else np.dtype(dtype)
+        return Load(True, dtype, constant=slot in consts, value=consts.get(slot))
     lead = ndim - len(shape)
     axes = tuple(None if n == 1 else lead + j for j, n in enumerate(shape))
     starts = starts + (0,) * (len(shape) - len(starts))

@@ -10,7 +10,7 @@ program of numbers (0-d values) lowers to one nest without loops: the
 whole program, or each stretch between its guards, is one function.
 
 Kernels are cached twice: in this process by their source (programs of
-the same structure share a kernel: sizes, slice offsets and constants
+the same structure and constants share a kernel: sizes and slice offsets
 are its arguments, not its text), and on disk, where the source is
 written as a module named by its hash under ``$DUALAD_CACHE_DIR/kernels``
 (default: ``~/.cache/dualad/kernels``, or under ``$XDG_CACHE_HOME``) and
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 import threading
@@ -74,7 +75,7 @@ _HELPERS = {
 }
 
 _KERNELS: dict[str, Callable] = {}  # source hash -> Numba dispatcher, for this process
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # a first call holds it while it loads the kernel
 
 
 def available() -> bool:
@@ -126,33 +127,49 @@ def cache_dir() -> str:
 
 
 class _Kernel:
-    """A nest's ``run``: its kernel, loaded or compiled on the first call, called with the
-    nest's sizes, operands, offsets, scatters' starts and the new arrays it writes."""
+    """A nest's first ``run``: loads or compiles its kernel, and makes the nest's ``run``
+    the call of it (:func:`_caller`)."""
 
     def __init__(self, nest: LoopNest):
         self.nest = nest
-        self.kernel: Callable | None = None
-        stored = len(nest.stores) if nest.shape else 0  # a nest without loops returns them
-        self.stored = [dtype for _, dtype in nest.kinds[:stored]]
-        self.starts = [start for _, _, _, start, _ in nest.scatters]
-        self.scattered = [((length,), dtype) for (_, _, _, _, length), (_, dtype)
-                          in zip(nest.scatters, nest.kinds[len(nest.kinds) - len(nest.scatters):])]
-        # what turns a returned number into the value eager evaluation gives
-        returned = nest.kinds[stored:len(nest.kinds) - len(nest.scatters)]
-        self.wrap = [(lambda v, d=dtype: np.asarray(v, d)) if kind is np.ndarray else kind
-                     for kind, dtype in returned]
 
     def __call__(self, *operands: Any) -> tuple:
-        kernel = self.kernel
-        if kernel is None:
-            kernel = self.kernel = _load(source(self.nest))
-        nest = self.nest
-        outs = [np.empty(nest.shape, dtype) for dtype in self.stored]
-        scattered = [np.empty(shape, dtype) for shape, dtype in self.scattered]
-        numbers = kernel(*nest.shape, *operands, *nest.offsets, *self.starts, *outs, *scattered)
-        if not self.wrap:
-            return (*outs, *scattered)
-        return (*outs, *[wrap(v) for wrap, v in zip(self.wrap, numbers)], *scattered)
+        with _LOCK:
+            if type(self.nest.run) is _Kernel:
+                self.nest.run = _caller(self.nest, _load(source(self.nest)))
+        return self.nest.run(*operands)
+
+
+def _caller(nest: LoopNest, kernel: Callable) -> Callable:
+    """``run(*operands)`` of ``nest``: makes the arrays it writes, calls ``kernel`` with the
+    sizes, offsets and starts written in, and returns the outputs as eager evaluation does
+    (a number NumPy's scalar, of the output's dtype). Generated, as a replay is: the call
+    of a nest of numbers costs little more than the kernel's."""
+    env: dict[str, Any] = {"_kernel": kernel, "_empty": np.empty}
+    arrays, returned = [], []
+    for r, (_, dtype) in enumerate(nest.kinds):
+        env[f"_t{r}"] = dtype
+    stored = len(nest.stores) if nest.shape else 0  # a nest without loops returns them
+    for r in range(stored):
+        arrays.append((f"o{r}", nest.shape, r))
+    numbers = range(stored, len(nest.kinds) - len(nest.scatters))
+    for r, (_, _, _, _, length) in zip(range(numbers.stop, len(nest.kinds)), nest.scatters):
+        arrays.append((f"p{r}", (length,), r))
+    for n, r in enumerate(numbers):
+        kind, _ = nest.kinds[r]
+        env[f"_w{r}"] = kind
+        returned.append(f"_w{r}(_r[{n}])" if kind is not np.ndarray else f"_asarray(_r[{n}], _t{r})")
+    env["_asarray"] = np.asarray
+    operands = [f"a{k}" for k, load in enumerate(nest.loads) if not load.constant]
+    written = [repr(n) for n in nest.shape] + operands + [repr(d) for d in nest.offsets]
+    written += [repr(start) for _, _, _, start, _ in nest.scatters] + [name for name, _, _ in arrays]
+    lines = [f"def run({', '.join(operands)}):"]
+    lines += [f"    {name} = _empty({shape!r}, _t{r})" for name, shape, r in arrays]
+    lines.append(f"    _r = _kernel({', '.join(written)})")
+    outs = [name for name, _, _ in arrays[:stored]] + returned + [name for name, _, _ in arrays[stored:]]
+    lines.append(f"    return ({', '.join(outs)},)")
+    exec(compile("\n".join(lines) + "\n", "<dualad nest call>", "exec"), env)  # noqa: S102 - our own code
+    return env["run"]
 
 
 def source(nest: LoopNest) -> str:
@@ -169,10 +186,10 @@ def source(nest: LoopNest) -> str:
     >>> f = dualad.compile(lambda x: np.sqrt(x[1:] - x[:-1] * 2.0), executor="numpy")
     >>> nest = lower(f.program(np.ones(5)), emit=lambda nest: None).eqns[0].prim
     >>> print(source(nest).split("def ")[1])
-    kernel(n0, a0, a1, a2, d0, o0):
+    kernel(n0, a0, a2, d0, o0):
         for i0 in range(n0):
             x0 = a0[i0]
-            x1 = a1
+            x1 = 2.0
             x2 = a2[i0 + d0]
             v0 = x0 * x1
             v1 = x2 - v0
@@ -182,14 +199,16 @@ def source(nest: LoopNest) -> str:
     """
     ndim, ops = len(nest.shape), nest.ops
     sizes = [f"n{a}" for a in range(ndim)]
-    operands = [f"a{k}" for k in range(len(nest.loads))]
+    operands = [f"a{k}" for k, load in enumerate(nest.loads) if not load.constant]
     offsets = [f"d{k}" for k in range(len(nest.offsets))]
     stored = [f"o{k}" for k in range(len(nest.stores))] if ndim else []
     starts = [f"g{r}" for r in range(len(nest.scatters))]
     scattered = [f"p{r}" for r in range(len(nest.scatters))]
     body, helpers = [], set()
     for k, load in enumerate(nest.loads):
-        if load.scalar:
+        if load.constant:
+            body.append(f"x{k} = {_literal(load)}")
+        elif load.scalar:
             body.append(f"x{k} = a{k}")
         else:
             index = [("0" if ax is None else f"i{ax}") + ("" if d is None else f" + d{d}")
@@ -263,6 +282,15 @@ def _cast(nest: LoopNest, op: Op, arg: tuple) -> str:
     if op.loop == np.bool_:
         return f"({name} != 0)"
     return f"np.{op.loop.name}({name})"
+
+
+def _literal(load: Any) -> str:
+    """A constant as source: a Python number as itself, a NumPy scalar cast to its dtype."""
+    value = load.value.item() if isinstance(load.value, np.generic) else load.value
+    text = repr(value)
+    if type(value) is float and not math.isfinite(value):
+        text = f"np.{'nan' if value != value else 'inf'}" if value != -math.inf else "-np.inf"
+    return text if load.dtype is None else f"np.{load.dtype.name}({text})"
 
 
 def _pairwise(names: list) -> str:
