@@ -11,7 +11,7 @@ without a loop form) stays an ordinary step between the nests.
 
 A group is a maximal set of steps that:
 
-- are NumPy ufuncs of :data:`UFUNCS` (the entry's declared ``ufunc``), on
+- are NumPy ufuncs of :data:`UFUNCS` (the entry's declared ``ufunc``) or ``where``, on
   the dtypes of :data:`DTYPES` and Python numbers, with results of one
   shape: the nest's iteration space. An operand of a smaller shape that
   broadcasts to it (a scalar, size-1 axes, fewer axes) is read at index 0
@@ -54,14 +54,15 @@ MIN_STEPS = 2
 
 DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
 
-# The ufuncs a nest computes, and whether an emitter gives NumPy's numbers bit for bit
+# The ufuncs a nest computes (and ``where``), and whether an emitter gives NumPy's numbers bit for bit
 # (IEEE 754 rounds + - * / and sqrt exactly; the rest are exact by construction): the
 # others (exp, sin, ...) come from the emitter's math library, within a few ulps of NumPy's.
 UFUNCS = {
     **dict.fromkeys(("add", "subtract", "multiply", "divide", "negative", "square", "reciprocal",
                      "absolute", "sign", "sqrt", "maximum", "minimum", "floor", "ceil", "trunc",
                      "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                     "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite"), True),
+                     "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite",
+                     "where"), True),
     **dict.fromkeys(("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
                      "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
                      "arctanh", "arctan2", "hypot"), False),
@@ -69,7 +70,7 @@ UFUNCS = {
 _FLOATS = frozenset({np.dtype(np.float64), np.dtype(np.float32)})
 # The ufuncs lowered on bool loops, and on integer ones; the rest on float loops only.
 _BOOL_LOOPS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                         "logical_and", "logical_or", "logical_not", "maximum", "minimum"})
+                         "logical_and", "logical_or", "logical_not", "maximum", "minimum", "where"})
 _INT_LOOPS = _BOOL_LOOPS | {"add", "subtract", "multiply", "negative", "square", "absolute", "sign"}
 
 
@@ -255,7 +256,7 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callabl
             continue
         args = tuple(refs[s] if s in refs else operand(s) for s in step.ins)
         refs[out] = ("op", len(ops))
-        ops.append(Op(ufunc_of(step).__name__, args, _loop_dtype(program, step), avals[out][2]))
+        ops.append(Op(_op_name(step), args, _loop_dtype(program, step), avals[out][2]))
         if out in outputs or not read_by.get(out, set()) <= ids:
             stores.append(len(ops) - 1)
             outs.append(out)
@@ -287,12 +288,20 @@ def _load(avals: dict, consts: dict, slot: int, shape: tuple, starts: tuple, ndi
     return Load(False, np.dtype(dtype), axes, tuple(numbers))
 
 
+def _op_name(step: Eqn) -> str | None:
+    """The name of ``step`` among :data:`UFUNCS` (its NumPy ufunc's, or ``where``), or None."""
+    if step.prim.name == "where" and step.xp is _np_xp and not step.params:
+        return "where"
+    ufunc = ufunc_of(step)
+    return ufunc.__name__ if isinstance(ufunc, np.ufunc) and ufunc.__name__ in UFUNCS else None
+
+
 def _map_shape(program: Any, step: Any) -> tuple | None:
     """The result's shape where ``step`` is a ufunc a nest computes, else None."""
     if type(step) is not Eqn or len(step.outs) != 1:
         return None
-    ufunc = ufunc_of(step)
-    if not isinstance(ufunc, np.ufunc) or ufunc.__name__ not in UFUNCS:
+    name = _op_name(step)
+    if name is None:
         return None
     kind, shape, dtype = program.avals.get(step.outs[0], (None, None, None))
     if kind is None or np.dtype(dtype) not in DTYPES:
@@ -300,7 +309,7 @@ def _map_shape(program: Any, step: Any) -> tuple | None:
     if not (kind is np.ndarray or (issubclass(kind, np.generic) and shape == ())):
         return None
     if all(_operand_ok(program, s) for s in step.ins):
-        loop, name = _loop_dtype(program, step), ufunc.__name__
+        loop = _loop_dtype(program, step)
         if loop in _FLOATS or (loop == np.bool_ and name in _BOOL_LOOPS) or (
                 loop in DTYPES and loop != np.bool_ and name in _INT_LOOPS):
             return tuple(shape)
@@ -318,9 +327,10 @@ def _operand_ok(program: Any, slot: int) -> bool:
 
 def _loop_dtype(program: Any, step: Eqn) -> np.dtype:
     """The dtype NumPy computes ``step`` in: its result's, or, for a comparison or a
-    logical ufunc (a bool result), the operands' common dtype (a Python number weakly)."""
+    logical ufunc (a bool result), the operands' common dtype (a Python number weakly).
+    (``where`` casts its condition to bool, its two values to its result's dtype.)"""
     dtype = np.dtype(program.avals[step.outs[0]][2])
-    if dtype != np.bool_:
+    if dtype != np.bool_ or step.prim.name == "where":
         return dtype
     operands = [program.consts[s] if s in program.consts and type(program.consts[s]) in (bool, int, float)
                 else np.dtype(program.avals[s][2]) for s in step.ins]

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._program.lowering import LoopNest, Op, lower, size
+from dualad._program.lowering import LoopNest, lower, size
 
 __all__ = ["MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered", "source"]
 
@@ -62,7 +62,7 @@ _WRITTEN = {
     "equal": "{0} == {1}", "not_equal": "{0} != {1}", "less": "{0} < {1}",
     "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
     "logical_and": "({0} != 0) and ({1} != 0)", "logical_or": "({0} != 0) or ({1} != 0)",
-    "logical_not": "not ({0} != 0)",
+    "logical_not": "not ({0} != 0)", "where": "{1} if {0} else {2}",
     # NumPy's sign of a zero is +0, of NaN NaN
     "sign": "(np.{t}(1) if {0} > 0 else np.{t}(-1) if {0} < 0 else {0} + np.{t}(0))",
     **{name: f"np.{name}({{0}}, {{1}})" for name in ("arctan2", "hypot")},
@@ -215,7 +215,9 @@ def source(nest: LoopNest) -> str:
                      for ax, d in zip(load.axes, load.offsets)]
             body.append(f"x{k} = a{k}[{', '.join(index) or '()'}]")
     for j, op in enumerate(ops):
-        args = [_cast(nest, op, arg) for arg in op.args]
+        # where's condition is read as a bool, every other operand in the loop's dtype
+        args = [_cast(nest, arg, np.dtype(np.bool_) if op.ufunc == "where" and i == 0 else op.loop)
+                for i, arg in enumerate(op.args)]
         written = _WRITTEN.get(op.ufunc) or f"np.{op.ufunc}({{0}})"
         helpers.update(h for h in _HELPERS if h in written)
         value = written.format(*args, t=op.loop.name)
@@ -273,15 +275,15 @@ def source(nest: LoopNest) -> str:
     return _module(lines, helpers)
 
 
-def _cast(nest: LoopNest, op: Op, arg: tuple) -> str:
-    """Operand ``arg`` of ``op`` in the op's loop dtype, as NumPy casts it."""
+def _cast(nest: LoopNest, arg: tuple, loop: np.dtype) -> str:
+    """Operand ``arg`` in dtype ``loop``, as NumPy casts it."""
     kind, k = arg
     name, dtype = (f"x{k}", nest.loads[k].dtype) if kind == "in" else (f"v{k}", nest.ops[k].dtype)
-    if dtype == op.loop:
+    if dtype == loop:
         return name
-    if op.loop == np.bool_:
+    if loop == np.bool_:
         return f"({name} != 0)"
-    return f"np.{op.loop.name}({name})"
+    return f"np.{loop.name}({name})"
 
 
 def _literal(load: Any) -> str:

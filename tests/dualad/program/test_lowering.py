@@ -54,6 +54,13 @@ def test_gradient_and_hvp_scatter_in_the_same_loop():
     assert names(both) == ["loop"] and len(nests(both)[0].sums) == len(nests(both)[0].scatters) == 1
 
 
+def test_where_and_comparisons_join_the_nest():
+    p = lowered(lambda x: np.sum(np.where(x > 0.0, x, 0.1 * x) ** 2), np.ones(6))
+    (nest,) = nests(p)
+    assert [op.ufunc for op in nest.ops] == ["greater", "multiply", "where", "square"]
+    assert nest.ops[0].loop == np.float64 and nest.ops[0].dtype == np.bool_
+
+
 def test_matrix_products_stay_between_nests():
     def f(x, w):
         return np.sum(np.tanh(w @ (x * 2.0 + 1.0)) * 3.0)
