@@ -148,10 +148,12 @@ class _Group:
         self.shape, self.steps, self.late, self.open = shape, [], set(), True
 
 
-def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS) -> Any:
+def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS,
+          keep: Callable | None = None) -> Any:
     """``program`` with each group of its steps (see the module's docstring) as one
-    :class:`LoopNest` step, whose ``run`` is ``emit(nest)``; ``program`` itself where
-    no group has ``min_steps`` steps.
+    :class:`LoopNest` step, whose ``run`` is ``emit(nest)``, where the group has
+    ``min_steps`` steps and ``keep(nest)`` (if given) holds; ``program`` itself where
+    no group is lowered.
 
     Examples
     --------
@@ -214,18 +216,21 @@ def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS) -> Any:
     for step in steps:
         for s in ((step.slot,) if type(step) is Guard else step.ins):
             read_by.setdefault(s, set()).add(id(step))
-    out_steps = []
+    out_steps, lowered = [], False
     for item in placed:
         if type(item) is not _Group:
             out_steps.append(item)
-        elif len(item.steps) < min_steps:
+            continue
+        step = _nest(program, item, views, read_by) if len(item.steps) >= min_steps else None
+        if step is None or (keep is not None and not keep(step.prim)):
             out_steps.extend(item.steps)
-        else:
-            out_steps.append(_nest(program, item, views, read_by, emit))
-    return eliminate_dead_code(program.with_steps(out_steps))
+            continue
+        step.prim.run, lowered = emit(step.prim), True
+        out_steps.append(step)
+    return eliminate_dead_code(program.with_steps(out_steps)) if lowered else program
 
 
-def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callable) -> Eqn:
+def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
     """The step of one loop nest computing ``group``."""
     avals, consts, outputs = program.avals, program.consts, set(program.outputs)
     ids = {id(step) for step in group.steps}
@@ -265,7 +270,6 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict, emit: Callabl
     outs += [step.outs[0] for step in late if step.prim.name != "sum"]
     nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums), tuple(scatters),
                     tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets))
-    nest.run = emit(nest)
     return Eqn(nest, {}, tuple(ins), tuple(outs), _np_xp)
 
 
