@@ -143,16 +143,17 @@ class LoopNest(Step):
 
 
 class _Group:
+    """Steps of one iteration space, joined in program order until a reader outside closes it."""
+
     def __init__(self, shape: tuple):
         # late: the results the loop completes at its end (sums, scatters)
         self.shape, self.steps, self.late, self.open = shape, [], set(), True
 
 
-def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS,
-          keep: Callable | None = None) -> Any:
+def lower(program: Any, emit: Callable, keep: Callable | None = None) -> Any:
     """``program`` with each group of its steps (see the module's docstring) as one
     :class:`LoopNest` step, whose ``run`` is ``emit(nest)``, where the group has
-    ``min_steps`` steps and ``keep(nest)`` (if given) holds; ``program`` itself where
+    ``MIN_STEPS`` steps and ``keep(nest)`` (if given) holds; ``program`` itself where
     no group is lowered.
 
     Examples
@@ -210,7 +211,7 @@ def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS,
     for group in list(groups.values()):
         close(group)
 
-    if not any(type(g) is _Group and len(g.steps) >= min_steps for g in placed):
+    if not any(type(g) is _Group and len(g.steps) >= MIN_STEPS for g in placed):
         return program
     read_by: dict[int, set] = {}  # slot -> ids of the steps that read it
     for step in steps:
@@ -221,7 +222,7 @@ def lower(program: Any, emit: Callable, min_steps: int = MIN_STEPS,
         if type(item) is not _Group:
             out_steps.append(item)
             continue
-        step = _nest(program, item, views, read_by) if len(item.steps) >= min_steps else None
+        step = _nest(program, item, views, read_by) if len(item.steps) >= MIN_STEPS else None
         if step is None or (keep is not None and not keep(step.prim)):
             out_steps.extend(item.steps)
             continue

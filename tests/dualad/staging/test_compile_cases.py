@@ -1,6 +1,8 @@
 """``dualad.compile`` of every case of the table (tests/_support/cases.py): the
 first call (the trace) and a replay at new arguments equal eager evaluation,
-and so does the compiled ``reverse.grad`` of the case's real sum.
+and so does the compiled ``reverse.grad`` of the case's real sum, on every
+executor installed (tests/_support/executors.py: NumPy's, and Numba's loops
+within the tolerances of the harness).
 
 The replay's arguments are the drawn ones reversed along every axis where the
 case accepts them (so the numbers differ but the shapes, dtypes and domain
