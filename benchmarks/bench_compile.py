@@ -3,11 +3,16 @@ gradient relative to the function.
 
 ``track_*`` methods return two times measured in the same process
 (``common.speed_ratio``) as a ratio, or one time per primitive in
-microseconds. Run the ratios without asv with
+microseconds. Each runs on both executors (``executor=``): ``numpy``, a
+call per primitive, and ``numba``, elementwise groups as compiled loops
+(skipped without Numba; its kernels are compiled, or loaded from the disk
+cache, in ``setup``). Run the ratios without asv with
 ``OPENBLAS_NUM_THREADS=1 python -m benchmarks.ratios -b bench_compile``.
 """
 
 from __future__ import annotations
+
+import importlib.util
 
 import numpy as np
 
@@ -30,6 +35,20 @@ from .common import (
     vector,
 )
 
+EXECUTORS = ["numpy", "numba"]
+
+
+def _need(executor: str) -> None:
+    if executor == "numba" and importlib.util.find_spec("numba") is None:
+        raise NotImplementedError("Numba is not installed")
+
+
+def _warm(compiled, *args):
+    """``compiled`` after its trace and first replay (which compiles or loads its kernels)."""
+    compiled(*args)
+    compiled(*args)
+    return compiled
+
 
 class CompileOverhead:
     """``common.op_chain`` (200 elementwise operations and a sum) on float64 arrays of
@@ -45,18 +64,18 @@ class CompileOverhead:
     which records and walks a tape on every call.
     """
 
-    params = [[1, 16]]
-    param_names = ["size"]
+    params = [[1, 16], EXECUTORS]
+    param_names = ["size", "executor"]
 
-    def setup(self, size):
+    def setup(self, size, executor):
+        _need(executor)
         self.x = vector(size)
-        self.compiled = dualad.compile(op_chain)
-        self.compiled(self.x)
-        self.n_forward = len(self.compiled.program(self.x).eqns)
+        self.compiled = _warm(dualad.compile(op_chain, executor=executor), self.x)
+        # primitives of the program as traced, so that both executors divide by the same count
+        self.n_forward = len(dualad.compile(op_chain, executor="numpy").program(self.x).eqns)
         self.grad = reverse.grad(op_chain)
-        self.compiled_grad = dualad.compile(self.grad)
-        self.compiled_grad(self.x)
-        self.n_grad = len(self.compiled_grad.program(self.x).eqns)
+        self.compiled_grad = _warm(dualad.compile(self.grad, executor=executor), self.x)
+        self.n_grad = len(dualad.compile(self.grad, executor="numpy").program(self.x).eqns)
 
     def _replay(self):
         return self.compiled(self.x)
@@ -70,23 +89,23 @@ class CompileOverhead:
     def _replay_grad(self):
         return self.compiled_grad(self.x)
 
-    def time_replay(self, size):
+    def time_replay(self, size, executor):
         self.compiled(self.x)
 
-    def time_replay_grad(self, size):
+    def time_replay_grad(self, size, executor):
         self.compiled_grad(self.x)
 
-    def track_replay_us_per_primitive(self, size):
+    def track_replay_us_per_primitive(self, size, executor):
         return best_seconds(self._replay) / self.n_forward * 1e6
 
     track_replay_us_per_primitive.unit = "us/primitive"
 
-    def track_grad_replay_us_per_primitive(self, size):
+    def track_grad_replay_us_per_primitive(self, size, executor):
         return best_seconds(self._replay_grad) / self.n_grad * 1e6
 
     track_grad_replay_us_per_primitive.unit = "us/primitive"
 
-    def track_replay_overhead_us_per_primitive(self, size):
+    def track_replay_overhead_us_per_primitive(self, size, executor):
         """What a replay adds to the chain's own NumPy calls, per primitive: the best
         replay minus the best plain call, measured back to back."""
         replay, plain = best_seconds(self._replay), best_seconds(self._numpy)
@@ -94,18 +113,18 @@ class CompileOverhead:
 
     track_replay_overhead_us_per_primitive.unit = "us/primitive"
 
-    def track_numpy_us_per_op(self, size):
+    def track_numpy_us_per_op(self, size, executor):
         """The control: the chain's own NumPy calls, per operation."""
         return best_seconds(self._numpy) / (CHAIN_OPS + 1) * 1e6
 
     track_numpy_us_per_op.unit = "us/op"
 
     @ratio
-    def track_replay_over_numpy(self, size):
+    def track_replay_over_numpy(self, size, executor):
         return speed_ratio(self._replay, self._numpy)
 
     @ratio
-    def track_eager_grad_over_replayed_grad(self, size):
+    def track_eager_grad_over_replayed_grad(self, size, executor):
         return speed_ratio(self._grad, self._replay_grad)
 
 
@@ -116,16 +135,16 @@ class CompiledGrad:
     function call; ``track_calls_to_pay_back`` how many compiled calls of the
     gradient repay that first call from what each saves against the eager one."""
 
-    params = [[1_000, 100_000, 1_000_000]]
-    param_names = ["n"]
+    params = [[1_000, 100_000, 1_000_000], EXECUTORS]
+    param_names = ["n", "executor"]
 
-    def setup(self, n):
+    def setup(self, n, executor):
+        _need(executor)
+        self.executor = executor
         self.x, self.v = vector(n), direction(n)
         self.grad = reverse.grad(rosenbrock)
-        self.compiled = dualad.compile(self.grad)
-        self.compiled(self.x)
-        self.compiled_hvp = dualad.compile(_rosenbrock_hvp)
-        self.compiled_hvp(self.x, self.v)
+        self.compiled = _warm(dualad.compile(self.grad, executor=executor), self.x)
+        self.compiled_hvp = _warm(dualad.compile(_rosenbrock_hvp, executor=executor), self.x, self.v)
 
     def _f(self):
         return rosenbrock(self.x)
@@ -140,31 +159,31 @@ class CompiledGrad:
         return self.grad(self.x)
 
     def _trace(self):
-        return dualad.compile(self.grad)(self.x)
+        return dualad.compile(self.grad, executor=self.executor)(self.x)
 
-    def time_compiled_grad(self, n):
+    def time_compiled_grad(self, n, executor):
         self.compiled(self.x)
 
-    def time_compiled_hvp(self, n):
+    def time_compiled_hvp(self, n, executor):
         self.compiled_hvp(self.x, self.v)
 
     @ratio
-    def track_compiled_grad_over_function(self, n):
+    def track_compiled_grad_over_function(self, n, executor):
         return speed_ratio(self._compiled, self._f)
 
     @ratio
-    def track_compiled_hvp_over_function(self, n):
+    def track_compiled_hvp_over_function(self, n, executor):
         return speed_ratio(self._compiled_hvp, self._f)
 
     @ratio
-    def track_eager_grad_over_function(self, n):
+    def track_eager_grad_over_function(self, n, executor):
         return speed_ratio(self._grad, self._f)
 
     @ratio
-    def track_trace_over_function(self, n):
+    def track_trace_over_function(self, n, executor):
         return speed_ratio(self._trace, self._f)
 
-    def track_calls_to_pay_back(self, n):
+    def track_calls_to_pay_back(self, n, executor):
         first, eager, replay = (best_seconds(fn) for fn in (self._trace, self._grad, self._compiled))
         return (first - replay) / max(eager - replay, 1e-12)
 
@@ -209,16 +228,20 @@ class CompiledScalar:
     """Value, gradient and Hessian of ``common.g(x, y)`` by three hyper-dual evaluations
     (``common.hyperdual_value_grad_hessian``), compiled and called with ``np.float64``
     scalars (Python floats are static arguments): a program of float64 scalars, which
-    replays as Python on floats (``dualad._program.executors.scalar``). Over the ``math``-module ``g``
+    the NumPy executor replays as Python on floats (``dualad._program.executors.scalar``),
+    the Numba one as one compiled function. Over the ``math``-module ``g``
     on floats (issue 11's target: <= 5), and over the same computation eager on
     Python floats (HyperDual's ``math`` fast path); ``track_us_per_primitive`` is one
     compiled call over the program's length."""
 
-    def setup(self):
+    params = [EXECUTORS]
+    param_names = ["executor"]
+
+    def setup(self, executor):
+        _need(executor)
         self.x, self.y = np.float64(0.7), np.float64(-0.3)
-        self.compiled = dualad.compile(self._vgh)
-        self.compiled(self.x, self.y)
-        self.n = len(self.compiled.program(self.x, self.y).eqns)
+        self.compiled = _warm(dualad.compile(self._vgh, executor=executor), self.x, self.y)
+        self.n = len(dualad.compile(self._vgh, executor="numpy").program(self.x, self.y).eqns)
 
     @staticmethod
     def _vgh(x, y):
@@ -233,18 +256,18 @@ class CompiledScalar:
     def _math(self):
         return g_math(0.7, -0.3)
 
-    def time_compiled(self):
+    def time_compiled(self, executor):
         self.compiled(self.x, self.y)
 
     @ratio
-    def track_compiled_over_math(self):
+    def track_compiled_over_math(self, executor):
         return speed_ratio(self._compiled, self._math)
 
     @ratio
-    def track_eager_over_compiled(self):
+    def track_eager_over_compiled(self, executor):
         return speed_ratio(self._eager, self._compiled)
 
-    def track_us_per_primitive(self):
+    def track_us_per_primitive(self, executor):
         return best_seconds(self._compiled) / self.n * 1e6
 
     track_us_per_primitive.unit = "us/primitive"
@@ -265,16 +288,19 @@ class CompiledScalarAsWritten:
     over the ``math``-module ``g`` (issue 27's target: <= 3). Its program holds arrays of
     2 and 4 elements, which the scalar executor unrolls into Python on floats."""
 
-    def setup(self):
-        self.v = np.array([0.7, -0.3])
-        self.compiled = dualad.compile(_user_value_grad_hessian)
-        self.compiled(self.v)
+    params = [EXECUTORS]
+    param_names = ["executor"]
 
-    def time_compiled(self):
+    def setup(self, executor):
+        _need(executor)
+        self.v = np.array([0.7, -0.3])
+        self.compiled = _warm(dualad.compile(_user_value_grad_hessian, executor=executor), self.v)
+
+    def time_compiled(self, executor):
         self.compiled(self.v)
 
     @ratio
-    def track_compiled_over_math(self):
+    def track_compiled_over_math(self, executor):
         return speed_ratio(lambda: self.compiled(self.v), lambda: g_math(0.7, -0.3))
 
 
@@ -282,13 +308,16 @@ class CompiledRK4Jacobian:
     """``jacfwd`` of the demo's damped oscillator (500 RK4 steps, Duals of 4 parameters),
     compiled, over the oscillator itself (issue 27's target: <= 5)."""
 
-    def setup(self):
+    params = [EXECUTORS]
+    param_names = ["executor"]
+
+    def setup(self, executor):
         from mixed.demo import damped_oscillator
+        _need(executor)
         self.f = damped_oscillator
         self.p = np.array([1.0, 0.1, 0.5, 1.3])
-        self.compiled = dualad.compile(dualad.jacfwd(damped_oscillator))
-        self.compiled(self.p)
+        self.compiled = _warm(dualad.compile(dualad.jacfwd(damped_oscillator), executor=executor), self.p)
 
     @ratio
-    def track_compiled_jacfwd_over_function(self):
+    def track_compiled_jacfwd_over_function(self, executor):
         return speed_ratio(lambda: self.compiled(self.p), lambda: self.f(self.p), repeat=3)

@@ -13,6 +13,8 @@ num_dual's methods for ``g``):
 - ``numpy``: the plain function, no AD (the baseline of every ratio);
 - ``dualad``: ``dualad.jvp``, ``reverse.grad``, ``mixed.hvp`` (forward-over-reverse),
   ``mixed.hessian``, ``HyperDual``, ``mixed.newton_cg``;
+- ``dualad.compile`` and ``dualad.compile[numba]``: the same under ``dualad.compile``,
+  replayed by the NumPy executor and by the Numba one (``executor=``);
 - ``jax`` (op by op, no ``jit``) and ``jax.jit``: ``jax.jvp``, ``jax.grad``,
   ``jax.jvp(jax.grad(f))``, ``jax.hessian``; float64 (``jax_enable_x64``);
 - ``torch.func``: ``torch.func.jvp``, ``grad``, ``jvp(grad(f))``, ``hessian``;
@@ -289,33 +291,48 @@ class Dualad(Library):
 
 
 class DualadCompiled(Dualad):
-    """dualad's transforms under ``dualad.compile``: traced on the first call, replayed
-    after (the first call is reported apart, as JIT compilation is for ``jax.jit``)."""
+    """dualad's transforms under ``dualad.compile`` on its NumPy executor: traced on the
+    first call, replayed after (the first call is reported apart, as JIT compilation is
+    for ``jax.jit``; the second, the first replay, too)."""
 
     name = "dualad.compile"
     devices = ("cpu",)
+    executor = "numpy"
+
+    def __init__(self, device, threads):
+        super().__init__(device, threads)
+        self.compile = functools.partial(self.dualad.compile, executor=self.executor)
 
     def _vector_ops(self, f, x, v):
-        d, compile_ = self, self.dualad.compile
+        d, compile_ = self, self.compile
         jvp = compile_(lambda x, v: d.dualad.jvp(f, (x,), (v,))[1])
         grad = compile_(d.reverse.grad(f))
         hvp = compile_(lambda x, v: d.mixed.hvp(f, x, v))
         return {"jvp": lambda: jvp(x, v), "grad": lambda: grad(x), "hvp": lambda: hvp(x, v)}
 
     def chain(self, x):
-        grad = self.dualad.compile(self.reverse.grad(op_chain))
+        grad = self.compile(self.reverse.grad(op_chain))
         return {"grad": lambda: grad(x)}
 
     def hessian50(self, f, x):
-        hessian = self.dualad.compile(self.mixed.hessian(f))
+        hessian = self.compile(self.mixed.hessian(f))
         return {"hessian": lambda: hessian(x)}
 
     def scalar(self, x, y):
-        vgh = self.dualad.compile(lambda x, y: hyperdual_value_grad_hessian(g, x, y))
+        vgh = self.compile(lambda x, y: hyperdual_value_grad_hessian(g, x, y))
         x, y = np.float64(x), np.float64(y)  # arrays are traced; Python floats are static
         return {"vgh": lambda: vgh(x, y)}
 
     newton = newton_own = None  # the Newton row times SciPy's and our solvers, not a program
+
+
+class DualadNumba(DualadCompiled):
+    """The same, on the Numba executor: elementwise groups as compiled loops (its first
+    replay compiles the kernels, or loads them from the disk cache)."""
+
+    name = "dualad.compile[numba]"
+    modules = ("numba",)
+    executor = "numba"
 
 
 class Jax(Library):
@@ -642,7 +659,8 @@ class NumDual(Library):
         return {"hessian": lambda: nd.hessian(f, list(x))[2]}
 
 
-LIBRARIES = [NumPy, Dualad, DualadCompiled, Jax, JaxJit, TorchFunc, TorchEager, Autograd, MyGrad, NumDual]
+LIBRARIES = [NumPy, Dualad, DualadCompiled, DualadNumba, Jax, JaxJit, TorchFunc, TorchEager, Autograd, MyGrad,
+             NumDual]
 PEER_NAMES = [cls.name for cls in LIBRARIES[2:]]
 
 
@@ -678,9 +696,11 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
     """Seconds per call of each candidate: the fastest of interleaved samples.
 
     The first call of each (JIT compilation, caches) is timed apart as
-    ``first_call_s``; the calls per sample are sized by a third call (the
-    second generates a compiled program's replay: sized by it, a sample of
-    a scalar program held two calls, and read 2x slow). A candidate whose
+    ``first_call_s``, and the second as ``second_call_s`` (a compiled
+    program's first replay, which generates the replay and compiles its
+    Numba kernels); the calls per sample are sized by a third call (sized
+    by the second, a sample of a scalar program held two calls, and read
+    2x slow). A candidate whose
     call is slow gets fewer samples, so that none takes much more than
     ``budget_s``.
     """
@@ -691,7 +711,9 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
             start = time.perf_counter()
             value = fn()
             first = time.perf_counter() - start
+            start = time.perf_counter()
             fn()  # dualad.compile generates a program's replay at its first replay
+            replay = time.perf_counter() - start
             start = time.perf_counter()
             fn()
             second = time.perf_counter() - start
@@ -701,7 +723,7 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
         number = max(1, math.ceil(sample_s / max(second, 1e-9)))
         samples = max(1, min(repeat, int(budget_s / max(second * number, 1e-9))))
         timers[name] = (timeit.Timer(fn), number, samples)
-        out[name] = {"value": value, "first_call_s": first, "seconds": second}
+        out[name] = {"value": value, "first_call_s": first, "second_call_s": replay, "seconds": second}
     for i in range(repeat):
         for name, (timer, number, samples) in timers.items():
             if i < samples:

@@ -37,6 +37,7 @@ from dualad._base.backend import to_host
 from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
+from dualad._program.executors import numba as numba_executor
 from dualad._program.ir import GuardMiss, aval
 from dualad._program.passes.cse import eliminate_common_subexpressions
 from dualad._program.passes.dce import eliminate_dead_code
@@ -55,7 +56,7 @@ _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
 
 def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
-            fuse: bool | None = None) -> "Compiled":
+            fuse: bool | None = None, executor: str | None = None) -> "Compiled":
     """``f`` traced once into a program of primitives and replayed on later calls
     (JAX users know this as ``jit``: ``dualad.jit`` is this function).
 
@@ -127,6 +128,22 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         each, with the same numbers bit for bit (see
         :mod:`dualad._program.passes.fusion`). None: where numexpr is installed (``pip
         install "dualad[fast]"``); True without numexpr raises ImportError.
+    executor : {None, "numpy", "numba"}
+        What replays a program. ``"numpy"``: a call per primitive (NumPy's,
+        numexpr's where ``fuse``). ``"numba"``: the program's groups of
+        elementwise steps, with the sums that consume them, each as one loop
+        nest compiled by Numba (see :mod:`dualad._program.lowering` and
+        :mod:`dualad._program.executors.numba`), the other steps as before.
+        Its numbers are NumPy's (bit for bit where the operations are the
+        same; a sum within ``2 (n - 1) eps sum|x|``, exp, sin and the like
+        within 4 ulps), without NumPy's floating-point warnings. Kernels
+        are compiled at a program's first replay and kept on disk (under
+        ``$DUALAD_CACHE_DIR``, else ``~/.cache/dualad``) for the next
+        process. It needs Numba (``pip install "dualad[fast]"``:
+        ImportError without it), and ``optimize``. None: Numba for an optimized program
+        with a group large enough to pay for its kernel, where Numba is
+        installed; NumPy otherwise.
+        ``stats["executor"]`` tells which replays the program traced last.
 
     Returns
     -------
@@ -159,14 +176,23 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         raise TypeError(f"compile: fuse must be True, False or None, got {fuse!r}")
     if fuse and not fusion_available():
         raise ImportError('compile: fuse=True needs numexpr: pip install "dualad[fast]" (or numexpr)')
-    return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse)
+    if executor not in (None, "numpy", "numba"):
+        raise ValueError(f'compile: executor must be None, "numpy" or "numba", got {executor!r}')
+    if executor == "numba" and not optimize:
+        raise ValueError('compile: executor="numba" runs optimized programs: optimize=False asks for the '
+                         'program as traced, which the NumPy executor replays')
+    if executor == "numba" and not numba_executor.available():
+        raise ImportError('compile: executor="numba" needs Numba: pip install "dualad[fast]" (or numba)')
+    return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse, executor)
 
 
 class Compiled:
     """A function compiled by :func:`compile`: call it as the function itself.
 
     ``stats`` counts ``traces``, ``replays``, ``misses`` (guards that gave
-    another outcome) and ``eager`` calls.
+    another outcome) and ``eager`` calls; ``stats["executor"]`` is the
+    executor of the program traced last (``"numpy"`` or ``"numba"``; None
+    before the first).
 
     Examples
     --------
@@ -175,14 +201,15 @@ class Compiled:
     >>> f = dualad.compile(lambda x, n: x ** n)
     >>> f(np.array([2.0]), 3), f(np.array([3.0]), 3)
     (array([8.]), array([27.]))
-    >>> f.stats["traces"], f.stats["replays"]
-    (1, 1)
+    >>> f.stats["traces"], f.stats["replays"], f.stats["executor"]
+    (1, 1, 'numpy')
     """
 
-    def __init__(self, f: Callable, max_programs: int, optimize: bool, fuse: bool = False):
+    def __init__(self, f: Callable, max_programs: int, optimize: bool, fuse: bool = False,
+                 executor: str | None = None):
         self.f = f
         self.max_programs = max_programs
-        self.optimize, self.fuse = optimize, fuse
+        self.optimize, self.fuse, self.executor = optimize, fuse, executor
         self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
         self._by_key: dict = {}                      # key -> list of outcome tuples
         self._eager: dict = {}                       # key -> why it runs eagerly
@@ -194,7 +221,7 @@ class Compiled:
         # Tracing and every change of the cache hold the lock; a replay does not: it looks
         # programs up with .get and retries under the lock where another thread evicted one.
         self._lock = threading.RLock()
-        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0}
+        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0, "executor": None}
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
@@ -391,8 +418,11 @@ class Compiled:
             self._warn(key, why)
             return result
         elsewhere = next((x for x in inputs if _elsewhere(x)), None)
-        if self.optimize:  # numexpr kernels run on NumPy arrays only
-            program = optimize(program, fuse=self.fuse and elsewhere is None)
+        if self.optimize:  # kernels (numexpr's, Numba's) run on NumPy arrays only
+            program, self.stats["executor"] = _for_executor(
+                optimize(program, fuse=False), "numpy" if elsewhere is not None else self.executor, self.fuse)
+        else:
+            self.stats["executor"] = "numpy"
         if elsewhere is not None:
             return self._retarget(key, program, elsewhere, args, kwargs, inputs)
         self._add(key, program)
@@ -541,6 +571,18 @@ def optimize(program: Program, fuse: bool = True) -> Program:
     program = simplify(eliminate_dead_code(program))
     program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
     return fuse_elementwise(program) if fuse else program
+
+
+def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:
+    """``(program made ready for its executor, the executor's name)``: lowered to Numba
+    kernels where ``executor`` is "numba", or None and the lowering pays (see
+    :func:`~dualad._program.executors.numba.lowered`); else fused by numexpr where
+    ``fuse``."""
+    if executor != "numpy":
+        lowered = numba_executor.lowered(program, forced=executor == "numba")
+        if lowered is not None:
+            return lowered, "numba"
+    return (fuse_elementwise(program) if fuse else program), "numpy"
 
 
 # -- random streams ------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def fuse_elementwise(program: Any) -> Any:
     --------
     >>> import numpy as np
     >>> import dualad
-    >>> p = dualad.compile(lambda x, y: np.sum(2.0 * (x - y * y) + 1.0)).program(
+    >>> p = dualad.compile(lambda x, y: np.sum(2.0 * (x - y * y) + 1.0), executor="numpy").program(
     ...     np.ones(MIN_SIZE), np.ones(MIN_SIZE))
     >>> [e.prim.name for e in fuse_elementwise(p).eqns] if available() else ['numexpr', 'sum']
     ['numexpr', 'sum']

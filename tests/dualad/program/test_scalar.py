@@ -3,6 +3,7 @@ numbers, bit for bit, where a program's every step is a ufunc of float64 scalars
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -18,6 +19,9 @@ from dualad._program.executors import scalar
 from dualad._program.executors.generated import generate
 from dualad._program.executors.scalar import MAX_ELEMENTS, scalar_executor
 from dualad.extend import REGISTRY
+
+# the scalar executor is the NumPy executor's (Numba's loops would replace it where Numba is installed)
+numpy_executor = functools.partial(dualad.compile, executor="numpy")
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-310, -1e-310, 5e-324, 1.7e308, -1.7e308, 1e154,
            math.inf, -math.inf, math.nan, 2.0 ** -1074, 1.0 + 2.0 ** -52, 0.1, -7.25]
@@ -91,7 +95,7 @@ def fallback_counted(program):
 def both_executors(f, *args):
     """The program of ``f`` at ``args``, its scalar replay (with the count of fallbacks)
     and its ordinary replay."""
-    program = dualad.compile(f).program(*args)
+    program = numpy_executor(f).program(*args)
     fallback, calls = fallback_counted(program)
     fast = scalar_executor(program, fallback)
     assert fast is not None, f"no scalar executor for {program!r}"
@@ -130,7 +134,7 @@ def test_scalar_replay_equals_ordinary_replay_bit_for_bit(name, x, y):
 
 
 def test_compiled_scalar_calls_equal_eager_and_run_on_floats():
-    f = dualad.compile(value_grad_hessian)
+    f = numpy_executor(value_grad_hessian)
     rng = np.random.default_rng(3)
     f(np.float64(0.7), np.float64(-0.3))
     for x, y in rng.uniform(-2, 2, (20, 2)):
@@ -143,7 +147,7 @@ def test_compiled_scalar_calls_equal_eager_and_run_on_floats():
 
 
 def test_zero_d_array_inputs_and_python_number_outputs():
-    f = dualad.compile(lambda x, y: (x * y + 1.0, y, 4.0))
+    f = numpy_executor(lambda x, y: (x * y + 1.0, y, 4.0))
     x, y = np.array(2.0), np.array(3.0)
     f(x, y)
     out = f(np.array(5.0), y)
@@ -164,7 +168,7 @@ def test_division_by_zero_replays_with_numpy():
 
 
 def test_guards_miss_as_in_an_ordinary_replay():
-    f = dualad.compile(branchy)
+    f = numpy_executor(branchy)
     assert f(np.float64(3.0), np.float64(1.0))[1] == 3.0
     assert f(np.float64(1.0), np.float64(3.0))[1] == 2.5  # the other branch, traced
     assert f(np.float64(4.0), np.float64(2.0))[0] == branchy(np.float64(4.0), np.float64(2.0))[0]
@@ -194,11 +198,11 @@ def test_a_constant_of_another_dtype_is_left_to_numpy(constant):
     constant (a comparison deciding a branch, say) is NumPy's call, never a Python operator."""
     def f(x):
         return np.sin(x) * constant if x > constant else x
-    program = dualad.compile(f).program(np.float64(0.7))
+    program = numpy_executor(f).program(np.float64(0.7))
     fast = scalar_executor(program, generate(program))
     if fast is not None:
         assert repr(constant) not in fast.source and "(0.1" not in fast.source and "(0.5" not in fast.source
-    compiled = dualad.compile(f)
+    compiled = numpy_executor(f)
     for x in (0.7, 0.100000002, 0.0999999, 3.0):
         assert repr(compiled(np.float64(x))) == repr(f(np.float64(x)))
 
@@ -213,7 +217,7 @@ def test_other_programs_keep_the_ordinary_executor(args, why):
     def f(x, y):
         return x * y + x
 
-    program = dualad.compile(f).program(*args)
+    program = numpy_executor(f).program(*args)
     assert scalar_executor(program, generate(program)) is None, why
 
 
@@ -251,7 +255,7 @@ def test_small_arrays_unroll_bit_for_bit(name):
             assert np.asarray(a).dtype == np.asarray(b).dtype
             assert all(same(x, y) for x, y in zip(np.ravel(a), np.ravel(b))), (name, a, b)
     assert not calls
-    compiled = dualad.compile(f)
+    compiled = numpy_executor(f)
     compiled(*args)
     compiled(*args)  # the first replay makes the executor
     assert compiled.program(*args)._replay.source == fast.source
@@ -276,7 +280,7 @@ def test_unrolling_is_taken_where_it_costs_less():
             x = np.sin(x) * 1.5
         return x
     for n, taken in ((1, True), (4, True), (16, False)):
-        program = dualad.compile(chain).program(np.ones(n))
+        program = numpy_executor(chain).program(np.ones(n))
         assert (scalar_executor(program, generate(program)) is not None) is taken, n
 
 

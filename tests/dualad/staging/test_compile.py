@@ -87,7 +87,7 @@ def test_rosenbrock_replays_equal_eager(dtype):
 def test_branch_flip_retraces_and_then_replays_both_branches():
     inputs = [np.array([1.0, 2.0]), np.array([-3.0, 1.0]), np.array([2.0, 0.5]), np.array([-1.0, -1.0])]
     cf = _check(branchy, inputs)
-    assert cf.stats == {"traces": 2, "replays": 2, "misses": 2, "eager": 0}
+    assert cf.stats == {"traces": 2, "replays": 2, "misses": 2, "eager": 0, "executor": "numpy"}
 
 
 def test_loop_with_a_value_dependent_trip_count():
@@ -647,7 +647,7 @@ def test_a_gradient_through_maximum_is_traced_once_and_replayed():
         assert v == ve
         np.testing.assert_array_equal(g1, e1)
         np.testing.assert_array_equal(g2, e2)
-    assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0}
+    assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0, "executor": "numpy"}
 
 
 # -- what a program reads through names (issue 26) ----------------------------------------------
@@ -723,7 +723,7 @@ def test_a_name_the_function_assigns_itself_is_not_guarded():
     compiled = dualad.compile(_counts_its_calls)
     for _ in range(5):
         compiled(np.ones(2))
-    assert compiled.stats == {"traces": 1, "replays": 4, "misses": 0, "eager": 0}
+    assert compiled.stats == {"traces": 1, "replays": 4, "misses": 0, "eager": 0, "executor": "numpy"}
 
 
 def test_names_rebound_at_every_call_make_the_function_run_eagerly_with_a_warning():

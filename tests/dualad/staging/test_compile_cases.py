@@ -1,6 +1,8 @@
 """``dualad.compile`` of every case of the table (tests/_support/cases.py): the
 first call (the trace) and a replay at new arguments equal eager evaluation,
-and so does the compiled ``reverse.grad`` of the case's real sum.
+and so does the compiled ``reverse.grad`` of the case's real sum, on every
+executor installed (tests/_support/executors.py: NumPy's, and Numba's loops
+within the tolerances of the harness).
 
 The replay's arguments are the drawn ones reversed along every axis where the
 case accepts them (so the numbers differ but the shapes, dtypes and domain
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 from _support.backends import NUMPY, STRICT, to_numpy
 from _support.cases import CASES
+from _support.executors import EXECUTORS
 from _support.harness import EXACT_RTOL, Prepared, params
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -94,11 +97,12 @@ def _real_sum(f):
     return loss
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [NUMPY.param], ["float64"]))
 @SOME
 @given(data=st.data())
-def test_compile_of_every_case(case, backend, dtype, data):
-    check_compiled_case(case, backend, dtype, data)
+def test_compile_of_every_case(case, backend, dtype, executor, data):
+    check_compiled_case(case, backend, dtype, data, executor)
 
 
 @pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [STRICT.param], ["float32"]))
@@ -109,12 +113,12 @@ def test_compile_of_every_case_array_api_strict_float32(case, backend, dtype, da
     check_compiled_case(case, backend, dtype, data)
 
 
-def check_compiled_case(case, backend, dtype, data):
+def check_compiled_case(case, backend, dtype, data, executor=None):
     prep = Prepared(case, data.draw(case.args, label="args"), backend, dtype)
     if not prep.xs:
         pytest.skip(f"{case.name} has no floating argument")
     again = _replay_args(prep, backend, dtype)
-    compiled = dualad.compile(prep.f)
+    compiled = dualad.compile(prep.f, executor=executor)
     _assert_same(_run(compiled, prep.xs), prep.f(*prep.xs), f"trace of {case.name}")
     _assert_same(_run(compiled, again), prep.f(*again), f"replay of {case.name}")
     if compiled.stats["eager"]:
@@ -125,7 +129,7 @@ def check_compiled_case(case, backend, dtype, data):
     if case.kind != "diff":
         return
     grad = reverse.grad(_real_sum(prep.f), argnums=tuple(range(len(prep.xs))))
-    compiled_grad = dualad.compile(grad)
+    compiled_grad = dualad.compile(grad, executor=executor)
     _assert_same(_run(compiled_grad, prep.xs), grad(*prep.xs), f"trace of the gradient of {case.name}")
     _assert_same(_run(compiled_grad, again), grad(*again), f"replay of the gradient of {case.name}")
 
@@ -137,7 +141,7 @@ def test_arrays_made_from_a_traced_values_shape_are_constants(make):
     compiled = dualad.compile(lambda x: x * 3.0 + make(x))
     for x in (np.ones(3), np.arange(3.0)):
         np.testing.assert_array_equal(_run(compiled, [x]), x * 3.0 + make(x))
-    assert compiled.stats == {"traces": 1, "replays": 1, "misses": 0, "eager": 0}
+    assert compiled.stats == {"traces": 1, "replays": 1, "misses": 0, "eager": 0, "executor": "numpy"}
     argmax = dualad.compile(lambda x: x * ops.argmax(x))
     for x in (np.ones(3), np.arange(3.0)):
         np.testing.assert_array_equal(_run(argmax, [x]), x * np.argmax(x))

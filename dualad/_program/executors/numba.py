@@ -1,0 +1,363 @@
+"""The Numba executor: each loop nest of a lowered program as one ``@numba.njit`` kernel.
+
+:func:`lowered` lowers a program (:mod:`dualad._program.lowering`) and
+gives each :class:`~dualad._program.lowering.LoopNest` a kernel: Python
+source written from the nest (:func:`source`), compiled by Numba on the
+nest's first call. The rest of the program replays as before
+(:mod:`dualad._program.executors.generated`), so matrix products and
+everything else not lowered stay NumPy's calls between the kernels. A
+program of numbers (0-d values) lowers to one nest without loops: the
+whole program, or each stretch between its guards, is one function.
+
+Kernels are cached twice: in this process by their source (programs of
+the same structure and constants share a kernel: sizes and slice offsets
+are its arguments, not its text), and on disk, where the source is
+written as a module named by its hash under ``$DUALAD_CACHE_DIR/kernels``
+(default: ``~/.cache/dualad/kernels``, or under ``$XDG_CACHE_HOME``) and
+compiled with ``cache=True``, so a second process loads the machine code
+Numba saved there instead of compiling again. Where that folder cannot be
+written, kernels are compiled in memory each process.
+
+The numbers are NumPy's: each operation is computed in the dtype NumPy's
+ufunc loop uses (operands cast to it as NumPy casts them, Python numbers
+weakly), ``error_model="numpy"`` gives inf and nan where Python would
+raise, ``maximum``/``minimum`` propagate NaN as NumPy's do. Elementwise
+results are NumPy's bit for bit for the ufuncs :data:`~dualad._program.lowering.UFUNCS`
+marks exact; the others (exp, sin, ...) come from Numba's math library,
+within a few ulps of NumPy's. A sum adds in another order than NumPy's
+pairwise sum (four interleaved running sums, then their sum), so it
+differs from NumPy's by at most ``2 (n - 1) eps sum(|x_i|)``, the sum of
+the two orders' error bounds. NumPy's warnings (a division by zero, an
+overflow) are not given by a kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._program.lowering import LoopNest, lower, size
+
+__all__ = ["MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered", "source"]
+
+MIN_SIZE = 1 << 16   # iterations from which a nest may pay for its kernel (see _pays)
+MIN_SCALAR_OPS = 16  # operations of a nest of numbers from which it pays
+UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
+
+_JIT = 'numba.njit(cache=True, error_model="numpy", nogil=True)'
+
+# How each ufunc of the lowering is written, on operands already in the loop's dtype
+# ({t}: that dtype's NumPy name).
+_WRITTEN = {
+    "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}", "divide": "{0} / {1}",
+    "negative": "-{0}", "square": "{0} * {0}", "reciprocal": "np.{t}(1) / {0}", "absolute": "abs({0})",
+    "maximum": "_maximum({0}, {1})", "minimum": "_minimum({0}, {1})",
+    "equal": "{0} == {1}", "not_equal": "{0} != {1}", "less": "{0} < {1}",
+    "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
+    "logical_and": "({0} != 0) and ({1} != 0)", "logical_or": "({0} != 0) or ({1} != 0)",
+    "logical_not": "not ({0} != 0)", "where": "{1} if {0} else {2}",
+    # NumPy's sign of a zero is +0, of NaN NaN
+    "sign": "(np.{t}(1) if {0} > 0 else np.{t}(-1) if {0} < 0 else {0} + np.{t}(0))",
+    **{name: f"np.{name}({{0}}, {{1}})" for name in ("arctan2", "hypot")},
+}
+# NumPy's maximum and minimum: the first operand where it is NaN or strictly beyond the
+# second, else the second (so maximum(0.0, -0.0) is -0.0, as NumPy gives).
+_HELPERS = {
+    "_maximum": "def _maximum(a, b):\n    return a if a > b or a != a else b\n",
+    "_minimum": "def _minimum(a, b):\n    return a if a < b or a != a else b\n",
+}
+
+_KERNELS: dict[str, Callable] = {}  # source hash -> Numba dispatcher, for this process
+_LOCK = threading.RLock()  # a first call holds it while it loads the kernel
+
+
+def available() -> bool:
+    """Whether Numba is installed (without importing it: that takes half a second)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def lowered(program: Any, forced: bool = False) -> Any:
+    """``program`` lowered to loop nests run by Numba kernels, or None: where Numba is
+    not installed or no group was lowered. Unless ``forced``, only the nests that pay
+    for their kernel are (see :func:`_pays`), the other groups staying NumPy's calls.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> p = dualad.compile(lambda x: np.sum(np.sin(x) * 2.0 + 1.0), executor="numpy").program(np.ones(3))
+    >>> q = lowered(p, forced=True)
+    >>> [str(e.prim) for e in q.eqns] if available() else ['LoopNest([3]: sin multiply add)']
+    ['LoopNest([3]: sin multiply add)']
+    >>> lowered(p) is None  # 3 iterations do not pay for a kernel
+    True
+    """
+    if not available():
+        return None
+    out = lower(program, _Kernel, keep=None if forced else _pays)
+    return None if out is program else out
+
+
+# Nanoseconds per element of each inexact ufunc in a Numba loop and as NumPy's call, float64
+# (measured on one core of a Xeon, 65536 entries in cache, Numba 0.68.1, NumPy 2.4.6): NumPy's
+# SIMD exp and tanh are 7 and 9 times as fast as the math library Numba calls, its sin no faster.
+_NS = {"exp": (8.2, 1.1), "expm1": (11.0, 1.6), "log": (6.7, 1.4), "log1p": (10.3, 1.7),
+       "log2": (8.0, 1.5), "log10": (11.9, 1.5), "sin": (7.5, 8.6), "cos": (6.8, 6.1),
+       "tan": (13.1, 2.4), "arcsin": (17.8, 1.9), "arccos": (16.1, 1.5), "arctan": (8.0, 1.7),
+       "sinh": (19.9, 1.4), "cosh": (12.9, 1.4), "tanh": (20.2, 2.2), "arcsinh": (26.6, 2.7),
+       "arccosh": (5.4, 4.8), "arctanh": (28.6, 2.5), "arctan2": (27.8, 3.0), "hypot": (21.5, 25.0)}
+_EXACT_NS = 0.3  # + - * / and the like, either way
+_PASS_NS = 1.0   # what each NumPy call adds: a pass over memory, for a result written and read back
+
+
+def _pays(nest: LoopNest) -> bool:
+    """Whether ``nest`` pays for its kernel: a nest of numbers of ``MIN_SCALAR_OPS``
+    operations or more (each NumPy call of a number costs a microsecond or so), or one of
+    ``MIN_SIZE`` iterations or more that costs less per element than NumPy's calls (the
+    inexact ufuncs by :data:`_NS`, a pass over memory per call saved)."""
+    if not nest.shape:
+        return len(nest.ops) >= MIN_SCALAR_OPS
+    if size(nest) < MIN_SIZE:
+        return False
+    ours = sum(_NS.get(op.ufunc, (_EXACT_NS,))[0] for op in nest.ops)
+    numpys = sum(_NS.get(op.ufunc, (0.0, _EXACT_NS))[1] + _PASS_NS
+                 for op in nest.ops) + _PASS_NS * (len(nest.sums) + 2 * len(nest.scatters))
+    return ours < numpys
+
+
+def cache_dir() -> str:
+    """The folder of the kernels kept on disk: ``$DUALAD_CACHE_DIR/kernels``, else
+    ``dualad/kernels`` under ``$XDG_CACHE_HOME`` or ``~/.cache``.
+
+    Examples
+    --------
+    >>> cache_dir().endswith("kernels")
+    True
+    """
+    root = os.environ.get("DUALAD_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "dualad")
+    return os.path.join(root, "kernels")
+
+
+class _Kernel:
+    """A nest's first ``run``: loads or compiles its kernel, and makes the nest's ``run``
+    the call of it (:func:`_caller`)."""
+
+    def __init__(self, nest: LoopNest):
+        self.nest = nest
+
+    def __call__(self, *operands: Any) -> tuple:
+        with _LOCK:
+            if type(self.nest.run) is _Kernel:
+                self.nest.run = _caller(self.nest, _load(source(self.nest)))
+        return self.nest.run(*operands)
+
+
+def _caller(nest: LoopNest, kernel: Callable) -> Callable:
+    """``run(*operands)`` of ``nest``: makes the arrays it writes, calls ``kernel`` with the
+    sizes, offsets and starts written in, and returns the outputs as eager evaluation does
+    (a number NumPy's scalar, of the output's dtype). Generated, as a replay is: the call
+    of a nest of numbers costs little more than the kernel's."""
+    env: dict[str, Any] = {"_kernel": kernel, "_empty": np.empty}
+    arrays, returned = [], []
+    for r, (_, dtype) in enumerate(nest.kinds):
+        env[f"_t{r}"] = dtype
+    stored = len(nest.stores) if nest.shape else 0  # a nest without loops returns them
+    for r in range(stored):
+        arrays.append((f"o{r}", nest.shape, r))
+    numbers = range(stored, len(nest.kinds) - len(nest.scatters))
+    for r, (_, _, _, _, length) in zip(range(numbers.stop, len(nest.kinds)), nest.scatters):
+        arrays.append((f"p{r}", (length,), r))
+    for n, r in enumerate(numbers):
+        kind, _ = nest.kinds[r]
+        env[f"_w{r}"] = kind
+        returned.append(f"_w{r}(_r[{n}])" if kind is not np.ndarray else f"_asarray(_r[{n}], _t{r})")
+    env["_asarray"] = np.asarray
+    operands = [f"a{k}" for k, load in enumerate(nest.loads) if not load.constant]
+    written = [repr(n) for n in nest.shape] + operands + [repr(d) for d in nest.offsets]
+    written += [repr(start) for _, _, _, start, _ in nest.scatters] + [name for name, _, _ in arrays]
+    lines = [f"def run({', '.join(operands)}):"]
+    lines += [f"    {name} = _empty({shape!r}, _t{r})" for name, shape, r in arrays]
+    lines.append(f"    _r = _kernel({', '.join(written)})")
+    outs = [name for name, _, _ in arrays[:stored]] + returned + [name for name, _, _ in arrays[stored:]]
+    lines.append(f"    return ({', '.join(outs)},)")
+    exec(compile("\n".join(lines) + "\n", "<dualad nest call>", "exec"), env)  # noqa: S102 - our own code
+    return env["run"]
+
+
+def source(nest: LoopNest) -> str:
+    """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., g0, .., o0,
+    .., p0, ..)`` of its sizes, operands, offsets, the starts of its scatters, the arrays it
+    stores into and those it scatters into, returning the numbers it sums (and, for a nest
+    without loops, the values it stores first).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> from dualad._program.lowering import lower
+    >>> f = dualad.compile(lambda x: np.sqrt(x[1:] - x[:-1] * 2.0), executor="numpy")
+    >>> nest = lower(f.program(np.ones(5)), emit=lambda nest: None).eqns[0].prim
+    >>> print(source(nest).split("def ")[1])
+    kernel(n0, a0, a2, d0, o0):
+        for i0 in range(n0):
+            x0 = a0[i0]
+            x1 = 2.0
+            x2 = a2[i0 + d0]
+            v0 = x0 * x1
+            v1 = x2 - v0
+            v2 = np.sqrt(v1)
+            o0[i0] = v2
+    <BLANKLINE>
+    """
+    ndim, ops = len(nest.shape), nest.ops
+    sizes = [f"n{a}" for a in range(ndim)]
+    operands = [f"a{k}" for k, load in enumerate(nest.loads) if not load.constant]
+    offsets = [f"d{k}" for k in range(len(nest.offsets))]
+    stored = [f"o{k}" for k in range(len(nest.stores))] if ndim else []
+    starts = [f"g{r}" for r in range(len(nest.scatters))]
+    scattered = [f"p{r}" for r in range(len(nest.scatters))]
+    body, helpers = [], set()
+    for k, load in enumerate(nest.loads):
+        if load.constant:
+            body.append(f"x{k} = {_literal(load)}")
+        elif load.scalar:
+            body.append(f"x{k} = a{k}")
+        else:
+            index = [("0" if ax is None else f"i{ax}") + ("" if d is None else f" + d{d}")
+                     for ax, d in zip(load.axes, load.offsets)]
+            body.append(f"x{k} = a{k}[{', '.join(index) or '()'}]")
+    for j, op in enumerate(ops):
+        # where's condition is read as a bool, every other operand in the loop's dtype
+        args = [_cast(nest, arg, np.dtype(np.bool_) if op.ufunc == "where" and i == 0 else op.loop)
+                for i, arg in enumerate(op.args)]
+        written = _WRITTEN.get(op.ufunc) or f"np.{op.ufunc}({{0}})"
+        helpers.update(h for h in _HELPERS if h in written)
+        value = written.format(*args, t=op.loop.name)
+        if op.dtype not in (np.float64, np.int64, np.bool_):  # Numba widens int32 and float32 math
+            value = f"np.{op.dtype.name}({value})"
+        body.append(f"v{j} = {value}")
+    lines = [f"def kernel({', '.join(sizes + operands + offsets + starts + stored + scattered)}):"]
+    if ndim == 0:
+        returned = [f"v{j}" for j in nest.stores] + [f"np.{ops[j].dtype.name}(0.0) + v{j}" for j in nest.sums]
+        lines += [f"    {line}" for line in body]
+        lines.append(f"    return ({', '.join(returned)},)")
+        return _module(lines, helpers)
+    where = ", ".join(f"i{a}" for a in range(ndim))
+    body += [f"o{k}[{where}] = v{j}" for k, j in enumerate(nest.stores)]
+    ending = []
+    for r, (a, b, shift, _, _) in enumerate(nest.scatters):
+        zero = f"np.{ops[a].dtype.name}(0.0)"
+        lines.append(f"    c{r} = {zero}")
+        # the value written first, plus the other's carried from the previous index, in the
+        # order of a + b; where one value alone is written, NumPy adds 0.0 to it
+        if shift == 1:
+            body += [f"p{r}[i0 + g{r}] = v{a} + c{r}", f"c{r} = v{b}"]
+            ending.append(f"p{r}[n0 + g{r}] = {zero} + c{r}")
+        else:
+            body += [f"p{r}[i0 + g{r}] = c{r} + v{b}", f"c{r} = v{a}"]
+            ending.append(f"p{r}[n0 + g{r}] = c{r} + {zero}")
+        ending += [f"for q in range(g{r}):", f"    p{r}[q] = {zero}",
+                   f"for q in range(n0 + g{r} + 1, p{r}.shape[0]):", f"    p{r}[q] = {zero}"]
+    copies = UNROLL if nest.sums else 1
+    for r, j in enumerate(nest.sums):
+        names = " = ".join(f"s{r}_{u}" for u in range(copies))
+        lines.append(f"    {names} = np.{ops[j].dtype.name}(0.0)")
+    indent = "    "
+    for a in range(ndim - 1):
+        lines.append(f"{indent}for i{a} in range(n{a}):")
+        indent += "    "
+    last = ndim - 1
+
+    def summed(u: int) -> list:
+        return [f"s{r}_{u} += v{j}" for r, j in enumerate(nest.sums)]
+
+    if copies > 1:
+        lines.append(f"{indent}m{last} = n{last} - n{last} % {copies}")
+        lines.append(f"{indent}for j{last} in range(0, m{last}, {copies}):")
+        for u in range(copies):
+            lines += [f"{indent}    {line}" for line in [f"i{last} = j{last} + {u}", *body, *summed(u)]]
+        lines.append(f"{indent}for i{last} in range(m{last}, n{last}):")
+    else:
+        lines.append(f"{indent}for i{last} in range(n{last}):")
+    lines += [f"{indent}    {line}" for line in body + summed(0)]
+    lines += [f"    {line}" for line in ending]
+    if nest.sums:
+        totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
+        lines.append(f"    return ({', '.join(totals)},)")
+    return _module(lines, helpers)
+
+
+def _cast(nest: LoopNest, arg: tuple, loop: np.dtype) -> str:
+    """Operand ``arg`` in dtype ``loop``, as NumPy casts it."""
+    kind, k = arg
+    name, dtype = (f"x{k}", nest.loads[k].dtype) if kind == "in" else (f"v{k}", nest.ops[k].dtype)
+    if dtype == loop:
+        return name
+    if loop == np.bool_:
+        return f"({name} != 0)"
+    return f"np.{loop.name}({name})"
+
+
+def _literal(load: Any) -> str:
+    """A constant as source: a Python number as itself, a NumPy scalar cast to its dtype."""
+    value = load.value.item() if isinstance(load.value, np.generic) else load.value
+    text = repr(value)
+    if type(value) is float and not math.isfinite(value):
+        text = f"np.{'nan' if value != value else 'inf'}" if value != -math.inf else "-np.inf"
+    return text if load.dtype is None else f"np.{load.dtype.name}({text})"
+
+
+def _pairwise(names: list) -> str:
+    while len(names) > 1:
+        names = [f"({a} + {b})" for a, b in zip(names[::2], names[1::2])] + names[len(names) // 2 * 2:]
+    return names[0][1:-1] if names[0].startswith("(") else names[0]
+
+
+def _module(lines: list, helpers: set) -> str:
+    head = ["import numba", "import numpy as np", ""]
+    for name in sorted(helpers):
+        head += ["", f"@{_JIT}", _HELPERS[name]]
+    return "\n".join(head + ["", f"@{_JIT}"] + lines) + "\n"
+
+
+def _load(text: str) -> Callable:
+    """The kernel of module source ``text``: this process's, else the module written
+    under :func:`cache_dir` (Numba's cache beside it), else compiled in memory."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    with _LOCK:
+        kernel = _KERNELS.get(digest)
+        if kernel is None:
+            kernel = _KERNELS[digest] = _import(digest, text)
+    return kernel
+
+
+def _import(digest: str, text: str) -> Callable:
+    folder = cache_dir()
+    path = os.path.join(folder, f"k{digest}.py")
+    try:
+        if not os.path.exists(path):  # written once: Numba's cache is keyed by its time stamp
+            os.makedirs(folder, exist_ok=True)
+            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
+            with open(temporary, "w") as file:
+                file.write(text)
+            os.replace(temporary, path)
+        spec = importlib.util.spec_from_file_location(f"dualad_kernel_{digest}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # where Numba's cache finds the kernel's globals again
+        spec.loader.exec_module(module)
+    except OSError:  # no folder to keep it in: compiled anew in each process
+        env: dict = {}
+        exec(compile(text.replace("cache=True", "cache=False"), f"<dualad kernel {digest}>", "exec"), env)  # noqa: S102
+        return env["kernel"]
+    return module.kernel
+
