@@ -29,7 +29,10 @@ A group is a maximal set of steps that:
 Steps join the group of their shape in program order; a group is closed
 (its nest placed) when a step outside it reads one of its values, or when
 a step of it would read one of its sums or scatters (known only at the
-loop's end). Every value of a group read outside it, or returned, is an
+loop's end), or when it holds ``MAX_STEPS`` steps (Numba's compile time grows
+faster than a kernel's length: a 60,000-step program of numbers, the
+demo's RK4 ``jacfwd``, ran more than ten minutes as one). Every value of a
+group read outside it, or returned, is an
 output of the nest (an array it writes, the number it sums, the array it
 scatters into); the others live only in registers. A group of fewer
 than ``MIN_STEPS`` steps keeps its steps.
@@ -48,9 +51,10 @@ from dualad._program.ir import Eqn, Guard, Step
 from dualad._program.passes.dce import eliminate_dead_code
 from dualad._program.passes.memory import ufunc_of
 
-__all__ = ["DTYPES", "MIN_STEPS", "UFUNCS", "Load", "LoopNest", "Op", "lower", "size"]
+__all__ = ["DTYPES", "MAX_STEPS", "MIN_STEPS", "UFUNCS", "Load", "LoopNest", "Op", "lower", "size"]
 
 MIN_STEPS = 2
+MAX_STEPS = 1000
 
 DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
 
@@ -208,6 +212,8 @@ def lower(program: Any, emit: Callable, keep: Callable | None = None) -> Any:
             continue
         group.steps.append(step)
         owner[step.outs[0]] = group
+        if len(group.steps) >= MAX_STEPS:
+            close(group)
     for group in list(groups.values()):
         close(group)
 

@@ -67,6 +67,7 @@ class Program:
         self.guards = [s for s in steps if type(s) is Guard]
         self.outcomes = tuple(g.expected for g in self.guards)
         self._replay = None
+        self._generated = None
 
     def with_steps(self, steps: list, *, consts: dict | None = None, outputs: list | None = None,
                    n_inputs: int | None = None, avals: dict | None = None) -> "Program":
@@ -181,9 +182,17 @@ class Program:
         """The output leaves for ``inputs`` (a list of raw arrays), or a ``GuardMiss``."""
         run = self._replay
         if run is None:
-            run = generate(self)
-            run = self._replay = scalar_executor(self, run) or run
+            # the scalar executor falls back on the ordinary replay only where Python raises or
+            # an output is not finite: generated then, not before
+            run = self._replay = (scalar_executor(self, lambda *xs: self._ordinary()(*xs))
+                                  or self._ordinary())
         return run(*inputs)
+
+    def _ordinary(self) -> Callable:
+        """The ordinary replay, generated at its first use."""
+        if self._generated is None:
+            self._generated = generate(self)
+        return self._generated
 
 
 def _describe(value: Any) -> str:

@@ -38,6 +38,7 @@ from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
 from dualad._program.executors import numba as numba_executor
+from dualad._program.executors.scalar import unrolls_arrays
 from dualad._program.ir import GuardMiss, aval
 from dualad._program.passes.cse import eliminate_common_subexpressions
 from dualad._program.passes.dce import eliminate_dead_code
@@ -578,6 +579,8 @@ def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:
     kernels where ``executor`` is "numba", or None and the lowering pays (see
     :func:`~dualad._program.executors.numba.lowered`); else fused by numexpr where
     ``fuse``."""
+    if executor is None and unrolls_arrays(program):
+        return program, "numpy"  # Python on floats beats loops of a few iterations
     if executor != "numpy":
         lowered = numba_executor.lowered(program, forced=executor == "numba")
         if lowered is not None:

@@ -44,6 +44,7 @@ Python float), keeps the ordinary executor.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -53,7 +54,7 @@ from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss
 from dualad._program.passes.memory import ufunc_of
 from dualad._table.entries import moves_elements
 
-__all__ = ["MAX_ELEMENTS", "scalar_executor"]
+__all__ = ["MAX_ELEMENTS", "scalar_executor", "unrolls_arrays"]
 
 MAX_ELEMENTS = 16  # elements of the largest value a program may hold to be unrolled
 MAX_LINES = 200_000  # lines of the unrolled source (its compile time grows with them)
@@ -236,10 +237,23 @@ class _Unroll:
         return f"c{slot}"
 
 
-def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
-    """A replay of ``program`` on Python floats (see the module's docstring), or None
-    where a value is too large or of another dtype; ``fallback`` (the ordinary
-    replay) runs a call where Python raises or an output is not finite."""
+_WALKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # program -> its walk
+
+
+def _walk(program: Any, fallback: Callable | None) -> _Unroll | None:
+    """The program's steps unrolled (not yet its outputs), or None where it cannot be, or
+    would cost more than the ordinary replay; kept for the program (``compile`` asks
+    :func:`unrolls_arrays` before the first replay makes the executor)."""
+    if program in _WALKS:
+        u = _WALKS[program]
+        if u is not None:
+            u.env["_slow"] = fallback
+        return u
+    u = _WALKS[program] = _walk_steps(program, fallback)
+    return u
+
+
+def _walk_steps(program: Any, fallback: Callable | None) -> _Unroll | None:
     u = _Unroll(program, fallback)
     eqns = [s for s in program.steps if type(s) is not Guard]
     if program.n_inputs == 0 or not eqns or any(s.xp is not _np_xp for s in eqns):
@@ -253,6 +267,25 @@ def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
         done = u.guard(n, step) if type(step) is Guard else u.step(n, step)
         if not done or len(u.body) > MAX_LINES or u.cost > STEP_US * len(eqns):
             return None  # not unrollable, or dearer than the ordinary replay
+    return u
+
+
+def unrolls_arrays(program: Any) -> bool:
+    """Whether :func:`scalar_executor` takes ``program`` and it holds arrays, not only
+    numbers: a few-element loop is not worth a compiled kernel there (``compile`` asks,
+    choosing its executor)."""
+    shaped = any(a[1] for a in program.avals.values() if a[1] is not None)
+    return shaped and _walk(program, None) is not None
+
+
+def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
+    """A replay of ``program`` on Python floats (see the module's docstring), or None
+    where a value is too large or of another dtype; ``fallback`` (the ordinary
+    replay) runs a call where Python raises or an output is not finite."""
+    u = _walk(program, fallback)
+    _WALKS.pop(program, None)  # made once: its lines need not be kept
+    if u is None:
+        return None
     returns, computed = [], []
     for s in program.outputs:
         if s < program.n_inputs:
