@@ -306,9 +306,11 @@ class CompiledScalarAsWritten:
 
 class CompiledRK4Jacobian:
     """``jacfwd`` of the demo's damped oscillator (500 RK4 steps, Duals of 4 parameters),
-    compiled, over the oscillator itself (issue 27's target: <= 5)."""
+    compiled, over the oscillator itself (issue 27's target: <= 5). On the NumPy
+    executor only, which the automatic choice takes (the program unrolls into Python
+    floats): Numba forced compiles its 60,000 steps for minutes (benchmarks/README.md)."""
 
-    params = [EXECUTORS]
+    params = [["numpy"]]
     param_names = ["executor"]
 
     def setup(self, executor):
