@@ -4,11 +4,11 @@ forward-over-reverse Hessian-vector product per colour.
 Detection (:func:`dualad.hessian_sparsity`) and colouring
 (:func:`dualad.color_symmetric`) are paid once per shape of the point. The
 first evaluation is one eager forward-over-reverse pass carrying the ``c``
-seed directions; from the second, :func:`mixed.linearize` traces ``f`` once and
-each evaluation replays its primal half at the new point (on NumPy: ``f``'s
-Python is not run again where its guards hold) and its tangent half on each
-seed direction. The Hessian's nonzeros are read from the ``c x n`` products
-(:func:`dualad.interpreter.recover_symmetric`).
+seed directions; from the second, the ``c`` Hessian-vector products are one
+program (:func:`dualad.compile`, with the seeds as its constants) replayed at
+each point: ``f``'s Python is not run again where its guards hold, and arrays
+it closes over are read at its trace. The Hessian's nonzeros are read from the
+``c x n`` products (:func:`dualad.interpreter.recover_symmetric`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import numpy as np
 
 import dualad
 from dualad.interpreter import check_point, describe, recover_symmetric, seed_matrix
-from mixed._hvp import check_objective, grad_and_hvp
-from mixed._linearize import HessianOperator, linearize
+from mixed._hvp import check_objective, grad_and_hvp, hvp
 
 __all__ = ["SparseHessian", "sparse_hessian"]
 
@@ -74,7 +73,7 @@ class SparseHessian:
         self._seeds = seed_matrix(self.colors, x.dtype)
         self.n_colors = self._seeds.shape[0]
         self._recover = recover_symmetric(self.pattern, self.colors)
-        self._operator: HessianOperator | None = None
+        self._compiled: Any = None
         self._calls = 0
 
     def __repr__(self) -> str:
@@ -92,10 +91,13 @@ class SparseHessian:
         self._calls += 1
         if self._calls == 1:  # one eager pass: tracing pays only from the second point on
             return self._recover(np.asarray(grad_and_hvp(self._f, x, self._seeds)[1]))
-        _, self._operator = linearize(self._f, x) if self._operator is None else self._operator.at(x)
-        # one replay per colour: measured at n = 1e5 (Rosenbrock, 3 colours), 3 products one
-        # at a time cost 5 f, the three as one (3, n) block 11 f (broadcast, unfused steps)
-        return self._recover(np.stack([self._operator.matvec(seed) for seed in self._seeds]))
+        if self._compiled is None:
+            # one product per colour in one program: measured at n = 1e5 (Rosenbrock, 3
+            # colours), 9.3 f replayed by NumPy (a (3, n) block of them: 11 f, its steps
+            # broadcast and unfused), 4.3 f by Numba's loops
+            seeds = self._seeds
+            self._compiled = dualad.compile(lambda v: [hvp(self._f, v, seed) for seed in seeds])
+        return self._recover(np.stack(self._compiled(x)))
 
 
 def sparse_hessian(f: Callable) -> Callable:
