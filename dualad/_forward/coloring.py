@@ -10,8 +10,8 @@ three colours, so that each nonzero ``H[i, j]`` is alone of its colour in row
 (:func:`recover_symmetric`). It needs far fewer colours than a column colouring
 where a row is dense (an arrowhead: 2 against ``n``).
 
-The star colouring's greedy loop runs as a Numba kernel where Numba is
-installed (the ``fast`` extra), and as the same Python otherwise.
+Both greedy loops run as Numba kernels where Numba is installed (the
+``fast`` extra), and as the same Python otherwise.
 """
 
 from __future__ import annotations
@@ -79,12 +79,12 @@ def color_columns(pattern: Any, *, native: bool | None = None) -> np.ndarray:
     """
     p = _ones(pattern, "color_columns")
     graph = (p.T @ p).tocsr()
-    return _run(_dsatur_loop, graph.indptr, graph.indices, None, native, "color_columns")
+    return _run(_dsatur_loop, native, "color_columns", graph.indptr, graph.indices)
 
 
-def _dsatur_loop(indptr, indices, order, color):
-    """DSATUR over a graph (self loops allowed), into ``color`` (-1: not yet); ``order``
-    is unused. Written for both Numba (arrays) and Python (lists)."""
+def _dsatur_loop(indptr, indices, color):
+    """DSATUR over a graph (self loops allowed), into ``color`` (-1: not yet). Written for
+    both Numba (arrays) and Python (lists)."""
     n = len(color)
     seen = [0] * (indptr[n] + n)  # from indptr[j] + j: the distinct colours among j's neighbours
     saturation = [0] * n  # how many of them
@@ -147,10 +147,10 @@ def _star_loop(indptr, indices, order, color):
 _compiled: dict[Callable, Callable] = {}
 
 
-def _run(loop: Callable, indptr: np.ndarray, indices: np.ndarray, order: np.ndarray | None,
-         native: bool | None, who: str) -> np.ndarray:
-    """The colours ``loop`` gives, compiled by Numba where it is installed (``native``
-    None), or as asked; Python runs it on lists, which it indexes faster."""
+def _run(loop: Callable, native: bool | None, who: str, *graph: np.ndarray) -> np.ndarray:
+    """The colours ``loop(*graph, color)`` gives (``graph``: integer arrays of a graph's
+    vertices), compiled by Numba where it is installed (``native`` None), or as asked;
+    Python runs it on lists, which it indexes faster."""
     if loop not in _compiled:
         try:
             import numba
@@ -161,16 +161,13 @@ def _run(loop: Callable, indptr: np.ndarray, indices: np.ndarray, order: np.ndar
     kernel = _compiled[loop]
     if native and kernel is loop:
         raise ImportError(f"{who}(native=True) needs Numba: pip install numba")
-    n = len(indptr) - 1
-    order = np.arange(n) if order is None else order
-    args = [indptr.astype(np.int64), indices.astype(np.int64), order.astype(np.int64),
-            np.full(n, -1, dtype=np.int64)]
+    args = [a.astype(np.int64) for a in graph] + [np.full(len(graph[0]) - 1, -1, dtype=np.int64)]
     if native is False or kernel is loop:
         args = [a.tolist() for a in args]
         loop(*args)
     else:
         kernel(*args)
-    return np.asarray(args[3], dtype=np.int64)
+    return np.asarray(args[-1], dtype=np.int64)
 
 
 def color_symmetric(pattern: Any, *, native: bool | None = None) -> np.ndarray:
@@ -214,7 +211,7 @@ def color_symmetric(pattern: Any, *, native: bool | None = None) -> np.ndarray:
     if p.shape != (n, n) or (p != p.T).nnz:
         raise ValueError(f"color_symmetric: pattern must be square and symmetric, got shape {p.shape}"
                          + ("" if p.shape != (n, n) else " and an unsymmetric pattern"))
-    star = _run(_star_loop, *_off_diagonal(p), native, "color_symmetric")
+    star = _run(_star_loop, native, "color_symmetric", *_off_diagonal(p))
     closed = p + _sparse().identity(n, format="csr")  # each vertex and its neighbours, per row
     if star.max(initial=-1) < np.diff(closed.indptr).max(initial=0):
         return star  # a distance-2 colouring takes at least a row's nonzeros: it cannot do better

@@ -267,11 +267,12 @@ def _rule(prim: Primitive) -> Callable:
 _BILINEAR = {"multiply": "product", "divide": "quotient", "matmul": "matmul"}
 
 
-def _second_order(prim: Primitive) -> str:
-    """The entry's second-order kind on real operands."""
+def _second_order(prim: Primitive, primals: list | tuple = ()) -> str:
+    """The entry's second-order kind (at ``primals``: a piecewise linear entry is not
+    linear in complex operands, ``|z|`` being smooth there)."""
     if _rule(prim) is _constant:
         return "constant"
-    if isinstance(prim, Linear) or prim.piecewise_linear:
+    if isinstance(prim, Linear) or piecewise_linear_at(prim, primals):
         return "linear"
     if REGISTRY.get(prim.name) is not prim:
         return "nonlinear"
@@ -325,9 +326,7 @@ class _HessianTerms:
         self.n, self.products = n, []
 
     def add(self, prim: Primitive, primals: list, rows: list, carried: list, out: Any) -> None:
-        kind = _second_order(prim)
-        if kind == "linear" and not isinstance(prim, Linear) and not piecewise_linear_at(prim, primals):
-            kind = "nonlinear"  # |z| of a complex z is smooth, not piecewise linear
+        kind = _second_order(prim, primals)
         if kind == "linear":
             return
         if kind in ("product", "quotient"):
@@ -361,6 +360,8 @@ class _HessianTerms:
 
 # -- detection ------------------------------------------------------------------------------
 def check_point(x: Any, name: str) -> np.ndarray:
+    """``x``, checked to be the 1-d floating NumPy point a sparsity trace takes, or a
+    TypeError naming ``name``."""
     if not isinstance(x, np.ndarray) or x.ndim != 1 or x.dtype.kind != "f":
         got = (f"an array of shape {x.shape} and dtype {x.dtype}" if isinstance(x, np.ndarray)
                else type(x).__name__)
@@ -404,17 +405,21 @@ def jacobian_sparsity(f: Callable, x: np.ndarray) -> Any:
            [False,  True,  True, False],
            [False, False,  True,  True]])
     """
-    x = check_point(x, "jacobian_sparsity")
-    sp = _sparse()
-    n = x.size
-    with transform_level() as level:
-        out = _output(f(Pattern._make(x, sp.identity(n, format="csr", dtype=np.float64), level)),
-                      "jacobian_sparsity")
-        if type(out) is Pattern and out._level == level:
-            rows = out.rows
-        else:  # an output that depends on no input
-            rows = sp.csr_matrix((_size(out), n), dtype=np.float64)
+    _, rows = _traced(f, check_point(x, "jacobian_sparsity"), "jacobian_sparsity")
     return rows.astype(bool)
+
+
+def _traced(f: Callable, x: Any, who: str, terms: _HessianTerms | None = None) -> tuple:
+    """``f``'s output at the checked point ``x``, run on Patterns (which add to ``terms``),
+    and its rows: for each output element, the inputs it depends on (none for an output
+    of constants)."""
+    sp = _sparse()
+    with transform_level() as level:
+        out = _output(f(Pattern._make(x, sp.identity(x.size, format="csr", dtype=np.float64), level,
+                                      terms)), who)
+        if type(out) is Pattern and out._level == level:
+            return out, out.rows
+    return out, sp.csr_matrix((_size(out), x.size), dtype=np.float64)
 
 
 def hessian_sparsity(f: Callable, x: np.ndarray) -> Any:
@@ -447,15 +452,8 @@ def hessian_sparsity(f: Callable, x: np.ndarray) -> Any:
            [0, 0, 1, 1]])
     """
     x = check_point(x, "hessian_sparsity")
-    sp = _sparse()
-    n = x.size
-    terms = _HessianTerms(n)
-    with transform_level() as level:
-        out = _output(f(Pattern._make(x, sp.identity(n, format="csr", dtype=np.float64), level, terms)),
-                      "hessian_sparsity")
-        if _size(out) != 1:
-            raise TypeError("hessian_sparsity: f must return a scalar, got an output of shape "
-                            f"{shape_of(out)}")
-        if type(out) is not Pattern or out._level != level:  # an output that depends on no input
-            return sp.csr_matrix((n, n), dtype=bool)
-        return terms.pattern(out.rows)
+    terms = _HessianTerms(x.size)
+    out, rows = _traced(f, x, "hessian_sparsity", terms)
+    if _size(out) != 1:
+        raise TypeError(f"hessian_sparsity: f must return a scalar, got an output of shape {shape_of(out)}")
+    return terms.pattern(rows)  # kept to the inputs the output depends on: none for a constant
