@@ -95,9 +95,7 @@ class _Unroll:
             return self.names[slot]
         if slot not in self.program.consts:
             return None
-        value = self.program.consts[slot]
-        if type(value) is int and abs(value) <= 2 ** 53:
-            value = float(value)
+        value = _exact_float(self.program.consts[slot])
         if type(value) in (float, bool):
             elements, shape = [value], ()
         elif (isinstance(value, (np.ndarray, np.generic)) and value.dtype in (_F64, _BOOL)
@@ -175,10 +173,10 @@ class _Unroll:
         return True
 
     def is_float(self, slot: int) -> bool:
-        aval = self.avals.get(slot)
+        """Whether the slot's value is a float64 (an array's, or a Python number it equals)."""
         if slot in self.program.consts and type(self.program.consts[slot]) in _NUMBERS:
-            return type(self.program.consts[slot]) is float or (
-                type(self.program.consts[slot]) is int and abs(self.program.consts[slot]) <= 2 ** 53)
+            return type(_exact_float(self.program.consts[slot])) is float
+        aval = self.avals.get(slot)
         return aval is not None and aval[2] == _F64
 
     def call(self, n: int, step: Eqn) -> bool:
@@ -201,16 +199,10 @@ class _Unroll:
         self.numpy_calls += 1
         self.cost += CALL_US
         self.env[f"_f{n}"], self.env[f"_xp{n}"] = step.prim.impl, step.xp
-        call = f"_f{n}(_xp{n}{', ' if args else ''}{', '.join(args)})"
-        if step.prim.multiple_results:
-            self.body.append(f"_r = {call}")
-            results = [f"_r[{i}]" for i in range(len(step.outs))]
-        else:
-            self.body.append(f"_r = _np.asarray({call})")
-            results = ["_r"]
+        self.body.append(f"_r = _f{n}(_xp{n}{', ' if args else ''}{', '.join(args)})")
+        results = [f"_r[{i}]" for i in range(len(step.outs))] if step.prim.multiple_results else ["_r"]
         for out, result in zip(step.outs, results):
-            self.unpack(out, f"_np.asarray({result})" if step.prim.multiple_results else result,
-                        self.avals[out][1])
+            self.unpack(out, f"_np.asarray({result})", self.avals[out][1])
         return True
 
     def guard(self, n: int, step: Guard) -> bool:
@@ -230,7 +222,7 @@ class _Unroll:
         return True
 
     def constant(self, slot: int) -> str | None:
-        """A constant a guard reads, by name (None: not a constant)."""
+        """A constant as NumPy takes it, by name (None: not a constant)."""
         if slot not in self.program.consts:
             return None
         self.env[f"c{slot}"] = self.program.consts[slot]
@@ -322,6 +314,12 @@ def _literal(value: Any) -> str | None:
     if math.isfinite(value):
         return f"({value!r})"
     return f"float({str(value)!r})"  # inf and nan have no literal
+
+
+def _exact_float(value: Any) -> Any:
+    """A Python int of at most 53 bits as the float that equals it (NumPy computes it so
+    beside a float64); any other value as it is."""
+    return float(value) if type(value) is int and abs(value) <= 2 ** 53 else value
 
 
 def _moved(element: Any) -> str:
