@@ -27,7 +27,9 @@ Pytrees and calling conventions
     checked against the first's structure).
 Programs
     ``traceable`` (whether a value is an input a trace records, so that
-    :func:`dualad.compile` and :func:`dualad.linearize` make programs of it).
+    :func:`dualad.compile` and :func:`dualad.linearize` make programs of it),
+    ``compiled_on_repeat`` (a function run eagerly once, compiled from its
+    second call).
 Forward mode and Jacobian assembly
     ``Dual``, ``jvp``, ``primals_at`` (a pytree with one level's Duals
     replaced by their primals), ``check_inputs``, ``basis_chunks``,
@@ -36,7 +38,7 @@ Sparse derivatives
     ``seed_matrix`` (one direction per colour of a colouring),
     ``recover_symmetric`` (a Hessian from its products with those directions,
     for a star colouring), ``check_point`` (the 1-d floating NumPy point a
-    sparsity trace takes).
+    sparsity trace takes, of the shape and dtype a pattern was detected for).
 Reverse rules
     ``aval`` (shape and dtype of an output), ``Dropped`` (an output whose
     cotangent is not needed), ``shared_by_key``.
@@ -87,16 +89,16 @@ from dualad._forward.dual import Dual
 from dualad._forward.sparsity import check_point
 from dualad._forward.transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, primals_at, split
 from dualad._numpy.arraylike import ArrayLike
-from dualad._staging.compile import traceable
+from dualad._staging.compile import compiled_on_repeat, traceable
 from dualad._table.ownership import Accumulator, is_large, made_by_call
 from dualad._table.vjp import Dropped, aval, shared_by_key
 
 __all__ = [
     "Accumulator", "ArrayLike", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
     "basis_chunks", "bind", "blocks", "check_argnums", "check_count", "check_differentiable",
-    "check_inputs", "check_number", "check_point", "check_output_leaves", "check_scalar_output", "chunk_of",
-    "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed", "is_complex",
-    "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
+    "check_inputs", "check_number", "check_output_leaves", "check_point", "check_scalar_output", "chunk_of",
+    "compiled_on_repeat", "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed",
+    "is_complex", "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "positions", "primals_at",
     "raw", "recover_symmetric", "seed_matrix", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",

@@ -4,10 +4,10 @@ forward-over-reverse Hessian-vector product per colour.
 Detection (:func:`dualad.hessian_sparsity`) and colouring
 (:func:`dualad.color_symmetric`) are paid once per shape of the point. The
 first evaluation is one eager forward-over-reverse pass carrying the ``c``
-seed directions; from the second, the ``c`` Hessian-vector products are one
-program (:func:`dualad.compile`, with the seeds as its constants) replayed at
-each point: ``f``'s Python is not run again where its guards hold, and arrays
-it closes over are read at its trace. The Hessian's nonzeros are read from the
+seed directions; from the second, their products are one program
+(:func:`dualad.compile`, with the seeds as its constants) replayed at each
+point: ``f``'s Python is not run again where its guards hold, and arrays it
+closes over are read at its trace. The Hessian's nonzeros are read from the
 ``c x n`` products (:func:`dualad.interpreter.recover_symmetric`).
 """
 
@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 import dualad
-from dualad.interpreter import check_point, describe, recover_symmetric, seed_matrix
+from dualad.interpreter import check_point, compiled_on_repeat, describe, recover_symmetric, seed_matrix
 from mixed._hvp import check_objective, grad_and_hvp, hvp
 
 __all__ = ["SparseHessian", "sparse_hessian"]
@@ -73,8 +73,13 @@ class SparseHessian:
         self._seeds = seed_matrix(self.colors, x.dtype)
         self.n_colors = self._seeds.shape[0]
         self._recover = recover_symmetric(self.pattern, self.colors)
-        self._compiled: Any = None
-        self._calls = 0
+        seeds, f_of_x = self._seeds, self._f
+        # The products with the seeds: at the first point one eager pass carrying them all;
+        # from the second one program of one product per colour (measured at n = 1e5,
+        # Rosenbrock, 3 colours: 9.3 f replayed by NumPy, where a (3, n) block of them took
+        # 11 f, its steps broadcast and unfused; 4.3 f by Numba's loops).
+        self._products = compiled_on_repeat(lambda v: [hvp(f_of_x, v, seed) for seed in seeds],
+                                            first=lambda v: grad_and_hvp(f_of_x, v, seeds)[1])
 
     def __repr__(self) -> str:
         n, nnz = self.shape[0], self.pattern.nnz
@@ -82,22 +87,10 @@ class SparseHessian:
 
     def __call__(self, x: np.ndarray) -> Any:
         """The Hessian at ``x`` (of the shape and dtype the pattern was detected for)."""
-        x = check_point(x, "SparseHessian")
-        if (x.size, x.size) != self.shape or x.dtype != self.dtype:
-            raise ValueError(f"SparseHessian: x must have the shape {self.shape[:1]} and dtype "
-                             f"{self.dtype} its pattern was detected for, got {x.shape} and {x.dtype}")
+        x = check_point(x, "SparseHessian", (self.shape[:1], self.dtype))
         if not self.n_colors:
             return self._recover(np.zeros((0, x.size), dtype=x.dtype))
-        self._calls += 1
-        if self._calls == 1:  # one eager pass: tracing pays only from the second point on
-            return self._recover(np.asarray(grad_and_hvp(self._f, x, self._seeds)[1]))
-        if self._compiled is None:
-            # one product per colour in one program: measured at n = 1e5 (Rosenbrock, 3
-            # colours), 9.3 f replayed by NumPy (a (3, n) block of them: 11 f, its steps
-            # broadcast and unfused), 4.3 f by Numba's loops
-            seeds = self._seeds
-            self._compiled = dualad.compile(lambda v: [hvp(self._f, v, seed) for seed in seeds])
-        return self._recover(np.stack(self._compiled(x)))
+        return self._recover(np.stack(self._products(x)))
 
 
 def sparse_hessian(f: Callable) -> Callable:
@@ -107,8 +100,8 @@ def sparse_hessian(f: Callable) -> Callable:
     At the first call for each shape and dtype of ``x``, and again when
     ``args`` are other objects (or other numbers) than the last call's, the
     pattern is detected (:func:`dualad.hessian_sparsity`) and star-coloured
-    (:func:`dualad.color_symmetric`); each call then costs the gradient's
-    primal pass and one forward-over-reverse Hessian-vector product per colour.
+    (:func:`dualad.color_symmetric`); each call then costs one
+    forward-over-reverse Hessian-vector product per colour.
 
     Parameters
     ----------

@@ -359,13 +359,17 @@ class _HessianTerms:
 
 
 # -- detection ------------------------------------------------------------------------------
-def check_point(x: Any, name: str) -> np.ndarray:
-    """``x``, checked to be the 1-d floating NumPy point a sparsity trace takes, or a
-    TypeError naming ``name``."""
+def check_point(x: Any, name: str, detected: tuple | None = None) -> np.ndarray:
+    """``x``, checked to be the 1-d floating NumPy point a sparsity trace takes (a
+    TypeError naming ``name`` if not), and where a pattern was detected at a point of
+    ``detected = (shape, dtype)``, of that shape and dtype (a ValueError if not)."""
     if not isinstance(x, np.ndarray) or x.ndim != 1 or x.dtype.kind != "f":
         got = (f"an array of shape {x.shape} and dtype {x.dtype}" if isinstance(x, np.ndarray)
                else type(x).__name__)
         raise TypeError(f"{name}: x must be a 1-d floating NumPy array, got {got}")
+    if detected is not None and (x.shape, x.dtype) != detected:
+        raise ValueError(f"{name}: x must have the shape {detected[0]} and dtype {detected[1]} its "
+                         f"pattern was detected for, got {x.shape} and {x.dtype}")
     return x
 
 

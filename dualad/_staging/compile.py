@@ -51,7 +51,7 @@ from dualad._staging.reads import Bindings, reads
 from dualad._staging.retarget import difference, retarget
 from dualad._staging.trace import Trace, Tracer
 
-__all__ = ["Compiled", "compile", "optimize", "record", "traceable"]
+__all__ = ["Compiled", "compile", "compiled_on_repeat", "optimize", "record", "traceable"]
 
 _STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
@@ -561,6 +561,29 @@ def traceable(leaf: Any) -> bool:
     (True, True, False)
     """
     return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
+
+
+def compiled_on_repeat(f: Callable, first: Callable | None = None) -> Callable:
+    """``f`` run eagerly at its first call (or ``first``, an eager form of it that is
+    cheaper untraced) and by :func:`compile` from its second: a trace (several times a
+    call) pays only where calls repeat, as the evaluations of a sparse Jacobian or
+    Hessian at an optimizer's iterates do.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad._staging.compile import compiled_on_repeat
+    >>> f = compiled_on_repeat(lambda x: np.sin(x) * 2.0)
+    >>> f(np.zeros(2)), f(np.zeros(2)), f.compiled.stats["traces"]
+    (array([0., 0.]), array([0., 0.]), 1)
+    """
+    def call(*args: Any) -> Any:
+        if call.compiled is None:
+            call.compiled = compile(f)
+            return (f if first is None else first)(*args)
+        return call.compiled(*args)
+    call.compiled = None
+    return call
 
 
 def optimize(program: Program, fuse: bool = True) -> Program:

@@ -14,7 +14,7 @@ import numpy as np
 from dualad._forward.coloring import _sparse, color_columns, seed_matrix
 from dualad._forward.sparsity import _output, check_point, jacobian_sparsity
 from dualad._forward.transforms import jvp
-from dualad._staging.compile import compile as _compile
+from dualad._staging.compile import compiled_on_repeat
 
 __all__ = ["SparseJacobian", "sparse_jacfwd"]
 
@@ -65,26 +65,14 @@ class SparseJacobian:
         m = self.pattern.shape[0]
         rows = np.repeat(np.arange(m), np.diff(self.pattern.indptr))
         self._read = self.colors[self.pattern.indices] * m + rows  # in the compressed Jacobian
-        self._calls, self._compiled = 0, None
-
-    def _compressed(self, x: np.ndarray) -> Any:
-        """The Jacobian times the seeds (one JVP of ``n_colors`` directions): eager at the first
-        point, compiled from the second (tracing pays only where points repeat)."""
-        def tangent(v):
-            return jvp(lambda u: _output(self.f(u), "SparseJacobian"), (v,), (self._seeds,))[1]
-        self._calls += 1
-        if self._calls == 1:
-            return tangent(x)
-        if self._compiled is None:
-            self._compiled = _compile(tangent)
-        return self._compiled(x)
+        seeds = self._seeds
+        # the Jacobian times the seeds (one JVP of n_colors directions)
+        self._compressed = compiled_on_repeat(
+            lambda v: jvp(lambda u: _output(f(u), "SparseJacobian"), (v,), (seeds,))[1])
 
     def __call__(self, x: np.ndarray) -> Any:
         """The Jacobian at ``x`` (of the shape and dtype the pattern was detected for)."""
-        x = check_point(x, "SparseJacobian")
-        if x.shape != self.shape or x.dtype != self.dtype:
-            raise ValueError(f"SparseJacobian: x must have the shape {self.shape} and dtype "
-                             f"{self.dtype} its pattern was detected for, got {x.shape} and {x.dtype}")
+        x = check_point(x, "SparseJacobian", (self.shape, self.dtype))
         sp = _sparse()
         p = self.pattern
         if self.n_colors:
