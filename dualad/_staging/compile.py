@@ -602,9 +602,10 @@ def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:
     kernels where ``executor`` is "numba", or None and the lowering pays (see
     :func:`~dualad._program.executors.numba.lowered`); else fused by numexpr where
     ``fuse``."""
-    if executor is None and unrolls_arrays(program):
-        return program, "numpy"  # Python on floats beats loops of a few iterations
-    if executor != "numpy":
+    # chosen by itself, Numba leaves the programs of small arrays that unroll to Python on
+    # floats, which beats loops of a few iterations (asked only where Numba could be taken)
+    if executor == "numba" or (executor is None and numba_executor.available()
+                               and not unrolls_arrays(program)):
         lowered = numba_executor.lowered(program, forced=executor == "numba")
         if lowered is not None:
             return lowered, "numba"
