@@ -72,24 +72,25 @@ INTEGER = ["add", "subtract", "multiply", "negative", "square", "absolute", "sig
            "logical_or", "logical_not", "divide"]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("name", EXACT)
-def test_exact_ufuncs_equal_numpys_bit_for_bit_at_special_values(name, dtype):
+def assert_replays_bit_for_bit(name, values, dtype):
+    """The ufunc ``name`` on every pair of ``values``, Numba's replay against NumPy's."""
     ufunc = getattr(np, name)
-    x, y = grid(SPECIAL, dtype)
+    x, y = grid(values, dtype)
     got, want = replays(two_steps(ufunc), *((x, y) if ufunc.nin == 2 else (x,)))
     for g, w in zip(got, want):
         assert_bits(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", EXACT)
+def test_exact_ufuncs_equal_numpys_bit_for_bit_at_special_values(name, dtype):
+    assert_replays_bit_for_bit(name, SPECIAL, dtype)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 @pytest.mark.parametrize("name", INTEGER)
 def test_integer_ufuncs_equal_numpys_overflow_and_division_by_zero_included(name, dtype):
-    ufunc = getattr(np, name)
-    x, y = grid(INTS, dtype)
-    got, want = replays(two_steps(ufunc), *((x, y) if ufunc.nin == 2 else (x,)))
-    for g, w in zip(got, want):
-        assert_bits(g, w)
+    assert_replays_bit_for_bit(name, INTS, dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
