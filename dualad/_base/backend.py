@@ -11,8 +11,11 @@ a Dask array is already there.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
+import threading
+from typing import Callable
 
 import array_api_compat
 import numpy as np
@@ -181,8 +184,29 @@ def to_host(x):
     if array_api_compat.is_cupy_array(x):
         return x.get()
     if array_api_compat.is_dask_array(x):  # computed here: the host needs the numbers now
+        report = getattr(_DASK_READS, "report", None)
+        if report is not None:
+            report()
         return np.asarray(x)
     return np.from_dlpack(x)
+
+
+# What to tell when a Dask array's numbers are read on the host in this thread (while
+# compile traces Dask arrays, which TracedArray cannot mark: see dualad._base.taint).
+_DASK_READS = threading.local()
+
+
+@contextlib.contextmanager
+def dask_host_reads(report: Callable[[], None]):
+    """While in the block, ``report()`` at each read of a Dask array's numbers on the host
+    (:func:`to_host`) in this thread: ``compile``'s trace of Dask arrays hears of the
+    numbers a program would bake in."""
+    saved = getattr(_DASK_READS, "report", None)
+    _DASK_READS.report = report
+    try:
+        yield
+    finally:
+        _DASK_READS.report = saved
 
 
 def positions(xp, index):

@@ -33,10 +33,11 @@ from typing import Any, Callable
 import array_api_compat
 import numpy as np
 
-from dualad._base.backend import to_host
+from dualad._base.backend import dask_host_reads, to_host
 from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
+from dualad._program.executors import chunks
 from dualad._program.executors import numba as numba_executor
 from dualad._program.executors.scalar import unrolls_arrays
 from dualad._program.ir import GuardMiss, aval
@@ -108,7 +109,15 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         arrays are traced as they are; arrays of another library
         (array_api_strict, CuPy) are traced on NumPy copies and the program
         replays on their library, once its first replay has agreed with
-        eager evaluation. Dask arrays run eagerly (Dask builds a graph).
+        eager evaluation. Dask arrays (arguments, or arrays ``f`` closes
+        over) are traced as they are, and the program is split into a task
+        before, one task per chunk of the data and a task after (see
+        :mod:`dualad._program.executors.chunks`): a call builds a graph of
+        that many tasks, whatever the number of primitives, and each part
+        runs on NumPy chunks with the executor below. Where the program
+        does not split so (a value of each chunk read after a sum over
+        them all, a guard on the data, a primitive without a per-chunk
+        rule), ``f`` runs eagerly, with a warning saying why.
     max_programs : int
         How many programs (keys and branches together) are kept; the least
         recently used is dropped first.
@@ -144,7 +153,8 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         ImportError without it), and ``optimize``. None: Numba for an optimized program
         with a group large enough to pay for its kernel, where Numba is
         installed; NumPy otherwise.
-        ``stats["executor"]`` tells which replays the program traced last.
+        ``stats["executor"]`` tells which replays the program traced last
+        (``"dask"`` for a program split into tasks per chunk).
 
     Returns
     -------
@@ -367,9 +377,10 @@ class Compiled:
                 return None, None, (f"a {kind.__name__} is an argument: its draws would be baked "
                                     "into a program as constants; pass a numpy.random.Generator "
                                     "instead, whose draws a program records")
-            if array_api_compat.is_dask_array(leaf):
-                return None, None, ("a Dask array argument: compile records programs of arrays "
-                                    "in memory, and Dask builds a graph of its own")
+            if array_api_compat.is_dask_array(leaf):  # traced as it is: its chunks key the program
+                parts.append((kind, leaf.shape, leaf.dtype, leaf.chunks))
+                inputs.append(leaf)
+                continue
             if _elsewhere(leaf):
                 parts.append((kind, leaf.shape, leaf.dtype, str(array_api_compat.device(leaf))))
                 inputs.append(leaf)
@@ -418,6 +429,8 @@ class Compiled:
                 return self._run_eagerly(key, why, args, kwargs)
             self._warn(key, why)
             return result
+        if _on_dask(inputs, program):
+            return self._chunk(key, program, inputs, result)
         elsewhere = next((x for x in inputs if _elsewhere(x)), None)
         if self.optimize:  # kernels (numexpr's, Numba's) run on NumPy arrays only
             program, self.stats["executor"] = _for_executor(
@@ -427,6 +440,20 @@ class Compiled:
         if elsewhere is not None:
             return self._retarget(key, program, elsewhere, args, kwargs, inputs)
         self._add(key, program)
+        return result
+
+    def _chunk(self, key: Any, program: Program, inputs: list, result: Any) -> Any:
+        """Keep ``program`` (traced on Dask arrays) as a task before, one per chunk and
+        one after (:mod:`dualad._program.executors.chunks`), where it splits so; the
+        result of the trace, a Dask graph."""
+        prepare = functools.partial(_prepare, optimized=self.optimize, executor=self.executor, fuse=self.fuse)
+        split = chunks.chunked(optimize(program, fuse=False) if self.optimize else program, inputs, prepare)
+        if isinstance(split, str):
+            self._eager[key] = why = f"its Dask arrays do not split into one task per chunk: {split}"
+            self._warn(key, why)
+        else:
+            self.stats["executor"] = "dask"
+            self._add(key, split)
         return result
 
     def _retarget(self, key: Any, program: Program, like: Any, args: tuple, kwargs: dict,
@@ -502,14 +529,19 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
         new_leaves = [next(it) if _is_input(leaf) else leaf for leaf in leaves]
         targs, tkwargs = rebuild_args(new_leaves)
         try:
-            with _unseeded_generators_spoil(trace):
+            with _unseeded_generators_spoil(trace), dask_host_reads(functools.partial(
+                    trace.spoil, "the numbers of a Dask array were read on the host (a value-dependent "
+                    "shape or index: nonzero, boolean indexing, unique, ...), which a program would "
+                    "bake in")):
                 result = f(*targs, **tkwargs)
         except Exception as err:
-            if elsewhere is None:
-                raise
-            return None, None, (f"tracing it on NumPy copies of its {type(elsewhere).__module__} "
-                                f"arrays raised {type(err).__name__}: {err} (arrays it closes "
-                                "over stay of their library)")
+            if elsewhere is not None:
+                return None, None, (f"tracing it on NumPy copies of its {type(elsewhere).__module__} "
+                                    f"arrays raised {type(err).__name__}: {err} (arrays it closes "
+                                    "over stay of their library)")
+            if any(map(array_api_compat.is_dask_array, inputs)):  # a rule's path that reads numbers
+                return None, None, f"tracing it on its Dask arrays raised {type(err).__name__}: {err}"
+            raise
         finally:
             trace.active = False
         out_leaves, rebuild_out = flatten(result, reused=True)
@@ -547,7 +579,15 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
 
 def _is_input(leaf: Any) -> bool:
     """Whether a call's leaf is an input of its program (an array or a Generator)."""
-    return traceable(leaf) or isinstance(leaf, np.random.Generator) or _elsewhere(leaf)
+    return (traceable(leaf) or isinstance(leaf, np.random.Generator) or _elsewhere(leaf)
+            or array_api_compat.is_dask_array(leaf))
+
+
+def _on_dask(inputs: list, program: Program) -> bool:
+    """Whether a program traced on ``inputs`` reads Dask arrays (inputs, or constants
+    the function closes over)."""
+    return any(map(array_api_compat.is_dask_array, inputs)) or any(
+        map(array_api_compat.is_dask_array, program.consts.values()))
 
 
 def traceable(leaf: Any) -> bool:
@@ -595,6 +635,14 @@ def optimize(program: Program, fuse: bool = True) -> Program:
     program = simplify(eliminate_dead_code(program))
     program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
     return fuse_elementwise(program) if fuse else program
+
+
+def _prepare(program: Program, optimized: bool, executor: str | None, fuse: bool) -> Program:
+    """A part of a program chunked over Dask arrays, made ready as a program of NumPy arrays
+    is (optimized, and lowered or fused for its executor), where the compile optimizes."""
+    if not optimized:
+        return program
+    return _for_executor(optimize(program, fuse=False), executor, fuse)[0]
 
 
 def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:

@@ -39,6 +39,11 @@ __all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "cust
 
 REGISTRY: dict[str, "Primitive"] = {}
 
+
+def _registered(name: str) -> "Primitive":
+    """The registered entry ``name``: what a pickled one becomes (see ``Primitive.__reduce_ex__``)."""
+    return REGISTRY[name]
+
 # Where an elementwise entry is smooth in one argument: a tuple of open intervals.
 REAL = ((-math.inf, math.inf),)
 POSITIVE = ((0.0, math.inf),)
@@ -140,6 +145,13 @@ class Primitive:
         self.declare()
         if register:
             REGISTRY[name] = self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """A registered entry pickles as its name (a program sent to a Dask worker, which has
+        the same table); another as its attributes."""
+        if REGISTRY.get(self.name) is self:
+            return _registered, (self.name,)
+        return super().__reduce_ex__(protocol)
 
     def declare(self, *, ufunc: str | None = None, ufunc_params: dict | None = None,
                 scalar_form: str | None = None, new_array: bool = False,

@@ -6,7 +6,7 @@ converted here, so one hypothesis strategy serves every backend and dtype:
 rule), ``cupy`` (only with a GPU; its tests carry the ``gpu`` marker) and
 ``dask`` (lazy, chunked: every axis of length 3 or more in two chunks of
 unequal size; its tests carry the ``dask`` marker and are skipped without
-Dask).
+Dask; ``dask-rows`` splits the first axis only).
 """
 
 from __future__ import annotations
@@ -39,9 +39,11 @@ class Backend:
             a = a.astype(dtype)
         if self.name == "numpy":
             return a
-        if self.name == "dask":
+        if self.name in ("dask", "dask-rows"):
             import dask.array as da
-            return da.from_array(a, chunks=uneven_chunks(a.shape))
+            rows = self.name == "dask-rows"
+            chunks = uneven_chunks(a.shape[:1]) + a.shape[1:] if rows else uneven_chunks(a.shape)
+            return da.from_array(a, chunks=chunks)
         return self.xp.asarray(a)
 
     def convert(self, tree: Any, dtype: str) -> Any:
@@ -116,6 +118,26 @@ NUMPY = Backend("numpy", "numpy")
 STRICT = Backend("array_api_strict", "array_api_strict")
 CUPY = Backend("cupy", "cupy")
 DASK = Backend("dask", "array_api_compat.dask.array")
+# Dask arrays split along their first axis only, as data are in rows: what a compiled
+# program runs chunk by chunk (tests/dask/test_dask_compile_cases.py).
+DASK_ROWS = Backend("dask-rows", "array_api_compat.dask.array")
+
+
+def _empty_input(prep: Any) -> bool:
+    return any(0 in np.shape(to_numpy(x)) for x in prep.xs)
+
+
+# Case name -> (the draws Dask cannot do, why): those draws are left out of the Dask runs.
+DASK_CANNOT_DRAW = {
+    "ravel": (_empty_input, "the case calls x.ravel(), Dask's own method, which fails on an "
+                            "empty array (dask 2026.8: reduce() of empty iterable)"),
+}
+# Case name -> why Dask cannot do it at all: expected to fail on Dask (strict, so
+# that a Dask that can is noticed).
+DASK_CANNOT = {
+    "polyfit": "least squares by svd(compute_uv=False), which Dask's svd lacks "
+               "(test_linalg.py's DASK_CANNOT has the linear algebra)",
+}
 
 # The parametrization every backend-generic test uses.
 BACKENDS = [

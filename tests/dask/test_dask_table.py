@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
-from _support.backends import DASK, NUMPY, to_numpy  # noqa: E402
+from _support.backends import DASK, DASK_CANNOT, DASK_CANNOT_DRAW, NUMPY, to_numpy  # noqa: E402
 from _support.cases import CASES  # noqa: E402
 from _support.harness import EXACT_RTOL, Prepared, is_float, random_like  # noqa: E402
 
@@ -55,21 +55,6 @@ DRAWS = settings(max_examples=3, deadline=None, database=None, phases=[Phase.gen
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
-def _empty_input(prep: Prepared) -> bool:
-    return any(0 in np.shape(to_numpy(x)) for x in prep.xs)
-
-
-# Case name -> (the draws Dask cannot do, why): those draws are left out.
-DASK_CANNOT_DRAW = {
-    "ravel": (_empty_input, "the case calls x.ravel(), Dask's own method, which fails on an "
-                            "empty array (dask 2026.8: reduce() of empty iterable)"),
-}
-# Case name -> why Dask cannot do it at all: expected to fail (strict, so that
-# a Dask that can is noticed).
-DASK_CANNOT = {
-    "polyfit": "least squares by svd(compute_uv=False), which Dask's svd lacks "
-               "(test_linalg.py's DASK_CANNOT has the linear algebra)",
-}
 
 
 def _param(case):

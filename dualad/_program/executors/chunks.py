@@ -1,0 +1,564 @@
+"""The Dask executor: a program over Dask arrays replayed chunk by chunk, one task per chunk.
+
+Evaluating a program primitive by primitive on Dask arrays builds a graph of
+several tasks per primitive and chunk, in Python, at every call: for a
+Newton step on a data set in a few chunks, building the graphs costs more
+than computing them. :func:`chunked` splits a program traced on Dask arrays
+instead, once, into three NumPy programs:
+
+- *before* (one task): what depends only on replicated values (arrays of one
+  chunk, NumPy arrays, numbers): ``lam * w``, say;
+- *per chunk* (one task per chunk of the data): what is computed row by row
+  from the partitioned arrays (those split along an axis, all into the same
+  chunks) with those values, up to the sums over the partitioned axis,
+  which it returns as partial sums: ``X[i] @ w``, the margins, the loss's
+  terms, ``X[i].T @ r[i]``;
+- *after* (one task): the partial sums added, then what depends on them:
+  ``mean = sum / n``, the gradient's regularization term.
+
+Each part is an ordinary program: optimized and given its executor as any
+program on NumPy arrays is (:func:`~dualad._staging.compile.compile` passes
+its ``prepare``), so a per-chunk part of elementwise steps becomes one Numba
+kernel where Numba is installed. A call then builds a graph of one task per
+chunk and two more, whatever the number of primitives. Values that are
+partitioned keep their chunks in the outputs; the others are arrays of one
+chunk.
+
+A program splits where every step reading a partitioned value keeps the
+partition along one axis, with a rule here: elementwise entries (other
+operands broadcast along that axis, or are constants cut into the same
+chunks), ``matmul`` (rows of the left operand, columns of the right, or the
+contracted axis: a partial sum), sums (over the axis: a partial sum; over
+others: the axis moves), ``max``/``min``/``prod`` over other axes,
+``permute_dims``, ``reshape`` and ``broadcast_to`` that keep the axis, and
+``getitem`` with a full slice along it. What has no rule (a sort along the
+axis, a guard: ``float(x)`` of a partitioned value, a value computed from a
+partial sum used chunk by chunk again) gives the reason instead, and
+:func:`~dualad._staging.compile.compile` runs such a function eagerly, as
+Dask does.
+
+The numbers are NumPy's on each chunk. A sum over the partitioned axis adds
+the chunks' partial sums in chunk order, where Dask adds them in a tree:
+the two agree to rounding (at most ``2 (n - 1) eps sum |x_i|`` apart).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+import uuid
+from collections import OrderedDict
+from typing import Any, Callable
+
+import array_api_compat
+import numpy as np
+
+from dualad._base.backend import _np_xp, persist
+from dualad._program.ir import Eqn, Guard
+from dualad._program.program import Program
+from dualad._table.entries import Elementwise
+
+__all__ = ["ChunkedProgram", "chunked"]
+
+# Reductions over an axis other than the partitioned one keep the partition; these also
+# reduce over it, as partial results per chunk combined by the ufunc named.
+_REDUCTIONS = frozenset({"sum", "max", "min", "prod", "mean", "any", "all"})
+_COMBINED = {"sum": "add", "max": "maximum", "min": "minimum"}
+# Entries computed element by element besides those declaring a NumPy ufunc (and the
+# Elementwise class): casts, copies, roundings, parts of complex numbers.
+_ELEMENTWISE = frozenset({"astype", "copy", "round", "stop_gradient", "floor_divide", "real", "imag", "conj"})
+
+
+class NotChunked(Exception):
+    """Why a program does not split into per-chunk tasks."""
+
+
+def chunked(program: Program, inputs: list,
+            prepare: Callable[[Program], Program]) -> "ChunkedProgram | str":
+    """``program`` (traced on Dask arrays ``inputs`` and constants, optimized) split into a
+    task before, one per chunk and one after (see the module's docstring), each part made
+    ready to replay by ``prepare``; or why it does not split, as a sentence.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> import dualad
+    >>> X = da.ones((6, 2), chunks=(3, 2))
+    >>> f = dualad.compile(lambda w: np.sum(X @ w) / 6.0)
+    >>> float(f(np.ones(2))), float(f(np.full(2, 2.0))), f.stats["executor"]
+    (2.0, 4.0, 'dask')
+    """
+    try:
+        return ChunkedProgram(program, _Split(program, inputs), prepare)
+    except NotChunked as why:
+        return str(why)
+
+
+class _Split:
+    """Which slots of a program are partitioned (``axis``: slot -> axis), which are
+    partial results over the partitioned axis (``partial``: slot -> the ufunc that
+    combines the chunks' results, ``add`` for a sum), which are replicated and
+    computed after those sums (``late``); the others are replicated and computed
+    before. ``rows`` are the chunks' sizes along the partitioned axis; ``cut`` are the
+    constants also read chunk by chunk (slot -> axis)."""
+
+    def __init__(self, program: Program, inputs: list):
+        self.program, self.inputs = program, inputs
+        self.axis: dict[int, int] = {}
+        self.partial: dict[int, str] = {}
+        self.late: set[int] = set()
+        self.cut: dict[int, int] = {}
+        self.rows: tuple | None = None
+        for slot in list(range(program.n_inputs)) + list(program.consts):
+            self._source(slot)
+        for step in program.steps:
+            self._step(step)
+
+    # -- the sources: inputs and constants ---------------------------------------------
+    def _source(self, slot: int) -> None:
+        """Record the partition of an input or constant that is a Dask array."""
+        value = self._dask_value(slot)
+        if value is None:
+            return
+        split = [a for a, c in enumerate(value.chunks) if len(c) > 1]
+        if len(split) > 1:
+            raise NotChunked(f"{self._name(slot)} is chunked along {len(split)} axes; a program runs "
+                             "chunk by chunk along one")
+        if not split:
+            return
+        a = split[0]
+        if self.rows is None:
+            self.rows = value.chunks[a]
+        elif value.chunks[a] != self.rows:
+            if slot < self.program.n_inputs:
+                raise NotChunked(f"{self._name(slot)} is chunked as {value.chunks[a]} along axis {a}, "
+                                 f"another partitioned array as {self.rows}: rechunk them alike")
+            self.cut[slot] = a  # a constant: rechunked to the rows once
+        self.axis[slot] = a
+
+    def _dask_value(self, slot: int) -> Any:
+        """The Dask array of an input (its aval) or constant, or None."""
+        value = self.inputs[slot] if slot < self.program.n_inputs else self.program.consts[slot]
+        return value if array_api_compat.is_dask_array(value) else None
+
+    def _name(self, slot: int) -> str:
+        return f"input {slot}" if slot < self.program.n_inputs else f"a constant of shape {self._shape(slot)}"
+
+    # -- the steps ---------------------------------------------------------------------------
+    def _shape(self, slot: int) -> tuple:
+        return tuple(self.program.avals[slot][1] or ())
+
+    def _step(self, step: Any) -> None:
+        if type(step) is Guard:
+            if step.slot in self.axis or step.slot in self.partial or step.slot in self.late:
+                raise NotChunked(f"it turns a value computed from its Dask arrays into a Python "
+                                 f"{step.kind} (a guard), which a program of tasks cannot check")
+            return
+        axes = [self.axis.get(s) for s in step.ins]
+        late = any(s in self.partial or s in self.late for s in step.ins)
+        if all(a is None for a in axes):
+            if late:
+                self.late.update(step.outs)
+            return
+        name = step.prim.name
+        if late:
+            raise NotChunked(f"{name} reads a value made from a sum over the chunks together with "
+                             "values of each chunk: two rounds over the data")
+        if step.prim.multiple_results or step.prim.effect:
+            raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
+        rule = _RULES.get(name) or (_elementwise if _is_elementwise(step.prim) else None)
+        if rule is None:
+            raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
+        out = rule(self, step, axes)
+        if type(out) is str:
+            self.partial[step.outs[0]] = out
+        else:
+            self.axis[step.outs[0]] = out
+
+    def cut_constant(self, slot: int, axis: int, name: str) -> int:
+        """A replicated operand of ``name`` spanning the partitioned axis: a constant is cut
+        into the chunks too (``axis``); a computed value cannot be."""
+        if slot not in self.program.consts or self.cut.get(slot, axis) != axis \
+                or self._shape(slot)[axis] != self.n:
+            raise NotChunked(f"{name} reads a value of the whole partitioned axis that is computed, "
+                             "not a constant, together with values of each chunk")
+        self.cut[slot] = axis
+        return axis
+
+    @property
+    def n(self) -> int:
+        return sum(self.rows)
+
+
+def _is_elementwise(prim: Any) -> bool:
+    return isinstance(prim, Elementwise) or prim.ufunc is not None or prim.name in _ELEMENTWISE
+
+
+# -- per-chunk rules: the partitioned axis of the output, or for a partial result the ufunc
+# that combines the chunks' ------------------------------------------------------------------
+def _elementwise(split: _Split, step: Eqn, axes: list) -> int:
+    nd = len(split._shape(step.outs[0]))
+    where = {nd - len(split._shape(s)) + a for s, a in zip(step.ins, axes) if a is not None}
+    if len(where) != 1:
+        raise NotChunked(f"{step.prim.name} lines up partitioned axes of its operands that differ")
+    out = where.pop()
+    for s, a in zip(step.ins, axes):
+        shape = split._shape(s)
+        k = out - (nd - len(shape))
+        if a is None and k >= 0 and shape[k] != 1:
+            split.cut_constant(s, k, step.prim.name)
+    return out
+
+
+def _matmul(split: _Split, step: Eqn, axes: list) -> int | str:
+    (a, b), (pa, pb) = step.ins, axes
+    na, nb = len(split._shape(a)), len(split._shape(b))
+    if na != 2 or nb not in (1, 2):
+        raise NotChunked("matmul of a partitioned value runs chunk by chunk on matrices and vectors only")
+    if pa in (1, None) and pb in (0, None):  # the contracted axis: a partial sum
+        if pa is None:
+            split.cut_constant(a, 1, "matmul")
+        if pb is None:
+            split.cut_constant(b, 0, "matmul")
+        return "add"
+    if pa == 0 and pb is None:  # rows of the left operand
+        return 0
+    if pa is None and pb == 1:  # columns of the right one
+        return 1
+    raise NotChunked("matmul of two partitioned values along other axes than the contracted one")
+
+
+def _reduction(split: _Split, step: Eqn, axes: list) -> int | str:
+    a = axes[0]
+    over = _axes(step.params.get("axis"), len(split._shape(step.ins[0])))
+    if a in over:
+        if step.prim.name not in _COMBINED:
+            raise NotChunked(f"{step.prim.name} over the partitioned axis has no per-chunk rule")
+        return _COMBINED[step.prim.name]
+    return a if step.params.get("keepdims") else a - sum(1 for o in over if o < a)
+
+
+def _permute_dims(split: _Split, step: Eqn, axes: list) -> int:
+    return list(step.params["axes"]).index(axes[0])
+
+
+def _reshape(split: _Split, step: Eqn, axes: list) -> int:
+    a, old, new = axes[0], split._shape(step.ins[0]), tuple(step.params["shape"])
+    before = math.prod(old[:a])
+    for k, size in enumerate(new):
+        if math.prod(new[:k]) == before and size == old[a]:
+            return k
+    raise NotChunked(f"reshape from {old} to {new} does not keep the partitioned axis {a}")
+
+
+def _broadcast_to(split: _Split, step: Eqn, axes: list) -> int:
+    return len(step.params["shape"]) - len(split._shape(step.ins[0])) + axes[0]
+
+
+def _getitem(split: _Split, step: Eqn, axes: list) -> int:
+    a, idx = axes[0], step.params["idx"]
+    idx = idx if type(idx) is tuple else (idx,)
+    basic = [i is None or isinstance(i, (numbers.Integral, slice)) for i in idx]
+    at = [k for k, i in enumerate(idx) if i is not None]  # the entry of each axis of the operand
+    if not all(basic) or len(at) > a and idx[at[a]] != slice(None):
+        raise NotChunked("getitem of a partitioned value takes a full slice along the partitioned "
+                         "axis, and integers, slices and newaxis elsewhere")
+    before = idx[:at[a]] if len(at) > a else idx
+    return a + sum(1 for i in before if i is None) - sum(1 for i in before if i is not None and
+                                                          not isinstance(i, slice))
+
+
+def _concatenate(split: _Split, step: Eqn, axes: list) -> int:
+    nd = len(split._shape(step.outs[0]))
+    joined = step.params.get("axis", 0) % nd
+    where = {a for a in axes if a is not None}
+    if len(where) != 1 or joined in where:
+        raise NotChunked("concatenate of partitioned values joins them along another axis than "
+                         "the partitioned one, where it is the same in each")
+    out = where.pop()
+    for s, a in zip(step.ins, axes):
+        if a is None:
+            split.cut_constant(s, out, "concatenate")
+    return out
+
+
+def _axes(axis: Any, ndim: int) -> set:
+    if axis is None:
+        return set(range(ndim))
+    return {a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))}
+
+
+_RULES: dict[str, Callable] = {
+    "matmul": _matmul, "permute_dims": _permute_dims, "reshape": _reshape,
+    "broadcast_to": _broadcast_to, "getitem": _getitem,
+    "concatenate": _concatenate, **dict.fromkeys(_REDUCTIONS, _reduction),
+}
+
+# The parameters that hold the partitioned axis's length, rewritten per chunk.
+_SHAPE_PARAMS = {"reshape": "shape", "broadcast_to": "shape"}
+
+
+class ChunkedProgram:
+    """A program of Dask arrays replayed as a task before, one per chunk and one after
+    (see the module's docstring): ``replay`` builds that graph, ``str()`` shows the parts.
+
+    Answers what :class:`~dualad._staging.compile.Compiled` asks of a program
+    (``replay``, ``rebuild``, ``guards``, ``outcomes``); the program as traced is
+    ``traced``.
+    """
+
+    def __init__(self, program: Program, split: _Split, prepare: Callable[[Program], Program]):
+        self.traced, self.rebuild = program, program.rebuild
+        self.guards, self.outcomes = [], ()
+        self.rows = split.rows or ()
+        self._before_inputs = [s for s in range(program.n_inputs) if s not in split.axis]
+        consts, axis, partial, late = program.consts, split.axis, split.partial, split.late
+        eqns = [s for s in program.steps if type(s) is Eqn]
+        for slot in program.outputs:
+            if slot >= program.n_inputs and slot not in consts or slot in axis:
+                continue
+            value = split.inputs[slot] if slot < program.n_inputs else consts[slot]
+            if not array_api_compat.is_dask_array(value):
+                raise NotChunked("it returns a value that is not a Dask array")
+        per_chunk = [s for s in eqns if s.outs[0] in axis or s.outs[0] in partial]
+        after = [s for s in eqns if s.outs[0] in late]
+        before = [s for s in eqns if s not in per_chunk and s not in after]
+        made_per_chunk = {o for s in per_chunk for o in s.outs}
+        made_after = {o for s in after for o in s.outs}
+        sources = lambda s: s < program.n_inputs or s in consts  # noqa: E731
+
+        # per chunk: the blocks of the partitioned sources, then values made before
+        reads = {s for step in per_chunk for s in step.ins} | {s for s in program.outputs if s in axis}
+        self._blocks = sorted(s for s in reads if sources(s) and (s in axis or s in split.cut))
+        from_before_map = sorted(s for s in reads - made_per_chunk
+                                 if not sources(s) or (s < program.n_inputs and s not in axis))
+        self._partials = sorted(partial)
+        self._combine = [getattr(np, partial[s]) for s in self._partials]
+        self._chunk_outputs = self._partials + [s for s in program.outputs if s in axis]
+        # after: the partial sums added, then values made before
+        reads_after = {s for step in after for s in step.ins} | set(program.outputs)
+        from_before_post = sorted(s for s in reads_after - made_after - set(partial) - set(self._blocks)
+                                  if (not sources(s) or s < program.n_inputs) and s not in axis)
+        self._post_outputs = [s for s in program.outputs if s not in axis]
+        # before: what the others read of it
+        self._before_outputs = sorted(set(from_before_map) | set(from_before_post))
+        self._map_pick = [self._before_outputs.index(s) for s in from_before_map]
+        self._post_pick = [self._before_outputs.index(s) for s in from_before_post]
+        self._dask_inputs = [s for s in range(program.n_inputs)
+                             if array_api_compat.is_dask_array(split.inputs[s])]
+        host, arrays = _on_host(program, split, before + after, reads_after)
+        self._block_sources = _cut_constants(program, split, host)
+        token = uuid.uuid4().hex
+        self.before = _Part(_subprogram(program, self._before_inputs, before, self._before_outputs, host,
+                                        arrays), prepare, f"{token}-before")
+        self.after = _Part(_subprogram(program, self._partials + from_before_post, after,
+                                       self._post_outputs, host, arrays), prepare, f"{token}-after")
+        self.per_chunk = {r: _Part(_subprogram(program, self._blocks + from_before_map, per_chunk,
+                                               self._chunk_outputs, host, arrays, split, r), prepare,
+                                   f"{token}-chunk-{r}")
+                          for r in sorted(set(self.rows))}
+        self._axis = {s: axis[s] for s in program.outputs if s in axis}
+        self._axis.update({s: split.axis.get(s, split.cut.get(s)) for s in self._blocks})
+
+    def __str__(self) -> str:
+        parts = [("before (one task)", self.before)] + [
+            (f"per chunk of {r} rows ({self.rows.count(r)} tasks)", part)
+            for r, part in self.per_chunk.items()
+        ] + [("after (one task, the chunks' partial results combined first)", self.after)]
+        return "\n".join(f"# {title}\n{part.program}" for title, part in parts)
+
+    def replay(self, inputs: list) -> list:
+        """The outputs as Dask arrays of a graph of one task per chunk and two more."""
+        from dask.highlevelgraph import HighLevelGraph
+
+        token = uuid.uuid4().hex
+        core = f"dualad-program-{token}"
+        arrays = {s: inputs[s] for s in self._dask_inputs}
+        arrays.update(self._block_sources)
+        before = (f"{core}-before",)
+        layer: dict = {before: (self.before, *[_key(inputs[s], None, 0) if s in arrays else inputs[s]
+                                               for s in self._before_inputs])}
+        chunks = []
+        for i, r in enumerate(self.rows):
+            key = (f"{core}-chunk", i)
+            layer[key] = (_run_chunk, self.per_chunk[r], before, self._map_pick,
+                          *[_key(arrays[s], self._axis[s], i) for s in self._blocks])
+            chunks.append(key)
+        after = (f"{core}-after",)
+        layer[after] = (_run_after, self.after, before, self._post_pick, self._combine, chunks)
+        graph = HighLevelGraph.from_collections(core, layer, dependencies=list(arrays.values()))
+        layers, dependencies = dict(graph.layers), dict(graph.dependencies)
+        outputs = []
+        for j, slot in enumerate(self.traced.outputs):
+            name = f"dualad-output-{j}-{token}"
+            _, shape, dtype = self.traced.avals[slot]
+            a = self._axis.get(slot)
+            if a is None:
+                layers[name] = {(name, *[0] * len(shape)): (operator.getitem, after,
+                                                            self._post_outputs.index(slot))}
+                chunks_of = tuple((d,) for d in shape)
+            else:
+                at = self._chunk_outputs.index(slot)
+                layers[name] = {(name, *[i if k == a else 0 for k in range(len(shape))]):
+                                (operator.getitem, key, at) for i, key in enumerate(chunks)}
+                chunks_of = tuple(self.rows if k == a else (d,) for k, d in enumerate(shape))
+            dependencies[name] = {core}
+            outputs.append((name, chunks_of, dtype))
+        import dask.array as da
+
+        graph = HighLevelGraph(layers, dependencies)
+        return [da.Array(graph, name, chunks_of, dtype=dtype, meta=np.empty((0,) * len(chunks_of), dtype))
+                for name, chunks_of, dtype in outputs]
+
+
+def _run_chunk(part: "_Part", before: list, pick: list, *blocks: Any) -> list:
+    """One chunk's task: its part on its blocks and the values made before."""
+    return part(*blocks, *[before[j] for j in pick])
+
+
+def _run_after(part: "_Part", before: list, pick: list, combine: list, chunks: list) -> list:
+    """The last task: the chunks' partial results combined (``combine``: a ufunc each, in
+    chunk order: sums added), then the part after."""
+    return part(*[ufunc.reduce([c[j] for c in chunks]) for j, ufunc in enumerate(combine)],
+                *[before[j] for j in pick])
+
+
+def _key(array: Any, axis: int | None, i: int) -> tuple:
+    """The key of block ``i`` along ``axis`` of a Dask array (of its only block: None)."""
+    return (array.name, *[i if k == axis else 0 for k in range(array.ndim)])
+
+
+def _on_host(program: Program, split: _Split, steps: list, reads_after: set) -> tuple[dict, dict]:
+    """``(constants, arrays)``: the program's constants with its Dask arrays of one chunk
+    computed (and what the parts before and after read of a partitioned one, though that
+    is rare: a sum of the data itself), and ``id -> NumPy array`` of the Dask arrays among
+    the steps' parameters (an index array a rule made), all in one computation, once."""
+    consts = dict(program.consts)
+    read = {s for step in steps for s in step.ins} | reads_after
+    wanted = [s for s, v in consts.items() if array_api_compat.is_dask_array(v)
+              and (s in read or s not in split.axis)]  # the constants cut into chunks too
+    in_params = {id(a): a for step in program.steps if type(step) is Eqn
+                 for a in _arrays_in(tuple(step.params.values()))}
+    if not wanted and not in_params:
+        return consts, {}
+    import dask
+
+    lazy = [consts[s] for s in wanted] + list(in_params.values())
+    try:  # here, not on a cluster: their keys are the trace's, which it may hold fused otherwise
+        values = dask.compute(*lazy, scheduler="sync")
+    except Exception:  # noqa: BLE001  (a graph of a cluster's data: computed there, unoptimized)
+        values = dask.compute(*lazy, optimize_graph=False)
+    consts.update(zip(wanted, values))
+    return consts, dict(zip(in_params, values[len(wanted):]))
+
+
+def _arrays_in(value: Any) -> list:
+    """The Dask arrays in a parameter (in tuples and lists too)."""
+    if array_api_compat.is_dask_array(value):
+        return [value]
+    if type(value) in (tuple, list):
+        return [a for v in value for a in _arrays_in(v)]
+    return []
+
+
+def _with_host_arrays(value: Any, arrays: dict) -> Any:
+    """A parameter with the Dask arrays in it replaced by their NumPy values (``arrays``)."""
+    if array_api_compat.is_dask_array(value):
+        return arrays[id(value)]
+    if type(value) in (tuple, list):
+        return type(value)(_with_host_arrays(v, arrays) for v in value)
+    return value
+
+
+def _cut_constants(program: Program, split: _Split, host: dict) -> dict:
+    """Slot -> Dask array of each partitioned constant, in the rows' chunks (a constant cut
+    or rechunked to them is computed and kept once: a graph reads its blocks). ``host``:
+    the constants, those of one chunk computed (:func:`_on_host`)."""
+    import dask.array as da
+
+    blocks = {s: program.consts[s] for s in split.axis if s in program.consts and s not in split.cut}
+    cut = {}
+    for s, a in split.cut.items():
+        value = host[s]
+        shape = np.shape(value)
+        chunks = tuple(split.rows if k == a else (d,) for k, d in enumerate(shape))
+        cut[s] = (value.rechunk(chunks) if array_api_compat.is_dask_array(value)
+                  else da.from_array(np.asarray(value), chunks=chunks))
+    if cut:
+        blocks.update(zip(cut, persist(*cut.values())))
+    return blocks
+
+
+def _subprogram(program: Program, inputs: list, steps: list, outputs: list, consts: dict, arrays: dict,
+                split: _Split | None = None, rows: int | None = None) -> Program:
+    """The NumPy program of ``steps`` of ``program`` with those ``inputs`` and ``outputs``
+    (``consts`` and the parameters' ``arrays`` computed: :func:`_on_host`); with ``split``,
+    the program of a chunk of ``rows`` rows (its shapes and the shape parameters of its
+    steps along the partitioned axis)."""
+    number = {s: k for k, s in enumerate(inputs)}
+
+    def new(s: int) -> int:
+        return number[s] if s in number else len(inputs) + s
+
+    def shape(s: int, old: tuple) -> tuple:
+        a = None if split is None else split.axis.get(s, split.cut.get(s))
+        return old if a is None or old is None else tuple(rows if k == a else d for k, d in enumerate(old))
+
+    eqns = []
+    for step in steps:
+        params = {k: _with_host_arrays(v, arrays) for k, v in step.params.items()} if arrays else step.params
+        key = _SHAPE_PARAMS.get(step.prim.name)
+        if split is not None and key is not None and step.outs[0] in split.axis:
+            params = {**params, key: shape(step.outs[0], tuple(params[key]))}
+        eqns.append(Eqn(step.prim, params, tuple(map(new, step.ins)), tuple(map(new, step.outs)),
+                        None if step.xp is None else _np_xp))
+    read = {s for step in steps for s in step.ins} | set(outputs)
+    made = {s for step in steps for s in step.outs}
+    kept = {new(s): v for s, v in consts.items() if s in read and s not in number}
+    avals = {new(s): (np.ndarray if _is_array(t) else t, shape(s, sh), dt)
+             for s, (t, sh, dt) in program.avals.items() if s in number or s in read or s in made}
+    return Program(len(inputs), kept, eqns, [new(s) for s in outputs], None, avals)
+
+
+def _is_array(kind: Any) -> bool:
+    return getattr(kind, "__module__", "").split(".")[0] == "dask"
+
+
+class _Part:
+    """One part of a chunked program: its NumPy program, made ready by ``prepare`` at its
+    first call in each process. It pickles as its definition, under a name that a process
+    which already holds it (a worker that ran it, or this one) resolves to that."""
+
+    def __init__(self, program: Program, prepare: Callable[[Program], Program], token: str):
+        self.program, self.prepare, self.token = program, prepare, token
+        self._ready: Program | None = None
+        _PARTS[token] = self
+        while len(_PARTS) > _KEEP:
+            _PARTS.popitem(last=False)
+
+    def __call__(self, *args: Any) -> list:
+        ready = self._ready
+        if ready is None:
+            ready = self._ready = self.prepare(self.program)
+        return ready.replay(list(args))
+
+    def __reduce__(self) -> tuple:
+        p = self.program
+        steps = [(s.prim, s.params, s.ins, s.outs, s.xp is None) for s in p.steps]
+        return _part, (self.token, (p.n_inputs, p.consts, steps, p.outputs, p.avals), self.prepare)
+
+
+def _part(token: str, definition: tuple, prepare: Callable) -> _Part:
+    """The part named ``token``: this process's, or one made from its definition."""
+    part = _PARTS.get(token)
+    if part is None:
+        n_inputs, consts, steps, outputs, avals = definition
+        eqns = [Eqn(prim, params, ins, outs, None if plain else _np_xp)
+                for prim, params, ins, outs, plain in steps]
+        part = _Part(Program(n_inputs, consts, eqns, outputs, None, avals), prepare, token)
+    return part
+
+
+_KEEP = 256  # parts a process keeps (each program has three, or four with a short last chunk)
+_PARTS: "OrderedDict[str, _Part]" = OrderedDict()
