@@ -215,7 +215,7 @@ class Compiled:
         self.optimize, self.fuse, self.executor = optimize, fuse, executor
         self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
         self._by_key: dict = {}                      # key -> list of outcome tuples
-        self._hot: dict = {}                         # argument types -> (key, program, replay): _warm
+        self._hot: dict = {}                         # argument types -> (cache key, program, replay): _warm
         self._eager: dict = {}                       # key -> why it runs eagerly
         self._retraces: dict = {}                    # key -> traces after a missed guard
         self._warned: set = set()
@@ -247,11 +247,11 @@ class Compiled:
             if type(hot) is dict:  # arrays among the arguments: by their shapes and dtypes too
                 hot = hot.get(tuple(map(_LAYOUT, args)))
             if hot is not None:
-                key, program, run = hot
+                cached, program, run = hot
                 out = run(*args)
                 if type(out) is not GuardMiss:
-                    return self._replayed(key, program, out)
-                return self._missed(key, program, out, args, kwargs, list(args))
+                    return self._replayed(cached, program, out)
+                return self._missed(cached[0], program, out, args, kwargs, list(args))
         return self._call(args, kwargs)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
@@ -272,14 +272,17 @@ class Compiled:
             return self._missed(key, program, out, args, kwargs, inputs)
         if not kwargs and all(map(traceable, args)):
             self._warm(key, args)
-        return self._replayed(key, program, out)
+        return self._replayed((key, program.outcomes), program, out)
 
-    def _replayed(self, key: Any, program: Program, out: list) -> Any:
-        """The result of a replay of ``program`` that gave the output leaves ``out``, counted
-        and the program made the most recently used."""
+    def _replayed(self, cached: tuple, program: Program, out: list) -> Any:
+        """The result of a replay of ``program`` (kept under ``cached``, its key and outcomes)
+        that gave the output leaves ``out``, counted and the program made the most recently
+        used."""
         self.stats["replays"] += 1
         try:
-            self._programs.move_to_end((key, program.outcomes))
+            # the very key object the program is stored under, where the hot path has it:
+            # moving the last entry to the end then costs no hash (27 ns against 200)
+            self._programs.move_to_end(cached)
         except KeyError:  # another thread evicted it meanwhile
             pass
         return program.rebuild(out)
@@ -297,7 +300,7 @@ class Compiled:
                 return self._trace(key, args, kwargs, inputs, missed=True)
             out = program.replay(inputs)
             if type(out) is not GuardMiss:
-                return self._replayed(key, program, out)
+                return self._replayed((key, nxt), program, out)
 
     def _warm(self, key: Any, args: tuple) -> None:
         """Let calls like ``args`` (positional NumPy arrays and scalars, of key ``key``) take
@@ -317,7 +320,8 @@ class Compiled:
             program = None if key in self._eager else self._first(key)
             if program is None:
                 return
-            hot = (key, program, program.runner())
+            cached = next(k for k, p in self._programs.items() if p is program)  # its key object
+            hot = (cached, program, program.runner())
             types = tuple(map(type, args))
             if all(isinstance(a, (np.number, np.bool_)) for a in args):
                 self._hot[types] = hot
