@@ -771,13 +771,14 @@ def _full_way_counted(compiled, monkeypatch):
 
 def test_calls_replayed_before_take_the_hot_path_at_each_signature(monkeypatch):
     compiled = dualad.compile(lambda x, y: x * y + 1.0)
-    scalars, arrays, zero_d = (np.float64(2.0), np.float64(3.0)), (np.ones(2), np.ones(2)), (np.array(2.0), np.array(3.0))
-    for args in (scalars, arrays, zero_d, (np.ones(3), np.ones(3))):
+    calls = [(np.float64(2.0), np.float64(3.0)), (np.ones(2), np.ones(2)),
+             (np.array(2.0), np.array(3.0)), (np.ones(3), np.ones(3))]
+    for args in calls:
         compiled(*args)  # traced (each trace empties the hot table: the programs change)
-    for args in (scalars, arrays, zero_d, (np.ones(3), np.ones(3))):
+    for args in calls:
         compiled(*args)  # replayed the full way
     full = _full_way_counted(compiled, monkeypatch)
-    for args in (scalars, arrays, zero_d, (np.ones(3), np.ones(3))):
+    for args in calls:
         got, want = compiled(*args), args[0] * args[1] + 1.0
         assert type(got) is type(want) and np.shape(got) == np.shape(want) and np.all(got == want)
     assert full == [] and compiled.stats["traces"] == 4
