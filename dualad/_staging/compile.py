@@ -320,7 +320,9 @@ class Compiled:
             program = None if key in self._eager else self._first(key)
             if program is None:
                 return
-            cached = next(k for k, p in self._programs.items() if p is program)  # its key object
+            # the key object it is stored under; a copy of the items, which another thread's
+            # replay may reorder meanwhile (iterating them then raises)
+            cached = next(k for k, p in list(self._programs.items()) if p is program)
             hot = (cached, program, program.runner())
             types = tuple(map(type, args))
             if all(isinstance(a, (np.number, np.bool_)) for a in args):
