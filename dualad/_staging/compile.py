@@ -312,9 +312,9 @@ class Compiled:
         way would find, less the check of the names ``f`` reads, which the hot
         path makes itself. It is keyed by the arguments' types, which tell a
         NumPy number's dtype, then, where arrays are among them, by their
-        shapes and dtypes. Measured pinned on the 2-core Xeon, before the
-        replay of the hyper-dual ``g`` of two ``np.float64``, the full way took
-        2.7 us a call, the hot path 0.6.
+        shapes and dtypes. Measured pinned on the 2-core Xeon, around the
+        replay of the hyper-dual ``g`` of two ``np.float64``, the full way
+        spent 2.7 us a call, the hot path 1.1-1.4 (benchmarks/README.md).
         """
         with self._lock:
             program = None if key in self._eager else self._first(key)
