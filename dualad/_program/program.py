@@ -180,13 +180,18 @@ class Program:
     # -- replay ------------------------------------------------------------------
     def replay(self, inputs: list) -> Any:
         """The output leaves for ``inputs`` (a list of raw arrays), or a ``GuardMiss``."""
+        return self.runner()(*inputs)
+
+    def runner(self) -> Callable:
+        """The replay as a function of the inputs, ``run(*inputs)``, made at its first use
+        (:meth:`replay` calls it; a caller that replays often keeps it)."""
         run = self._replay
         if run is None:
             # the scalar executor falls back on the ordinary replay only where Python raises or
             # an output is not finite: generated then, not before
             run = self._replay = (scalar_executor(self, lambda *xs: self._ordinary()(*xs))
                                   or self._ordinary())
-        return run(*inputs)
+        return run
 
     def _ordinary(self) -> Callable:
         """The ordinary replay, generated at its first use."""

@@ -109,27 +109,37 @@ class Bindings:
     (False, ['scale'])
     """
 
-    __slots__ = ("names", "cells")
+    __slots__ = ("names", "cells", "hold")
 
     def __init__(self, f: Callable):
         read = [r for r in reads(f) if r[0] is not None and not isinstance(r[2], types.ModuleType)]
         self.cells = tuple(r for r in read if type(r[0]) is types.CellType)
         self.names = tuple(r for r in read if type(r[0]) is not types.CellType)
-
-    def hold(self) -> bool:
-        """Whether every name still holds the object it held (a test of identity each)."""
-        for holder, name, value in self.names:
-            if holder.get(name, _MISSING) is not value:
-                return False
-        for cell, _name, value in self.cells:
-            if _contents(cell) is not value:
-                return False
-        return True
+        self.hold = _holding(self.names, self.cells)
 
     def changed(self) -> list:
         """The names that no longer hold what they held."""
         return [name for holder, name, value in self.names if holder.get(name, _MISSING) is not value] + \
             [name for cell, name, value in self.cells if _contents(cell) is not value]
+
+
+def _holding(names: tuple, cells: tuple) -> Callable[[], bool]:
+    """``hold()``: whether every name still holds the object it held (a test of identity
+    each), generated as one expression, since ``compile`` asks at every call. Measured
+    pinned on the 2-core Xeon, for the two names of the benchmarks' hyper-dual ``g``:
+    0.35-0.44 us as a loop over the names, 0.10 so."""
+    env: dict[str, Any] = {"_MISSING": _MISSING}
+    tests = []
+    for i, (holder, name, value) in enumerate(names):
+        env[f"get{i}"], env[f"n{i}"], env[f"v{i}"] = holder.get, name, value
+        tests.append(f"get{i}(n{i}, _MISSING) is v{i}")
+    for i, (cell, _name, value) in enumerate(cells):
+        env[f"c{i}"], env[f"w{i}"] = cell, value
+        tests.append(f"c{i}.cell_contents is w{i}")
+    source = (f"def hold():\n    try:\n        return {' and '.join(tests) or 'True'}\n"
+              "    except ValueError:  # a cell deleted since\n        return False\n")
+    exec(compile(source, "<dualad bindings>", "exec"), env)  # noqa: S102 - our own generated code
+    return env["hold"]
 
 
 def _contents(cell: Any) -> Any:

@@ -261,6 +261,25 @@ def test_small_arrays_unroll_bit_for_bit(name):
     assert compiled.program(*args)._replay.source == fast.source
 
 
+def test_products_with_and_quotients_by_one_are_renamed_bit_for_bit():
+    """x * 1, 1 * x and x / 1 give x back, signed zeros, inf and NaN included: no line."""
+    def f(x, y):
+        return x * np.array([1.0, 0.0]), np.array([1.0, 2.0]) * y, (x + y) / np.ones(2)
+    x, y = np.array([0.5, -2.0]), np.array([3.0, 0.25])
+    program, fast, calls, ordinary = both_executors(f, x, y)
+    assert fast.numpy_calls == 0
+    lines = [line for line in fast.source.splitlines() if " = " in line]
+    assert not [line for line in lines if "(1.0)" in line]
+    assert len(lines) == 1 + 1 + 1 + 1 + 2  # the floats of x, of y; x[1] * 0.0, 2.0 * y[1], x + y
+    with np.errstate(all="ignore"):
+        for a in SPECIAL:
+            for b in (-0.0, math.inf, math.nan, 1.5):
+                new = [np.array([a, b]), np.array([b, a])]
+                got, want = fast(*new), ordinary(*new)
+                for u, v in zip(got, want):
+                    assert all(same(p, q) for p, q in zip(u, v)), (a, b, u, v)
+
+
 def test_reductions_and_products_are_numpys_calls_on_the_floats(monkeypatch):
     monkeypatch.setattr(scalar, "STEP_US", 1e9)  # unrolled whatever it costs
     def f(x, a):

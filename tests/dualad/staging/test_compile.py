@@ -758,3 +758,104 @@ def test_compiled_functions_called_from_many_threads_equal_eager():
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         for got, want in pool.map(run, jobs):
             np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+# -- the hot path of a call (issue 27) ---------------------------------------------------------
+def _full_way_counted(compiled, monkeypatch):
+    """Count the calls that take the full way (``Compiled._call``) rather than the hot path."""
+    full = []
+    call = compiled._call
+    monkeypatch.setattr(compiled, "_call", lambda args, kwargs: full.append(args) or call(args, kwargs))
+    return full
+
+
+def test_calls_replayed_before_take_the_hot_path_at_each_signature(monkeypatch):
+    compiled = dualad.compile(lambda x, y: x * y + 1.0)
+    calls = [(np.float64(2.0), np.float64(3.0)), (np.ones(2), np.ones(2)),
+             (np.array(2.0), np.array(3.0)), (np.ones(3), np.ones(3))]
+    for args in calls:
+        compiled(*args)  # traced (each trace empties the hot table: the programs change)
+    for args in calls:
+        compiled(*args)  # replayed the full way
+    full = _full_way_counted(compiled, monkeypatch)
+    for args in calls:
+        got, want = compiled(*args), args[0] * args[1] + 1.0
+        assert type(got) is type(want) and np.shape(got) == np.shape(want) and np.all(got == want)
+    assert full == [] and compiled.stats["traces"] == 4
+    compiled(np.float32(2.0), np.float32(3.0))  # another dtype: the full way, and a trace
+    compiled(np.ones(2), y=np.ones(2))          # a keyword: the full way, a program of its own
+    assert len(full) == 2 and compiled.stats["traces"] == 6
+
+
+def test_a_rebinding_is_seen_on_the_hot_path(monkeypatch):
+    scale = 2.0
+    compiled, x = dualad.compile(lambda x: x * scale), np.arange(3.0)
+    compiled(x), compiled(x)
+    full = _full_way_counted(compiled, monkeypatch)
+    np.testing.assert_array_equal(compiled(x), x * 2.0)
+    assert full == []
+    scale = 3.0
+    np.testing.assert_array_equal(compiled(x), x * 3.0)
+    assert len(full) == 1 and compiled.stats["traces"] == 2
+    compiled(x)  # replayed the full way once more, then hot again
+    np.testing.assert_array_equal(compiled(x), x * 3.0)
+    assert len(full) == 2
+
+
+def test_a_closure_variable_deleted_is_seen_on_the_hot_path():
+    from dualad._staging.reads import Bindings
+
+    def make():
+        w = 2.0
+
+        def f(x):
+            return x * w
+
+        def drop():
+            nonlocal w
+            del w
+        return f, drop
+    f, drop = make()
+    bindings = Bindings(f)
+    assert bindings.hold()
+    drop()
+    assert not bindings.hold() and bindings.changed() == ["w"]
+
+
+def test_a_guard_missed_on_the_hot_path_moves_to_the_other_program(monkeypatch):
+    compiled = dualad.compile(_branchy)
+    up, down = np.array([1.0, 2.0]), np.array([-1.0, 2.0])
+    compiled(up), compiled(up)
+    full = _full_way_counted(compiled, monkeypatch)
+    assert compiled(down) == _branchy(down) and compiled.stats["misses"] == 1  # hot, missed, traced
+    assert full == [] and compiled.stats["traces"] == 2
+    assert compiled(down) == _branchy(down) and len(full) == 1  # the trace emptied the table
+    assert compiled(up) == _branchy(up)  # hot: the newest program first, missed, the other replayed
+    assert len(full) == 1 and compiled.stats["traces"] == 2 and compiled.stats["misses"] == 2
+
+
+def test_the_hot_path_keeps_the_least_recently_used_order():
+    compiled = dualad.compile(lambda x: x + 1.0, max_programs=2)
+    one, two = np.ones(1), np.ones(2)
+    for x in (one, two, one, two):  # both hot
+        compiled(x)
+    compiled(one)           # the most recent by the hot path
+    compiled(np.ones(3))    # evicts two, not one
+    assert compiled.stats["traces"] == 3
+    compiled(one)
+    assert compiled.stats["traces"] == 3
+    compiled(two)
+    assert compiled.stats["traces"] == 4
+
+
+def test_a_key_made_eager_leaves_the_hot_path():
+    """Guards that keep missing make a key run eagerly, programs kept or not."""
+    compiled = dualad.compile(lambda x: x * float(x[0]), max_programs=2)
+    x = np.array([1.0, 2.0])
+    compiled(x), compiled(x)
+    with pytest.warns(RuntimeWarning, match="guards missed"):
+        for k in range(2, 7):
+            np.testing.assert_array_equal(compiled(x * k), x * k * k)
+    eager = compiled.stats["eager"]
+    np.testing.assert_array_equal(compiled(x), x * 1.0)
+    assert compiled.stats["eager"] == eager + 1
