@@ -17,23 +17,29 @@ operations', as the GPU's are CUDA's math library's and the same operations'.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
+import pytest
 
 import dualad
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.lowering import LoopNest, lower
+from dualad._staging import compile as compile_module
 
-__all__ = ["COMPILER", "elementwise_run", "executor_run", "raw_run", "replays", "runs"]
+__all__ = ["COMPILER", "NEEDS_COMPILER", "elementwise_run", "executor_run", "kernels_on_cpu", "raw_run",
+           "replays", "runs"]
 
 COMPILER = shutil.which("gcc") or shutil.which("cc")
+NEEDS_COMPILER = pytest.mark.skipif(COMPILER is None,
+                                    reason="no C compiler to build the CUDA kernels for the CPU")
 
 _PRELUDE = r"""
 #include <math.h>
@@ -138,3 +144,19 @@ def replays(f: Callable, *args: Any, build: Callable[[LoopNest], Callable] = exe
         want, got = program.replay(inputs), lowered.replay(inputs)
     assert counts, "no loop nest ran"
     return [program.rebuild(got), program.rebuild(want)]
+
+
+@contextlib.contextmanager
+def kernels_on_cpu() -> Iterator[list]:
+    """Within: ``dualad.compile(f, executor="cupy")`` takes NumPy arrays as it takes CuPy's
+    (the program lowered by the executor's own :func:`~dualad._program.executors.cupy.lowered`),
+    and each nest's kernel, at its first call, is built for the CPU instead of by CuPy;
+    gives the list of the nests run, one entry a call."""
+    counts: list = []
+    asked = compile_module._asked
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cupy_executor, "available", lambda: True)
+        patch.setattr(cupy_executor, "_build", runs(executor_run, counts))
+        patch.setattr(compile_module, "_asked", lambda executor, like: (
+            "cupy" if executor == "cupy" and like is None else asked(executor, like)))
+        yield counts

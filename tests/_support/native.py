@@ -33,13 +33,11 @@ def _cuda_raw_replays(f, *args):
     return cuda_on_cpu.replays(f, *args, build=cuda_on_cpu.raw_run)
 
 
-_NO_CC = pytest.mark.skipif(cuda_on_cpu.COMPILER is None,
-                            reason="no C compiler to build the CUDA kernels for the CPU")
 REPLAYS = [
     pytest.param(numba_replays, id="numba",
                  marks=pytest.mark.skipif(not numba_executor.available(), reason="Numba is not installed")),
-    pytest.param(cuda_on_cpu.replays, id="cuda-on-cpu", marks=_NO_CC),
-    pytest.param(_cuda_raw_replays, id="cuda-raw-on-cpu", marks=_NO_CC),
+    pytest.param(cuda_on_cpu.replays, id="cuda-on-cpu", marks=cuda_on_cpu.NEEDS_COMPILER),
+    pytest.param(_cuda_raw_replays, id="cuda-raw-on-cpu", marks=cuda_on_cpu.NEEDS_COMPILER),
 ]
 
 

@@ -96,7 +96,7 @@ def test_chosen_by_itself_a_nest_of_slow_math_stays_numpys():
 
 
 def test_executor_argument_is_checked():
-    with pytest.raises(ValueError, match='executor must be None, "numpy" or "numba", got \'cuda\''):
+    with pytest.raises(ValueError, match='executor must be None, "numpy", "numba" or "cupy", got \'cuda\''):
         dualad.compile(np.sin, executor="cuda")
     with pytest.raises(ValueError, match="optimize=False"):
         dualad.compile(np.sin, executor="numba", optimize=False)
