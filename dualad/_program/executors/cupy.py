@@ -281,7 +281,7 @@ def _body(nest: LoopNest, read: Callable[[int, Any], str]) -> list:
         t = TYPES[load.dtype] if load.dtype is not None else _NUMBERS[type(load.value)]
         lines.append(f"const {t} x{k} = {_literal(load.value) if load.constant else read(k, load)};")
     for j, op in enumerate(nest.ops):
-        args = [_cast(*arg) for arg in arguments(nest, op)]
+        args = arguments(nest, op, lambda name, loop: f"(({TYPES[loop]}){name})")
         lines.append(f"const {TYPES[op.dtype]} v{j} = {_written(op.ufunc, op.loop, args)};")
     return lines
 
@@ -324,15 +324,6 @@ def _written(ufunc: str, loop: np.dtype, args: list) -> str:
         return _WRITTEN[ufunc].format(*args, t=t)
     name = _MATH.get(ufunc, ufunc) + ("f" if loop == np.float32 else "")
     return f"{name}({', '.join(args)})"
-
-
-def _cast(name: str, dtype: Any, loop: np.dtype) -> str:
-    """Argument ``name`` of ``dtype`` in dtype ``loop``, as NumPy casts it."""
-    if dtype == loop:
-        return name
-    if loop == np.bool_:
-        return f"({name} != 0)"
-    return f"(({TYPES[loop]}){name})"
 
 
 def _literal(value: Any) -> str:

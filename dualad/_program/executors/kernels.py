@@ -39,12 +39,14 @@ def cached(kernels: dict, key: str, make: Callable[[], Any]) -> Any:
     return kernel
 
 
-def arguments(nest: LoopNest, op: Op) -> list:
-    """``(name, dtype, dtype read as)`` of each argument of ``op`` in a kernel: ``x{k}``
-    for operand ``k`` (dtype None: a Python number), ``v{j}`` for op ``j``'s value; read
-    in the loop's dtype, as NumPy casts operands, but ``where``'s condition as a bool."""
+def arguments(nest: LoopNest, op: Op, convert: Callable[[str, np.dtype], str]) -> list:
+    """Each argument of ``op`` in a kernel, as NumPy casts it to the loop's dtype (but
+    ``where``'s condition to bool): ``x{k}`` for operand ``k``, ``v{j}`` for op ``j``'s
+    value, as it is where of that dtype, ``(name != 0)`` as a bool, else ``convert(name,
+    dtype)`` (a Python number, of no dtype, is always converted)."""
     out = []
     for i, (kind, k) in enumerate(op.args):
         name, dtype = (f"x{k}", nest.loads[k].dtype) if kind == "in" else (f"v{k}", nest.ops[k].dtype)
-        out.append((name, dtype, np.dtype(np.bool_) if op.ufunc == "where" and i == 0 else op.loop))
+        loop = np.dtype(np.bool_) if op.ufunc == "where" and i == 0 else op.loop
+        out.append(name if dtype == loop else f"({name} != 0)" if loop == np.bool_ else convert(name, loop))
     return out

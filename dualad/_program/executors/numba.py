@@ -228,7 +228,7 @@ def source(nest: LoopNest) -> str:
                      for ax, d in zip(load.axes, load.offsets)]
             body.append(f"x{k} = a{k}[{', '.join(index) or '()'}]")
     for j, op in enumerate(ops):
-        args = [_cast(*arg) for arg in arguments(nest, op)]
+        args = arguments(nest, op, lambda name, loop: f"np.{loop.name}({name})")
         written = _WRITTEN.get(op.ufunc) or f"np.{op.ufunc}({{0}})"
         helpers.update(h for h in _HELPERS if h in written)
         value = written.format(*args, t=op.loop.name)
@@ -284,15 +284,6 @@ def source(nest: LoopNest) -> str:
         totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
         lines.append(f"    return ({', '.join(totals)},)")
     return _module(lines, helpers)
-
-
-def _cast(name: str, dtype: Any, loop: np.dtype) -> str:
-    """Argument ``name`` of ``dtype`` in dtype ``loop``, as NumPy casts it."""
-    if dtype == loop:
-        return name
-    if loop == np.bool_:
-        return f"({name} != 0)"
-    return f"np.{loop.name}({name})"
 
 
 def _literal(load: Any) -> str:
