@@ -37,8 +37,16 @@ math library (``exp`` for float64, ``expf`` for float32), the functions
 CuPy's own ufuncs call, each within the few ulps of the exact result the
 CUDA programming guide states, so within a few ulps of NumPy's. A sum adds
 in another order than NumPy's pairwise sum, within ``2 (n - 1) eps
-sum(|x_i|)`` of it. Sums and the results of a nest of numbers are 0-d
-arrays, as CuPy's eager calls give.
+sum(|x_i|)`` of it. A NaN that an operation makes (``inf - inf``) is the
+GPU's, with the sign bit clear, where x86 sets it: NumPy's and these differ
+in that bit only. Sums and the results of a nest of numbers are 0-d arrays,
+as CuPy's eager calls give. A program's first replay is checked against
+eager evaluation (:mod:`dualad._staging.retarget`), so a kernel that fails
+to build or differs leaves its program to run eagerly, with a warning.
+
+The kernels are tested without a GPU, compiled as C for the CPU
+(``tests/_support/cuda_on_cpu.py``); ``benchmarks/gpu_check.py`` and the
+``gpu`` tests run them on one.
 """
 
 from __future__ import annotations
