@@ -34,10 +34,11 @@ from dualad._program.executors import cupy as cupy_executor
 from dualad._program.lowering import LoopNest, lower
 from dualad._staging import compile as compile_module
 
-__all__ = ["COMPILER", "NEEDS_COMPILER", "elementwise_run", "executor_run", "kernels_on_cpu", "raw_run",
-           "replays", "runs"]
+__all__ = ["COMPILER", "COMPILER_CXX", "NEEDS_COMPILER", "cxx_errors", "elementwise_run", "executor_run",
+           "kernels_on_cpu", "raw_run", "replays", "runs"]
 
 COMPILER = shutil.which("gcc") or shutil.which("cc")
+COMPILER_CXX = shutil.which("g++") or shutil.which("c++")
 NEEDS_COMPILER = pytest.mark.skipif(COMPILER is None,
                                     reason="no C compiler to build the CUDA kernels for the CPU")
 
@@ -51,6 +52,17 @@ static const struct { int x; } threadIdx = {0}, blockIdx = {0}, blockDim = {1}, 
 #define __syncthreads()
 #define atomicAdd(p, v) (*(p) += (v))
 static double __longlong_as_double(long long bits) { double d; memcpy(&d, &bits, sizeof d); return d; }
+"""
+# NVRTC compiles C++: the CUDA built-ins declared for a C++ compiler's syntax check
+_CXX_PRELUDE = r"""
+#include <math.h>
+struct Dim { unsigned int x; };
+extern const Dim threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __shared__ static
+void __syncthreads();
+template <class T> T atomicAdd(T* address, T value);
+double __longlong_as_double(long long bits);
 """
 _FOLDER = tempfile.mkdtemp(prefix="dualad-cuda-on-cpu-")
 _LIBRARIES: dict[str, ctypes.CDLL] = {}
@@ -67,6 +79,17 @@ def _library(text: str) -> ctypes.CDLL:
                        check=True, capture_output=True, text=True)
         _LIBRARIES[digest] = ctypes.CDLL(so)
     return _LIBRARIES[digest]
+
+
+def cxx_errors(text: str) -> str:
+    """What a C++17 compiler (``COMPILER_CXX``) says of the CUDA source ``text``, warnings
+    of ``-Wall`` included: empty where it has nothing to say."""
+    path = os.path.join(_FOLDER, f"k{hashlib.sha256(text.encode()).hexdigest()[:24]}.cpp")
+    with open(path, "w") as file:
+        file.write(_CXX_PRELUDE + text)
+    checked = subprocess.run([COMPILER_CXX, "-std=c++17", "-fsyntax-only", "-Wall", "-Wno-unused-variable",
+                              "-Wno-unused-but-set-variable", path], capture_output=True, text=True)
+    return checked.stderr
 
 
 def _c(arg: Any) -> Any:

@@ -95,6 +95,7 @@ _INTEGER = {
     "multiply": "(({t})(({u}){0} * ({u}){1}))", "square": "(({t})(({u}){0} * ({u}){0}))",
     "negative": "(({t})(0 - ({u}){0}))", "absolute": "({0} < 0 ? ({t})(0 - ({u}){0}) : {0})",
     "sign": "(({t})(({0} > 0) - ({0} < 0)))",
+    "maximum": "({0} > {1} ? {0} : {1})", "minimum": "({0} < {1} ? {0} : {1})",  # no NaN to propagate
 }
 # The C math library's name of each other ufunc (float32: with an f).
 _MATH = {"absolute": "fabs", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
@@ -225,7 +226,7 @@ def raw(nest: LoopNest) -> str:
               *_indent(loop), "}"]
     for r in range(len(nest.sums)):
         lines += [f"r{r}[threadIdx.x] = t{r};", "__syncthreads();",
-                  "for (int w = blockDim.x / 2; w > 0; w >>= 1) {",
+                  "for (unsigned int w = blockDim.x / 2; w > 0; w >>= 1) {",
                   "    if (threadIdx.x < w) {", f"        r{r}[threadIdx.x] += r{r}[threadIdx.x + w];",
                   "    }",
                   "    __syncthreads();", "}",

@@ -164,6 +164,23 @@ def test_launch_gives_the_arguments_the_kernel_names():
     assert all(type(a) is np.int64 for a, p in zip(args, params) if p.startswith("long long"))
 
 
+@pytest.mark.skipif(cuda_on_cpu.COMPILER_CXX is None, reason="no C++ compiler")
+def test_the_raw_kernels_are_cxx_without_a_warning():
+    """NVRTC compiles C++ (gcc took the kernels as C): each is valid C++17, ``extern "C"``
+    and all, with nothing for ``-Wall`` to say."""
+    def f(x, y, i, b):
+        return (np.sum(np.where(x > 0.5, np.maximum(x, y), -x) * np.inf), np.maximum(i, 3) * 2 + i,
+                np.logical_or(b, x < 0), np.exp(y[:, None] * np.float32(0.5) + x) - 1.0)
+
+    programs = [(reverse.value_and_grad(rosenbrock), np.ones(8)),
+                (lambda x, v: mixed.hvp(rosenbrock, x, v), np.ones(8), np.ones(8)),
+                (f, np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.int32), np.ones(4, bool))]
+    texts = [cupy_executor.raw(nest) for f, *args in programs for nest in nests(f, *args)]
+    assert len(texts) >= 4
+    for text in texts:
+        assert cuda_on_cpu.cxx_errors(text) == "", text
+
+
 @cuda_on_cpu.NEEDS_COMPILER
 def test_runs_on_the_cpu_equal_numpys_for_the_rosenbrock_gradient_and_hvp():
     x, v = np.random.default_rng(0).standard_normal((2, 3001))
