@@ -1,11 +1,19 @@
-"""On a CUDA GPU: the device's copy bandwidth, and the host transfers of a derivative.
+"""On a CUDA GPU: the device's copy bandwidth, the CuPy executor's kernels, and the
+host transfers of a derivative.
 
-Two measurements that ``compare.py --device cuda`` does not make:
+Three measurements that ``compare.py --device cuda`` does not make:
 
 - ``bandwidth``: a device-to-device copy of 4 GiB, timed with CUDA events
   (bytes read plus bytes written over the fastest of 20 copies). It is the
   ceiling that a memory-bound derivative (Rosenbrock's ``f``, ``grad``,
   ``H v``) is held against in ``benchmarks/README.md``.
+- ``kernels``: the Rosenbrock gradient and H v compiled on CuPy arrays with
+  ``executor="cupy"`` (one CUDA kernel each: ``dualad._program.executors.cupy``)
+  and with ``executor="numpy"`` (a CuPy call per primitive): the fastest of 20
+  calls each, the bytes the kernel must move (read x, and v, write the result)
+  over its time, and the largest difference between the two results. A
+  program whose first replay differed from eager evaluation runs eagerly and
+  shows as such (``eager`` > 0): that is a failure of the executor.
 - ``transfers``: the device-to-host and host-to-device copies made while
   ``dualad.jvp``, ``reverse.grad`` and ``mixed.hvp`` (both modes) run on CuPy
   arrays, counted by CUPTI through ``torch.profiler`` (CuPy and torch share the
@@ -20,26 +28,60 @@ the transfer counts) PyTorch with CUDA::
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Callable
 
 N_TRANSFER = 1_000_000
+N_KERNELS = (1_000_000, 100_000_000)
 COPY_BYTES = 4 << 30
+
+
+def _fastest(cupy, call: Callable[[], object]) -> float:
+    """Seconds of the fastest of 20 calls (after three that warm up), by CUDA events."""
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    best = float("inf")
+    for _ in range(23):
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        best = min(best, cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    return best
 
 
 def bandwidth(cupy) -> float:
     """Bytes read and written per second by the fastest of 20 device-to-device copies."""
     a = cupy.ones(COPY_BYTES // 8)
     b = cupy.empty_like(a)
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    best = float("inf")
-    for _ in range(23):  # the first three warm up
-        start.record()
-        b[...] = a
-        stop.record()
-        stop.synchronize()
-        best = min(best, cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return 2 * a.nbytes / best
+    return 2 * a.nbytes / _fastest(cupy, lambda: b.__setitem__(Ellipsis, a))
+
+
+def kernels(cupy) -> list[tuple]:
+    """``(what, n, seconds as kernels, seconds a call per primitive, bytes moved, largest
+    difference, the kernels' stats)`` of the Rosenbrock gradient and H v on CuPy."""
+    import dualad
+    import reverse
+    from benchmarks.common import rosenbrock
+    from mixed import hvp
+
+    rows = []
+    for n in N_KERNELS:
+        rs = cupy.random.RandomState(0)
+        x, v = rs.uniform(-1, 1, n), rs.standard_normal(n)
+        for what, f, args in (("gradient", reverse.grad(rosenbrock), (x,)),
+                              ("H v", lambda x, v: hvp(rosenbrock, x, v), (x, v))):
+            out, seconds, stats = {}, {}, {}
+            for executor in ("cupy", "numpy"):
+                compiled = dualad.compile(f, executor=executor)
+                compiled(*args)  # the trace, the kernels built and checked against eager
+                out[executor] = compiled(*args)
+                seconds[executor] = _fastest(cupy, functools.partial(compiled, *args))
+                stats[executor] = dict(compiled.stats)
+            moved = 8 * n * (len(args) + 1)
+            difference = float(cupy.max(cupy.abs(out["cupy"] - out["numpy"])))
+            rows.append((what, n, seconds["cupy"], seconds["numpy"], moved, difference, stats["cupy"]))
+    return rows
 
 
 def _copies(profiled: Callable[[], object]) -> dict[str, int]:
@@ -96,7 +138,18 @@ def main() -> int:
     props = cupy.cuda.runtime.getDeviceProperties(0)
     print(f"device: {props['name'].decode()}, CuPy {cupy.__version__}, "
           f"CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}")
-    print(f"device-to-device copy: {bandwidth(cupy) / 1e12:.2f} TB/s (bytes read + written)")
+    copy = bandwidth(cupy)
+    print(f"device-to-device copy: {copy / 1e12:.2f} TB/s (bytes read + written)")
+    try:
+        rows = kernels(cupy)
+    except Exception as exc:  # printed, so that the transfer counts still run
+        print(f"the CuPy executor's check failed: {type(exc).__name__}: {exc}")
+        rows = []
+    for what, n, ours, primitives, moved, difference, stats in rows:
+        print(f"  rosenbrock {what:8s} n={n:.0e}: kernels {ours * 1e3:8.3f} ms "
+              f"({moved / ours / 1e12:.2f} TB/s, {moved / ours / copy:.2f} of the copy), "
+              f"a call per primitive {primitives * 1e3:8.3f} ms; "
+              f"largest difference {difference:.1e}; executor {stats['executor']}, eager {stats['eager']}")
     try:
         rows = transfers(cupy)
     except ImportError as exc:

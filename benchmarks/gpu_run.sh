@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check in one call, for a machine lent for a few minutes: the CuPy
-# test selection, the bandwidth and transfer counts (gpu_check.py), the CuPy
+# test selection (the CuPy executor's numbers among them), the bandwidth, the CuPy
+# executor's kernels and the transfer counts (gpu_check.py), the CuPy
 # example, and compare.py --device cuda for Rosenbrock and the MLP at
 # N = 1e6, 1e7, 1e8. Logs and compare's json/md/png go to $OUT.
 #

@@ -39,6 +39,7 @@ from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
 from dualad._program.executors import chunks
+from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
 from dualad._program.executors.scalar import unrolls_arrays
 from dualad._program.ir import GuardMiss, aval
@@ -140,7 +141,7 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         each, with the same numbers bit for bit (see
         :mod:`dualad._program.passes.fusion`). None: where numexpr is installed (``pip
         install "dualad[fast]"``); True without numexpr raises ImportError.
-    executor : {None, "numpy", "numba"}
+    executor : {None, "numpy", "numba", "cupy"}
         What replays a program. ``"numpy"``: a call per primitive (NumPy's,
         numexpr's where ``fuse``). ``"numba"``: the program's groups of
         elementwise steps, with the sums that consume them, each as one loop
@@ -152,9 +153,17 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         are compiled at a program's first replay and kept on disk (under
         ``$DUALAD_CACHE_DIR``, else ``~/.cache/dualad``) for the next
         process. It needs Numba (``pip install "dualad[fast]"``:
-        ImportError without it), and ``optimize``. None: Numba for an optimized program
-        with a group large enough to pay for its kernel, where Numba is
-        installed; NumPy otherwise.
+        ImportError without it), and ``optimize``. ``"cupy"``: for CuPy
+        arrays, the same groups each as one CUDA kernel (see
+        :mod:`dualad._program.executors.cupy`: the same numbers, a sum
+        within the same bound, exp, sin and the like from CUDA's math
+        library), built by CuPy at a program's first replay, which is
+        checked against eager evaluation as every CuPy program's is; NumPy
+        arrays replay as with ``"numpy"``. It needs CuPy (``pip install
+        "dualad[gpu]"``: ImportError without it), and ``optimize``. None:
+        for CuPy arrays, CUDA kernels where CuPy is installed; for NumPy
+        arrays, Numba for an optimized program with a group large enough to
+        pay for its kernel, where Numba is installed; NumPy otherwise.
         ``stats["executor"]`` tells which replays the program traced last
         (``"dask"`` for a program split into tasks per chunk).
 
@@ -189,13 +198,15 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         raise TypeError(f"compile: fuse must be True, False or None, got {fuse!r}")
     if fuse and not fusion_available():
         raise ImportError('compile: fuse=True needs numexpr: pip install "dualad[fast]" (or numexpr)')
-    if executor not in (None, "numpy", "numba"):
-        raise ValueError(f'compile: executor must be None, "numpy" or "numba", got {executor!r}')
-    if executor == "numba" and not optimize:
-        raise ValueError('compile: executor="numba" runs optimized programs: optimize=False asks for the '
-                         'program as traced, which the NumPy executor replays')
+    if executor not in (None, "numpy", "numba", "cupy"):
+        raise ValueError(f'compile: executor must be None, "numpy", "numba" or "cupy", got {executor!r}')
+    if executor in ("numba", "cupy") and not optimize:
+        raise ValueError(f'compile: executor="{executor}" runs optimized programs: optimize=False asks for '
+                         'the program as traced, which the NumPy executor replays')
     if executor == "numba" and not numba_executor.available():
         raise ImportError('compile: executor="numba" needs Numba: pip install "dualad[fast]" (or numba)')
+    if executor == "cupy" and not cupy_executor.available():
+        raise ImportError('compile: executor="cupy" needs CuPy: pip install "dualad[gpu]" (or cupy)')
     return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse, executor)
 
 
@@ -204,8 +215,8 @@ class Compiled:
 
     ``stats`` counts ``traces``, ``replays``, ``misses`` (guards that gave
     another outcome) and ``eager`` calls; ``stats["executor"]`` is the
-    executor of the program traced last (``"numpy"`` or ``"numba"``; None
-    before the first).
+    executor of the program traced last (``"numpy"``, ``"numba"`` or
+    ``"cupy"``; None before the first).
 
     Examples
     --------
@@ -508,9 +519,9 @@ class Compiled:
         if _on_dask(inputs, program):
             return self._chunk(key, program, inputs, result)
         elsewhere = next((x for x in inputs if _elsewhere(x)), None)
-        if self.optimize:  # kernels (numexpr's, Numba's) run on NumPy arrays only
+        if self.optimize:
             program, self.stats["executor"] = _for_executor(
-                optimize(program, fuse=False), "numpy" if elsewhere is not None else self.executor, self.fuse)
+                optimize(program, fuse=False), _asked(self.executor, elsewhere), self.fuse)
         else:
             self.stats["executor"] = "numpy"
         if elsewhere is not None:
@@ -718,14 +729,31 @@ def _prepare(program: Program, optimized: bool, executor: str | None, fuse: bool
     is (optimized, and lowered or fused for its executor), where the compile optimizes."""
     if not optimized:
         return program
-    return _for_executor(optimize(program, fuse=False), executor, fuse)[0]
+    return _for_executor(optimize(program, fuse=False), _asked(executor, None), fuse)[0]
+
+
+def _asked(executor: str | None, like: Any) -> str | None:
+    """The executor a program is made ready for, where ``compile`` was asked for
+    ``executor`` and the program traced on NumPy copies of arrays like ``like`` (None: on
+    NumPy's own): CUDA kernels only for CuPy arrays (asked, or None where CuPy is
+    installed), the kernels of numexpr and Numba only for NumPy's (the other libraries'
+    programs replay as a call per primitive)."""
+    if like is None:
+        return "numpy" if executor == "cupy" else executor
+    if array_api_compat.is_cupy_array(like) and executor in (None, "cupy") and cupy_executor.available():
+        return "cupy"
+    return "numpy"
 
 
 def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:
-    """``(program made ready for its executor, the executor's name)``: lowered to Numba
-    kernels where ``executor`` is "numba", or None and the lowering pays (see
+    """``(program made ready for its executor, the executor's name)``: lowered to CUDA
+    kernels where ``executor`` is "cupy" (see :func:`~dualad._program.executors.cupy.lowered`),
+    to Numba kernels where it is "numba", or None and the lowering pays (see
     :func:`~dualad._program.executors.numba.lowered`); else fused by numexpr where
     ``fuse``."""
+    lowered = cupy_executor.lowered(program) if executor == "cupy" else None
+    if lowered is not None:
+        return lowered, "cupy"
     # chosen by itself, Numba leaves the programs of small arrays that unroll to Python on
     # floats, which beats loops of a few iterations (asked only where Numba could be taken)
     if executor == "numba" or (executor is None and numba_executor.available()

@@ -43,6 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad._program.executors.kernels import FirstRun, arguments, cached
 from dualad._program.lowering import LoopNest, lower, size
 
 __all__ = ["MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered", "source"]
@@ -75,7 +76,6 @@ _HELPERS = {
 }
 
 _KERNELS: dict[str, Callable] = {}  # source hash -> Numba dispatcher, for this process
-_LOCK = threading.RLock()  # a first call holds it while it loads the kernel
 
 
 def available() -> bool:
@@ -101,7 +101,7 @@ def lowered(program: Any, forced: bool = False) -> Any:
     """
     if not available():
         return None
-    out = lower(program, _Kernel, keep=None if forced else _pays)
+    out = lower(program, lambda nest: FirstRun(nest, _build), keep=None if forced else _pays)
     return None if out is program else out
 
 
@@ -148,18 +148,9 @@ def cache_dir() -> str:
     return os.path.join(root, "kernels")
 
 
-class _Kernel:
-    """A nest's first ``run``: loads or compiles its kernel, and makes the nest's ``run``
-    the call of it (:func:`_caller`)."""
-
-    def __init__(self, nest: LoopNest):
-        self.nest = nest
-
-    def __call__(self, *operands: Any) -> tuple:
-        with _LOCK:
-            if type(self.nest.run) is _Kernel:
-                self.nest.run = _caller(self.nest, _load(source(self.nest)))
-        return self.nest.run(*operands)
+def _build(nest: LoopNest) -> Callable:
+    """``nest``'s ``run``: its kernel loaded or compiled, called by :func:`_caller`."""
+    return _caller(nest, _load(source(nest)))
 
 
 def _caller(nest: LoopNest, kernel: Callable) -> Callable:
@@ -237,9 +228,7 @@ def source(nest: LoopNest) -> str:
                      for ax, d in zip(load.axes, load.offsets)]
             body.append(f"x{k} = a{k}[{', '.join(index) or '()'}]")
     for j, op in enumerate(ops):
-        # where's condition is read as a bool, every other operand in the loop's dtype
-        args = [_cast(nest, arg, np.dtype(np.bool_) if op.ufunc == "where" and i == 0 else op.loop)
-                for i, arg in enumerate(op.args)]
+        args = arguments(nest, op, lambda name, loop: f"np.{loop.name}({name})")
         written = _WRITTEN.get(op.ufunc) or f"np.{op.ufunc}({{0}})"
         helpers.update(h for h in _HELPERS if h in written)
         value = written.format(*args, t=op.loop.name)
@@ -297,17 +286,6 @@ def source(nest: LoopNest) -> str:
     return _module(lines, helpers)
 
 
-def _cast(nest: LoopNest, arg: tuple, loop: np.dtype) -> str:
-    """Operand ``arg`` in dtype ``loop``, as NumPy casts it."""
-    kind, k = arg
-    name, dtype = (f"x{k}", nest.loads[k].dtype) if kind == "in" else (f"v{k}", nest.ops[k].dtype)
-    if dtype == loop:
-        return name
-    if loop == np.bool_:
-        return f"({name} != 0)"
-    return f"np.{loop.name}({name})"
-
-
 def _literal(load: Any) -> str:
     """A constant as source: a Python number as itself, a NumPy scalar cast to its dtype."""
     value = load.value.item() if isinstance(load.value, np.generic) else load.value
@@ -334,11 +312,7 @@ def _load(text: str) -> Callable:
     """The kernel of module source ``text``: this process's, else the module written
     under :func:`cache_dir` (Numba's cache beside it), else compiled in memory."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
-    with _LOCK:
-        kernel = _KERNELS.get(digest)
-        if kernel is None:
-            kernel = _KERNELS[digest] = _import(digest, text)
-    return kernel
+    return cached(_KERNELS, digest, lambda: _import(digest, text))
 
 
 def _import(digest: str, text: str) -> Callable:

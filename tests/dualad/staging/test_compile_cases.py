@@ -2,7 +2,8 @@
 first call (the trace) and a replay at new arguments equal eager evaluation,
 and so does the compiled ``reverse.grad`` of the case's real sum, on every
 executor installed (tests/_support/executors.py: NumPy's, and Numba's loops
-within the tolerances of the harness).
+within the tolerances of the harness), and on the CuPy executor's CUDA kernels
+compiled for the CPU where a C compiler is (tests/_support/cuda_on_cpu.py).
 
 The replay's arguments are the drawn ones reversed along every axis where the
 case accepts them (so the numbers differ but the shapes, dtypes and domain
@@ -18,6 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _support import cuda_on_cpu
 from _support.backends import NUMPY, STRICT, to_numpy
 from _support.cases import CASES
 from _support.executors import EXECUTORS
@@ -113,6 +115,17 @@ def test_compile_of_every_case_on_native_executors(case, backend, dtype, executo
     """Every case on each native executor installed, one draw each: a draw compiles its
     kernels (about 0.25 s each on a fresh machine)."""
     check_compiled_case(case, backend, dtype, data, executor)
+
+
+@cuda_on_cpu.NEEDS_COMPILER
+@pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [NUMPY.param], ["float64"]))
+@ONE
+@given(data=st.data())
+def test_compile_of_every_case_on_cuda_kernels_built_for_the_cpu(case, backend, dtype, data):
+    """Every case with ``executor="cupy"``, its kernels' CUDA source compiled as C and run
+    on the NumPy arrays (no GPU here), one draw each."""
+    with cuda_on_cpu.kernels_on_cpu():
+        check_compiled_case(case, backend, dtype, data, "cupy")
 
 
 @pytest.mark.parametrize("case, backend, dtype", params("compile", CASES, [STRICT.param], ["float32"]))
