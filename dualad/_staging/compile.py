@@ -531,17 +531,22 @@ class Compiled:
 
     def _chunk(self, key: Any, program: Program, inputs: list, result: Any) -> Any:
         """Keep ``program`` (traced on Dask arrays) as a task before, one per chunk and
-        one after (:mod:`dualad._program.executors.chunks`), where it splits so; the
-        result of the trace, a Dask graph."""
+        one after (:mod:`dualad._program.executors.chunks`), where it splits so, and
+        return its replay; else the result of the trace (a Dask graph, built eagerly).
+
+        The trace's own graph is not returned where the program splits: its keys are
+        those of the program's constants, which each replay's graph holds too in
+        another form, and a distributed scheduler that saw both warns "Detected
+        different run_spec" (dask/dask#9888)."""
         prepare = functools.partial(_prepare, optimized=self.optimize, executor=self.executor, fuse=self.fuse)
         split = chunks.chunked(optimize(program, fuse=False) if self.optimize else program, inputs, prepare)
         if isinstance(split, str):
             self._eager[key] = why = f"its Dask arrays do not split into one task per chunk: {split}"
             self._warn(key, why)
-        else:
-            self.stats["executor"] = "dask"
-            self._add(key, split)
-        return result
+            return result
+        self.stats["executor"] = "dask"
+        self._add(key, split)
+        return split.rebuild(split.replay(inputs))
 
     def _retarget(self, key: Any, program: Program, like: Any, args: tuple, kwargs: dict,
                   inputs: list) -> Any:

@@ -131,10 +131,8 @@ class _Split:
         if self.rows is None:
             self.rows = value.chunks[a]
         elif value.chunks[a] != self.rows:
-            if slot < self.program.n_inputs:
-                raise NotChunked(f"{self._name(slot)} is chunked as {value.chunks[a]} along axis {a}, "
-                                 f"another partitioned array as {self.rows}: rechunk them alike")
-            self.cut[slot] = a  # a constant: rechunked to the rows once
+            raise NotChunked(f"{self._name(slot)} is chunked as {value.chunks[a]} along axis {a}, "
+                             f"another partitioned array as {self.rows}: rechunk them alike")
         self.axis[slot] = a
 
     def _dask_value(self, slot: int) -> Any:
@@ -437,7 +435,7 @@ def _on_host(program: Program, split: _Split, steps: list, reads_after: set) -> 
     consts = dict(program.consts)
     read = {s for step in steps for s in step.ins} | reads_after
     wanted = [s for s, v in consts.items() if array_api_compat.is_dask_array(v)
-              and (s in read or s not in split.axis)]  # the constants cut into chunks too
+              and (s in read or s not in split.axis or s in split.cut)]
     in_params = {id(a): a for step in program.steps if type(step) is Eqn
                  for a in _arrays_in(tuple(step.params.values()))}
     if not wanted and not in_params:
@@ -472,19 +470,19 @@ def _with_host_arrays(value: Any, arrays: dict) -> Any:
 
 
 def _cut_constants(program: Program, split: _Split, host: dict) -> dict:
-    """Slot -> Dask array of each partitioned constant, in the rows' chunks (a constant cut
-    or rechunked to them is computed and kept once: a graph reads its blocks). ``host``:
-    the constants, those of one chunk computed (:func:`_on_host`)."""
+    """Slot -> Dask array of each partitioned constant: the arrays chunked in the rows
+    themselves, and the constants of one chunk spanning the partitioned axis cut into the
+    rows' chunks from their numbers (``host``: :func:`_on_host`) and kept, once."""
     import dask.array as da
 
     blocks = {s: program.consts[s] for s in split.axis if s in program.consts and s not in split.cut}
     cut = {}
     for s, a in split.cut.items():
-        value = host[s]
-        shape = np.shape(value)
+        shape = np.shape(host[s])
         chunks = tuple(split.rows if k == a else (d,) for k, d in enumerate(shape))
-        cut[s] = (value.rechunk(chunks) if array_api_compat.is_dask_array(value)
-                  else da.from_array(np.asarray(value), chunks=chunks))
+        # from its numbers, under a name of their own: the trace's graphs hold its old keys,
+        # which a distributed scheduler may hold fused otherwise ("Detected different run_spec")
+        cut[s] = da.from_array(np.asarray(host[s]), chunks=chunks)
     if cut:
         blocks.update(zip(cut, persist(*cut.values())))
     return blocks
