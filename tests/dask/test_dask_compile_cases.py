@@ -18,14 +18,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, settings
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
-from _support.backends import DASK_CANNOT, DASK_CANNOT_DRAW, DASK_ROWS, NUMPY, to_numpy  # noqa: E402
+from _support.backends import DASK_CANNOT, DASK_ROWS, NUMPY, to_numpy  # noqa: E402
 from _support.cases import CASES  # noqa: E402
+from _support.dask_draws import draws_on_numpy  # noqa: E402
 from _support.harness import EXACT_RTOL, Prepared  # noqa: E402
 
 import dualad  # noqa: E402
@@ -74,25 +74,10 @@ def _rows(prep) -> int:
 def _a_draw(case):
     """A draw of ``case`` that NumPy evaluates, with 3 rows or more where one of
     :data:`DRAWS` has them (hypothesis' first draws are its simplest: one row)."""
-    found = []
-
-    @DRAWS
-    @given(data=st.data())
-    def collect(data):
-        drawn = data.draw(case.args, label="args")
-        ref = Prepared(case, drawn, NUMPY, "float64")
-        limit = DASK_CANNOT_DRAW.get(case.name)
-        assume(limit is None or not limit[0](ref))
-        try:
-            ref.f(*ref.xs)
-        except Exception:  # noqa: BLE001  (outside the domain: the NumPy suites' to report)
-            assume(False)
-        found.append((drawn, _rows(ref) >= 3))
-
-    collect()
+    found = draws_on_numpy(case, lambda ref: ref.f(*ref.xs), DRAWS)
     if not found:
         pytest.skip(f"no draw of {case.name} that NumPy evaluates")
-    return next((drawn for drawn, tall in found if tall), found[-1][0])
+    return next((drawn for drawn, ref, _ in found if _rows(ref) >= 3), found[-1][0])
 
 
 @pytest.mark.parametrize("case", RUNS)

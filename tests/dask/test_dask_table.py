@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, assume, settings
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
-from _support.backends import DASK, DASK_CANNOT, DASK_CANNOT_DRAW, NUMPY, to_numpy  # noqa: E402
+from _support.backends import DASK, DASK_CANNOT, to_numpy  # noqa: E402
 from _support.cases import CASES  # noqa: E402
+from _support.dask_draws import draws_on_numpy  # noqa: E402
 from _support.harness import EXACT_RTOL, Prepared, is_float, random_like  # noqa: E402
 
 import dualad  # noqa: E402
@@ -96,27 +96,16 @@ def test_case_on_dask_equals_numpy(case):
 def _a_draw(case) -> tuple:
     """One draw of ``case`` that NumPy differentiates to finite values (see DRAWS),
     with NumPy's results and the directions it used."""
-    valid = []
-
-    @DRAWS
-    @given(data=st.data())
-    def collect(data):
-        drawn = data.draw(case.args, label="args")
-        ref = Prepared(case, drawn, NUMPY, "float64")
-        limit = DASK_CANNOT_DRAW.get(case.name)
-        assume(limit is None or not limit[0](ref))
-        try:
-            want, directions = _derivatives(ref, case.kind, rng=np.random.default_rng(0))
-        except Exception:  # noqa: BLE001  (outside the function's domain: the NumPy suites' to report)
-            assume(False)
+    def finite_derivatives(ref):
+        want, directions = _derivatives(ref, case.kind, rng=np.random.default_rng(0))
         assume(all(np.all(np.isfinite(to_numpy(w))) for w in flatten(want)[0] if is_float(w)))
-        valid.append((drawn, want, directions, any(max(np.shape(x), default=0) >= 3 for x in ref.xs)))
+        return want, directions
 
-    collect()
+    valid = draws_on_numpy(case, finite_derivatives, DRAWS)
     assert valid, f"{case.name}: no draw runs on NumPy"
-    drawn, want, directions, _ = next((v for v in valid if v[3]), valid[-1])
+    tall = [v for v in valid if any(max(np.shape(x), default=0) >= 3 for x in v[1].xs)]
+    drawn, _, (want, directions) = (tall or valid[-1:])[0]
     return drawn, want, directions
-
 
 def _derivatives(prep: Prepared, kind: str, rng=None, directions=None) -> tuple[dict, dict]:
     """The value, a JVP and (differentiable cases) a VJP. The directions are
