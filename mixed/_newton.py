@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import array_api_compat
+
+import dualad
 import reverse
 from dualad.interpreter import (
     check_count,
@@ -209,11 +213,11 @@ def _stop(x, fval, g, gnorm, tol, it, nfev, nhev) -> OptimizeResult | None:
     return None
 
 
-def _value_and_grad(f: Callable) -> Callable:
+def _value_and_grad(f: Callable, x: Any) -> Callable:
     """``x -> (x, f(x), grad f(x))``, persisted (Dask: computed and kept, so that
     reading f and the gradient's norms later does not run f again); f(x) is a
     scalar of the backend, read by the caller together with what it needs."""
-    vg = reverse.value_and_grad(f)
+    vg = _on_dask(reverse.value_and_grad(f), x)
 
     def call(x):
         value, g = vg(x)
@@ -327,27 +331,46 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
                                        callback, report, linearize))
 
 
+def _on_dask(fn: Callable, x: Any) -> Callable:
+    """``fn``, compiled where ``x`` is a Dask array: a call then builds one task per
+    chunk of the data (see :func:`dualad.compile`) instead of a graph of tasks per
+    primitive, which cost more than computing them. Where ``fn`` does not split so,
+    compile runs it as before, eagerly; its warning is compile's, not the solver's."""
+    if not array_api_compat.is_dask_array(x):
+        return fn
+    compiled = dualad.compile(fn)
+
+    def call(*args: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", r"dualad\.compile\(", RuntimeWarning)
+            return compiled(*args)
+    return call
+
+
 def _hessian_at(f: Callable, x: Any, linearize: bool, last: Any) -> Any:
     """H at ``x``, something with ``matvec``: on NumPy with ``linearize``, the operator
     of :func:`mixed.linearize` (from ``last``'s trace, the operator at the previous
-    iterate, where there is one); else one forward-over-reverse pass per product."""
+    iterate, where there is one); else one forward-over-reverse pass per product
+    (compiled once per solve on Dask: ``last``'s)."""
     if not (linearize and traceable(x)):
-        return _PerProduct(f, x)
+        products = last.products if isinstance(last, _PerProduct) else _on_dask(
+            lambda x, d: _hvp(f, x, d), x)
+        return _PerProduct(products, x)
     return last.at(x)[1] if isinstance(last, HessianOperator) else _linearize(f, x)[1]
 
 
 class _PerProduct:
-    """H at ``x`` by one :func:`mixed.hvp` pass per product."""
+    """H at ``x`` by one forward-over-reverse pass per product, ``products(x, d)``."""
 
-    def __init__(self, f: Callable, x: Any):
-        self.f, self.x = f, x
+    def __init__(self, products: Callable, x: Any):
+        self.products, self.x = products, x
 
     def matvec(self, d: Any) -> Any:
-        return _hvp(self.f, self.x, d)
+        return self.products(self.x, d)
 
 
 def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linearize) -> OptimizeResult:
-    vg = _value_and_grad(f)
+    vg = _value_and_grad(f, x)
     x, fval, g = vg(x)
     nfev, nhev = 1, 0
     hess = None
@@ -493,7 +516,7 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
 
 def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter, callback,
                         report, linearize) -> OptimizeResult:
-    vg = _value_and_grad(f)
+    vg = _value_and_grad(f, x)
     x, fval, g = vg(x)
     nfev, nhev = 1, 0
     hess_x = hess = None  # a rejected step keeps x, and its H-products

@@ -174,6 +174,25 @@ def test_registered_primitives_pickle_by_name():
     assert len(pickle.dumps(sin)) < 100
 
 
+def test_newton_cg_on_dask_compiles_its_gradient_and_products():
+    """The loss runs at the traces only (a value-and-gradient and an H-product program),
+    not at each of the solve's many evaluations; the solve is NumPy's."""
+    calls = []
+    plain = loss_of(on_dask(X), on_dask(Y))
+
+    def loss(w):
+        calls.append(None)
+        return plain(w)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = mixed.newton_cg(loss, da.zeros(4, chunks=-1), tol=1e-10)
+    want = mixed.newton_cg(loss_of(X, Y), np.zeros(4), tol=1e-10)
+    assert r.success and r.nit == want.nit
+    np.testing.assert_allclose(r.x.compute(), want.x, rtol=1e-9, atol=1e-12)
+    assert r.nfev + r.nhev > 10 and len(calls) <= 3
+
+
 def test_on_a_cluster_of_processes():
     """Each part reaches the worker process pickled (registered entries by name) and is
     made ready there once."""

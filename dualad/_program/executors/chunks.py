@@ -475,7 +475,8 @@ def _cut_constants(program: Program, split: _Split, host: dict) -> dict:
     rows' chunks from their numbers (``host``: :func:`_on_host`) and kept, once."""
     import dask.array as da
 
-    blocks = {s: program.consts[s] for s in split.axis if s in program.consts and s not in split.cut}
+    blocks = {s: _own_keys(program.consts[s]) for s in split.axis
+              if s in program.consts and s not in split.cut}
     cut = {}
     for s, a in split.cut.items():
         shape = np.shape(host[s])
@@ -486,6 +487,33 @@ def _cut_constants(program: Program, split: _Split, host: dict) -> dict:
     if cut:
         blocks.update(zip(cut, persist(*cut.values())))
     return blocks
+
+
+def _own_keys(array: Any) -> Any:
+    """``array`` (a constant the trace computed from the data: ``X.T``, ``y * c``) by a copy
+    of its graph whose tasks have keys of their own, its data (what has no task) shared.
+
+    Dask names a task by what it computes, so the trace's own graphs and each program's
+    constants hold the same keys, and a distributed scheduler that receives one key as two
+    different tasks (an alias into a fused chain, and the chain's first task) warns
+    "Detected different run_spec" and may deadlock (dask/dask#9888); keys of its own keep
+    a program's graphs apart. (``dask.graph_manipulation.clone`` does this, but fails on
+    these graphs in dask 2026.8: "Cannot fuse tasks with multiple outputs".)"""
+    from dask._task_spec import DataNode, convert_legacy_graph
+    from dask.core import flatten
+    from dask.highlevelgraph import HighLevelGraph
+
+    graph = convert_legacy_graph(dict(array.__dask_graph__()))
+    prefix = f"dualad-{uuid.uuid4().hex[:12]}-"
+    renamed = {k: (prefix + k[0], *k[1:]) if type(k) is tuple else prefix + k
+               for k, node in graph.items() if not isinstance(node, DataNode)}
+    if not all(k in renamed for k in flatten(array.__dask_keys__())):  # data itself: kept as it is
+        return array
+    layer = {renamed.get(k, k): node.substitute(renamed, key=renamed[k]) if k in renamed else node
+             for k, node in graph.items()}
+    name = prefix + array.name
+    return type(array)(HighLevelGraph.from_collections(name, layer, dependencies=[]), name, array.chunks,
+                       dtype=array.dtype, meta=array._meta)
 
 
 def _subprogram(program: Program, inputs: list, steps: list, outputs: list, consts: dict, arrays: dict,

@@ -118,12 +118,14 @@ def test_host_reads_on_the_numpy_copy_are_seen():
     np.testing.assert_allclose(np.asarray(got), np.interp([-1.5, 0.25], np.asarray(knots), np.asarray(fp)))
 
 
-def test_dask_runs_eagerly_with_a_warning():
+def test_dask_runs_chunk_by_chunk():
+    """(tests/dask/test_dask_compile.py has the rest.)"""
     da = pytest.importorskip("dask.array")
     compiled = dualad.compile(lambda x: ops.sum(ops.sin(x)))
-    with pytest.warns(RuntimeWarning, match="Dask"):
-        got = compiled(da.from_array(np.array([1.0, 2.0]), chunks=1))
-    assert float(got.compute()) == pytest.approx(np.sin(1.0) + np.sin(2.0))
+    for x in (np.array([1.0, 2.0]), np.array([0.5, -3.0])):
+        got = compiled(da.from_array(x, chunks=1))
+        assert float(got.compute()) == pytest.approx(np.sum(np.sin(x)), rel=1e-15)
+    assert compiled.stats["executor"] == "dask" and compiled.stats["replays"] == 1
 
 
 def test_a_gpu_array_without_the_array_api_runs_eagerly_with_a_warning():
