@@ -86,8 +86,21 @@ def chunked(program: Program, inputs: list,
     >>> import dualad
     >>> X = da.ones((6, 2), chunks=(3, 2))
     >>> f = dualad.compile(lambda w: np.sum(X @ w) / 6.0)
-    >>> float(f(np.ones(2))), float(f(np.full(2, 2.0))), f.stats["executor"]
+    >>> float(f(da.ones(2))), float(f(da.full(2, 2.0))), f.stats["executor"]
     (2.0, 4.0, 'dask')
+    >>> print(f.program(da.ones(2)))  # doctest: +ELLIPSIS
+    # before (one task)
+    def program(x0):
+        return x0
+    # per chunk of 3 rows (2 tasks)
+    def program(x0, x1):
+        t... = np.matmul(x0, x1)
+        t... = np.sum(t..., axis=(-1,), keepdims=False)
+        return t...
+    # after (one task, the chunks' partial results combined first)
+    def program(x0):
+        t... = np.divide(x0, 6.0)
+        return t...
     """
     try:
         return ChunkedProgram(program, _Split(program, inputs), prepare)
