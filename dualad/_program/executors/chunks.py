@@ -483,22 +483,25 @@ def _with_host_arrays(value: Any, arrays: dict) -> Any:
 
 
 def _cut_constants(program: Program, split: _Split, host: dict) -> dict:
-    """Slot -> Dask array of each partitioned constant: the arrays chunked in the rows
-    themselves, and the constants of one chunk spanning the partitioned axis cut into the
-    rows' chunks from their numbers (``host``: :func:`_on_host`) and kept, once."""
+    """Slot -> Dask array of each partitioned constant: the data chunked in the rows
+    themselves; what the trace computed from them, and the constants of one chunk spanning
+    the partitioned axis cut into the rows' chunks from their numbers (``host``:
+    :func:`_on_host`), computed and kept once."""
     import dask.array as da
 
-    blocks = {s: _own_keys(program.consts[s]) for s in split.axis
-              if s in program.consts and s not in split.cut}
-    cut = {}
+    blocks = {s: program.consts[s] for s in split.axis if s in program.consts and s not in split.cut}
+    # what the trace computed from the data (X.T, y * c) under keys of its own, kept: a call's
+    # graph then holds a task per chunk of it, not the tasks that made it (this costs the
+    # memory of those arrays: a transposed copy of X)
+    kept = {s: own for s, v in blocks.items() if (own := _own_keys(v)) is not v}
     for s, a in split.cut.items():
         shape = np.shape(host[s])
         chunks = tuple(split.rows if k == a else (d,) for k, d in enumerate(shape))
         # from its numbers, under a name of their own: the trace's graphs hold its old keys,
         # which a distributed scheduler may hold fused otherwise ("Detected different run_spec")
-        cut[s] = da.from_array(np.asarray(host[s]), chunks=chunks)
-    if cut:
-        blocks.update(zip(cut, persist(*cut.values())))
+        kept[s] = da.from_array(np.asarray(host[s]), chunks=chunks)
+    if kept:
+        blocks.update(zip(kept, persist(*kept.values())))
     return blocks
 
 
