@@ -334,10 +334,12 @@ class ChunkedProgram:
                 raise NotChunked("it returns a value that is not a Dask array")
         per_chunk = [s for s in eqns if s.outs[0] in axis or s.outs[0] in partial]
         after = [s for s in eqns if s.outs[0] in late]
-        before = [s for s in eqns if s not in per_chunk and s not in after]
         made_per_chunk = {o for s in per_chunk for o in s.outs}
         made_after = {o for s in after for o in s.outs}
-        sources = lambda s: s < program.n_inputs or s in consts  # noqa: E731
+        before = [s for s in eqns if s.outs[0] not in made_per_chunk and s.outs[0] not in made_after]
+
+        def sources(s: int) -> bool:  # an input or a constant
+            return s < program.n_inputs or s in consts
 
         # per chunk: the blocks of the partitioned sources, then values made before
         reads = {s for step in per_chunk for s in step.ins} | {s for s in program.outputs if s in axis}
