@@ -250,6 +250,8 @@ def concatenate(arrays, axis=0):
     arrays = list(arrays)
     if not arrays:
         raise ValueError("concatenate needs at least one array")
+    if axis is None:  # NumPy's: each array flattened, then joined
+        arrays, axis = [ravel(a) for a in arrays], 0
     n = ndim_of(arrays[0])
     if n == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")

@@ -405,3 +405,18 @@ def test_special_functions_pass_python_numbers_to_the_backend_as_arrays(monkeypa
     np.testing.assert_allclose(d.tangent, scipy.special.digamma(x), rtol=1e-14)
     d = ops.digamma(Dual(x, np.ones(3)))
     np.testing.assert_allclose(d.tangent, scipy.special.polygamma(1, x), rtol=1e-14)
+
+
+# concatenate(axis=None) joined the arrays along axis 0 (normalize_axis read None as every
+# axis, the first of them), a (10, 2) result where NumPy flattens each array: (20,).
+@pytest.mark.parametrize("shapes", [[(5, 2), (5, 2)], [(2, 3), (4,)], [(), (2, 2)]], ids=str)
+def test_concatenate_without_an_axis_flattens_as_numpys(shapes):
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    got = ops.concatenate(arrays, axis=None)
+    want = np.concatenate(arrays, axis=None)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    tangents = [rng.standard_normal(s) for s in shapes]
+    _, t = jvp(lambda *xs: ops.concatenate(list(xs), axis=None), arrays, tangents)
+    np.testing.assert_array_equal(t, np.concatenate(tangents, axis=None))
