@@ -730,11 +730,11 @@ def optimize(program: Program, fuse: bool = True) -> Program:
 
 
 def _prepare(program: Program, optimized: bool, executor: str | None, fuse: bool) -> Program:
-    """A part of a program chunked over Dask arrays, made ready as a program of NumPy arrays
-    is (optimized, and lowered or fused for its executor), where the compile optimizes."""
+    """A part of a program chunked over Dask arrays (cut from the program as optimized, when
+    the compile optimizes), lowered or fused for its executor as a NumPy program is."""
     if not optimized:
         return program
-    return _for_executor(optimize(program, fuse=False), _asked(executor, None), fuse)[0]
+    return _for_executor(program, _asked(executor, None), fuse)[0]
 
 
 def _asked(executor: str | None, like: Any) -> str | None:
