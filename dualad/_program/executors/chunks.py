@@ -16,8 +16,8 @@ instead, once, into three NumPy programs:
 - *after* (one task): the partial sums added, then what depends on them:
   ``mean = sum / n``, the gradient's regularization term.
 
-Each part is an ordinary program: optimized and given its executor as any
-program on NumPy arrays is (:func:`~dualad._staging.compile.compile` passes
+Each part is an ordinary program, cut from the optimized one and given its
+executor as any program on NumPy arrays is (:func:`~dualad._staging.compile.compile` passes
 its ``prepare``), so a per-chunk part of elementwise steps becomes one Numba
 kernel where Numba is installed. A call then builds a graph of one task per
 chunk and two more, whatever the number of primitives. Values that are
