@@ -9,8 +9,8 @@ gathered into this process. The cluster has ``WORKERS`` workers of one thread
 each, as threads of this process or as processes. Data sizes are
 ``"<samples>x<features>"`` (``DATA``); the first, ``smoke``, is one Newton
 step on 1e3 x 3, there only so that tests/test_benchmarks_smoke.py runs each
-benchmark in seconds (a solve on a cluster costs a graph and a round trip
-per H-product, whatever the size). Every class skips (setup raises
+benchmark in seconds (a solve on a cluster costs a round trip per point it
+evaluates, whatever the size). Every class skips (setup raises
 ``NotImplementedError``) without Dask, and ``DaskMLNewton`` without dask-ml.
 """
 

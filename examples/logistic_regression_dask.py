@@ -5,10 +5,10 @@ The objective of ``examples/logistic_regression.py``::
     loss(w) = mean(log(1 + exp(-y * (X @ w)))) + lam / 2 * |w|^2
 
 over Dask arrays, fit with ``mixed.newton_cg`` on a ``dask.distributed``
-``LocalCluster``. Each gradient and each exact H v product (forward-over-reverse)
-is a Dask graph that the cluster runs chunk by chunk where the data are; the
-solver keeps its iterates on the cluster and brings only a few numbers per
-step back to this process.
+``LocalCluster``. The cluster computes f, its gradient and its exact Hessian
+(forward-over-reverse, the n directions batched) at each point chunk by chunk
+where the data are, in one task per chunk; only those few numbers come back to
+this process, where the solver's CG runs with the n x n Hessian.
 
 Data
 ----

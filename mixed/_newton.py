@@ -1,15 +1,22 @@
 """Newton-type optimizers driven by Hessian-vector products.
 
-Both run entirely on the backend of ``x0`` (NumPy, CuPy or Dask, float32 or
-float64); the gradient comes from a reverse pass, and H v from the tangent
-half of a forward-over-reverse program traced once per iterate
-(:func:`mixed.linearize`, on NumPy) or from one forward-over-reverse pass each.
-Iterates and gradients are persisted as they are made, and the scalars a
-decision needs (f, norms, slopes) are read together, as in ``mixed._krylov``.
+Both run on the backend of ``x0`` (NumPy, CuPy or Dask, float32 or float64);
+the gradient comes from a reverse pass, and H v from the tangent half of a
+forward-over-reverse program traced once per iterate (:func:`mixed.linearize`,
+on NumPy) or from one forward-over-reverse pass each. Iterates and gradients
+are persisted as they are made, and the scalars a decision needs (f, norms,
+slopes) are read together, as in ``mixed._krylov``.
+
+A Dask ``x0`` of one chunk and at most :data:`FORMED_AT_MOST` entries (a model
+of few parameters fit to data on a cluster) is the exception: every read of a
+scalar is then a round trip to the cluster, dearer than the products
+themselves, so the solve runs on the client and each point costs one
+computation, which returns f, the gradient and H (see :class:`_Formed`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import warnings
@@ -33,9 +40,9 @@ from dualad.interpreter import (
     traceable,
 )
 from mixed._hvp import check_objective, check_vector
+from mixed._hvp import hessian as _hessian
 from mixed._hvp import hvp as _hvp
 from mixed._krylov import abs_sum, steihaug_cg, truncated_cg, vdot
-from mixed._linearize import HessianOperator
 from mixed._linearize import linearize as _linearize
 
 __all__ = ["OptimizeResult", "newton_cg", "trust_region"]
@@ -62,7 +69,8 @@ class OptimizeResult:
     nfev, njev : int
         Evaluations of f and of its gradient (the same: one reverse pass gives both).
     nhev : int
-        Hessian-vector products (SciPy's count of Hessian evaluations).
+        Hessian-vector products (SciPy's count of Hessian evaluations); on a
+        small Dask ``x0``, CG's products with H formed at each point.
     status : int
         0 converged; 1 iteration limit; 2 no further progress possible (the
         line search failed, or the trust region collapsed); 3 f, its
@@ -120,11 +128,9 @@ def _result(x, fval, g, nit: int, nfev: int, nhev: int, status: int, message: st
 
 
 def _check_x0(x0: Any) -> Any:
-    """``x0``, checked; a Dask ``x0`` gets keys of its own, and so every array of
-    the solve (see ``fresh_keys``)."""
     check_vector(x0, "x0")
     check_differentiable(x0, "x0")
-    return fresh_keys(x0)
+    return x0
 
 
 def _check_solver(f: Any, args: Any, x: Any, tol: float, maxiter: int | None, cg_maxiter: int | None,
@@ -156,6 +162,11 @@ def _progress(callback: Callable | None, x, fval, g, nit, nfev, nhev) -> Optimiz
     except StopIteration:
         return _result(x, fval, g, nit, nfev, nhev, STOPPED, "stopped by the callback (StopIteration)")
     return None
+
+
+def _shown_to(callback: Callable | None, oracle: Any) -> Callable | None:
+    """``callback``, handed the results as the caller's backend holds them."""
+    return callback if callback is None else lambda result: callback(oracle.given(result))
 
 
 class _Report:
@@ -211,18 +222,6 @@ def _stop(x, fval, g, gnorm, tol, it, nfev, nhev) -> OptimizeResult | None:
         return _result(x, fval, g, it, nfev, nhev, SUCCESS,
                        f"Optimization terminated successfully: gradient norm {gnorm:.3g} <= tol")
     return None
-
-
-def _value_and_grad(f: Callable, x: Any) -> Callable:
-    """``x -> (x, f(x), grad f(x))``, persisted (Dask: computed and kept, so that
-    reading f and the gradient's norms later does not run f again); f(x) is a
-    scalar of the backend, read by the caller together with what it needs."""
-    vg = _on_dask(reverse.value_and_grad(f), x)
-
-    def call(x):
-        value, g = vg(x)
-        return persist(x, value, g)
-    return call
 
 
 def _lost_values_are_an_error(solver: Callable) -> Callable:
@@ -295,7 +294,11 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
         the iterate: the forward-over-reverse program is traced once per
         solve, its primal half computed once per iterate, and each product
         replays its tangent half (the same numbers, without f's Python). False, or another backend:
-        one :func:`mixed.hvp` pass per product.
+        one :func:`mixed.hvp` pass per product. A Dask ``x0`` of one chunk and at most 64
+        entries forms H at each point instead, in the computation that gives f and the
+        gradient (n directions in one pass over the data), and CG takes its products from
+        it on the client: one round trip to the cluster per point instead of one per
+        product.
 
     Returns
     -------
@@ -326,18 +329,17 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
     x = _check_x0(x0)
     f, maxiter = _check_solver(f, args, x, tol, maxiter, cg_maxiter, callback, "newton_cg")
     check_number("c1", c1, 0.0, 1.0, high_open=True, low_open=True)
-    report = _Report(disp, "")
-    return report.end(_newton_cg_steps(f, x, tol, maxiter, cg_maxiter or max(2 * x.shape[0], 20), c1,
-                                       callback, report, linearize))
+    report, oracle = _Report(disp, ""), _oracle(f, x, linearize)
+    return report.end(oracle.given(_newton_cg_steps(
+        oracle, oracle.start(x), tol, maxiter, cg_maxiter or max(2 * x.shape[0], 20), c1,
+        _shown_to(callback, oracle), report)))
 
 
-def _on_dask(fn: Callable, x: Any) -> Callable:
-    """``fn``, compiled where ``x`` is a Dask array: a call then builds one task per
-    chunk of the data (see :func:`dualad.compile`) instead of a graph of tasks per
-    primitive, which cost more than computing them. Where ``fn`` does not split so,
-    compile runs it as before, eagerly; its warning is compile's, not the solver's."""
-    if not array_api_compat.is_dask_array(x):
-        return fn
+def _on_dask(fn: Callable) -> Callable:
+    """``fn``, compiled for Dask arrays: a call then builds one task per chunk of the
+    data (see :func:`dualad.compile`) instead of a graph of tasks per primitive, which
+    cost more than computing them. Where ``fn`` does not split so, compile runs it as
+    before, eagerly; its warning is compile's, not the solver's."""
     compiled = dualad.compile(fn)
 
     def call(*args: Any) -> Any:
@@ -347,16 +349,57 @@ def _on_dask(fn: Callable, x: Any) -> Callable:
     return call
 
 
-def _hessian_at(f: Callable, x: Any, linearize: bool, last: Any) -> Any:
-    """H at ``x``, something with ``matvec``: on NumPy with ``linearize``, the operator
-    of :func:`mixed.linearize` (from ``last``'s trace, the operator at the previous
-    iterate, where there is one); else one forward-over-reverse pass per product
-    (compiled once per solve on Dask: ``last``'s)."""
-    if not (linearize and traceable(x)):
-        products = last.products if isinstance(last, _PerProduct) else _on_dask(
-            lambda x, d: _hvp(f, x, d), x)
-        return _PerProduct(products, x)
-    return last.at(x)[1] if isinstance(last, HessianOperator) else _linearize(f, x)[1]
+#: A Dask ``x0`` of one chunk and at most this many entries is solved on the client,
+#: with H formed at each point (see :class:`_Formed`).
+FORMED_AT_MOST = 64
+
+
+def _oracle(f: Callable, x: Any, linearize: bool) -> "_OnTheBackend | _Formed":
+    """What the steps ask of ``f``, for a solve from ``x``."""
+    if (array_api_compat.is_dask_array(x) and x.shape[0] <= FORMED_AT_MOST
+            and len(x.chunks[0]) == 1):
+        return _Formed(f, x)
+    return _OnTheBackend(f, x, linearize)
+
+
+class _OnTheBackend:
+    """f, its gradient and H at points of ``x0``'s backend. ``at(x)`` gives ``(x, f(x),
+    grad f(x))``, persisted (on Dask: computed and kept, so that reading f and the
+    gradient's norms later does not run f again; f(x) is a scalar of the backend,
+    read by the caller with what else it needs). ``hessian(x)`` gives H at ``x`` as
+    something with ``matvec``: on NumPy with ``linearize``, the operator of
+    :func:`mixed.linearize` (from the last one's trace); else one forward-over-reverse
+    pass per product (compiled once per solve on Dask)."""
+
+    def __init__(self, f: Callable, x: Any, linearize: bool):
+        self.f, self.on_dask = f, array_api_compat.is_dask_array(x)
+        self.linearize = linearize and traceable(x)
+        vg = reverse.value_and_grad(f)
+        self.vg = _on_dask(vg) if self.on_dask else vg
+        self.last = None
+
+    def start(self, x0: Any) -> Any:
+        """``x0``; on Dask with keys of its own, and so every array of the solve
+        (see ``fresh_keys``)."""
+        return fresh_keys(x0)
+
+    def at(self, x: Any) -> tuple:
+        value, g = self.vg(x)
+        return persist(x, value, g)
+
+    def hessian(self, x: Any) -> Any:
+        last = self.last
+        if self.linearize:
+            self.last = last.at(x)[1] if last is not None else _linearize(self.f, x)[1]
+        else:
+            products = last.products if last is not None else (
+                _on_dask(lambda x, d: _hvp(self.f, x, d)) if self.on_dask
+                else lambda x, d: _hvp(self.f, x, d))
+            self.last = _PerProduct(products, x)
+        return self.last
+
+    def given(self, result: OptimizeResult) -> OptimizeResult:
+        return result
 
 
 class _PerProduct:
@@ -369,11 +412,56 @@ class _PerProduct:
         return self.products(self.x, d)
 
 
-def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linearize) -> OptimizeResult:
-    vg = _value_and_grad(f, x)
-    x, fval, g = vg(x)
+class _Formed:
+    """f at points of a Dask ``x0`` of one chunk and at most :data:`FORMED_AT_MOST`
+    entries: the solve runs on the client, on NumPy copies of the iterates, and each
+    point is one computation on the cluster, compiled to one task per chunk of the
+    data, that returns f, its gradient and H (the n directions' H-products in one
+    batched pass over the data: :func:`mixed.hessian`). CG then takes its products
+    from that matrix, so a Newton step whose first trial point is accepted costs
+    one round trip to the cluster instead of one per H-product and per read. The
+    results, and what the callback sees, are Dask arrays of ``x0``'s chunks."""
+
+    def __init__(self, f: Callable, x0: Any):
+        self.chunks = x0.chunks
+        self.evaluate = _on_dask(lambda x: (*reverse.value_and_grad(f)(x), _hessian(f)(x)))
+        self.last = None  # (x, H) of the last point
+
+    def start(self, x0: Any) -> Any:
+        """``x0`` on the client, as NumPy."""
+        return x0.compute()
+
+    def at(self, x: Any) -> tuple:
+        import dask
+        import dask.array as da
+        value, g, h = dask.compute(*self.evaluate(da.from_array(x, chunks=-1)))
+        self.last = x, h
+        return x, value, g
+
+    def hessian(self, x: Any) -> Any:
+        if self.last[0] is not x:  # not the last point evaluated: evaluate it again
+            self.at(x)
+        return _Matrix(self.last[1])
+
+    def given(self, result: OptimizeResult) -> OptimizeResult:
+        import dask.array as da
+        return dataclasses.replace(result, x=da.from_array(result.x, chunks=self.chunks),
+                                   jac=da.from_array(result.jac, chunks=self.chunks))
+
+
+class _Matrix:
+    """H as a matrix in memory."""
+
+    def __init__(self, h: Any):
+        self.h = h
+
+    def matvec(self, d: Any) -> Any:
+        return self.h @ d
+
+
+def _newton_cg_steps(oracle, x, tol, maxiter, cg_maxiter, c1, callback, report) -> OptimizeResult:
+    x, fval, g = oracle.at(x)
     nfev, nhev = 1, 0
-    hess = None
     for it in range(maxiter + 1):
         fval, gg, g1 = to_floats(fval, vdot(g, g), abs_sum(g))  # fval is read here only at x0
         gnorm = math.sqrt(gg)
@@ -388,7 +476,7 @@ def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linea
         # 2333 steps and 5800 f-evaluations (3466 of them halvings in the
         # line search), the 1-norm 1524 and 1936, with about the same number
         # of H-products (16.9k vs 16.2k); from 0.5 * ones 47 vs 40 steps.
-        hess = _hessian_at(f, x, linearize, hess)
+        hess = oracle.hessian(x)
         p, used, finite = truncated_cg(hess.matvec, g,
                                        min(0.5, math.sqrt(g1)) * g1, cg_maxiter, norm=abs_sum)
         nhev += used
@@ -402,7 +490,7 @@ def _newton_cg_steps(f, x, tol, maxiter, cg_maxiter, c1, callback, report, linea
         # Below this step x + step p rounds to x: no trial point is left.
         smallest = _eps(x) * x_max / max(p_max, 1e-300)
         while trials < 60 and step > smallest:
-            x_new, f_new, g_new = vg(x + step * p)
+            x_new, f_new, g_new = oracle.at(x + step * p)
             (f_new,) = to_floats(f_new)
             nfev += 1
             trials += 1
@@ -482,7 +570,11 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
         the iterate: the forward-over-reverse program is traced once per
         solve, its primal half computed once per iterate, and each product
         replays its tangent half (the same numbers, without f's Python). False, or another backend:
-        one :func:`mixed.hvp` pass per product.
+        one :func:`mixed.hvp` pass per product. A Dask ``x0`` of one chunk and at most 64
+        entries forms H at each point instead, in the computation that gives f and the
+        gradient (n directions in one pass over the data), and CG takes its products from
+        it on the client: one round trip to the cluster per point instead of one per
+        product.
 
     Returns
     -------
@@ -508,16 +600,15 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
         raise ValueError(f"eta must be in [0, 0.25), got {eta}")
     if not 0 < initial_radius <= max_radius:
         raise ValueError(f"need 0 < initial_radius <= max_radius, got {initial_radius} and {max_radius}")
-    report = _Report(disp, f" {'radius':>10}")
-    return report.end(_trust_region_steps(f, x, tol, maxiter, initial_radius, max_radius, eta,
-                                          cg_maxiter or max(2 * x.shape[0], 20), callback, report,
-                                          linearize))
+    report, oracle = _Report(disp, f" {'radius':>10}"), _oracle(f, x, linearize)
+    return report.end(oracle.given(_trust_region_steps(
+        oracle, oracle.start(x), tol, maxiter, initial_radius, max_radius, eta,
+        cg_maxiter or max(2 * x.shape[0], 20), _shown_to(callback, oracle), report)))
 
 
-def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter, callback,
-                        report, linearize) -> OptimizeResult:
-    vg = _value_and_grad(f, x)
-    x, fval, g = vg(x)
+def _trust_region_steps(oracle, x, tol, maxiter, radius, max_radius, eta, cg_maxiter, callback,
+                        report) -> OptimizeResult:
+    x, fval, g = oracle.at(x)
     nfev, nhev = 1, 0
     hess_x = hess = None  # a rejected step keeps x, and its H-products
     for it in range(maxiter + 1):
@@ -530,13 +621,13 @@ def _trust_region_steps(f, x, tol, maxiter, radius, max_radius, eta, cg_maxiter,
         if it == maxiter:
             break
         if x is not hess_x:
-            hess_x, hess = x, _hessian_at(f, x, linearize, hess)
+            hess_x, hess = x, oracle.hessian(x)
         p, hp, used, finite = steihaug_cg(hess.matvec, g, radius,
                                           min(0.5, math.sqrt(gnorm)) * gnorm, cg_maxiter)
         nhev += used
         if not finite:
             return _result(x, fval, g, it, nfev, nhev, NOT_FINITE, "non-finite Hessian-vector product")
-        x_new, f_new, g_new = vg(x + p)
+        x_new, f_new, g_new = oracle.at(x + p)
         gp, php, pp, f_new = to_floats(vdot(g, p), vdot(p, hp), vdot(p, p), f_new)
         predicted = -(gp + 0.5 * php)
         nfev += 1

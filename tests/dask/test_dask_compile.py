@@ -130,6 +130,32 @@ def test_transposes_columns_reshapes_and_reductions_along_other_axes():
         assert got.stats["executor"] == "dask"
 
 
+def test_batched_matmuls_and_the_hessian_split():
+    """matmul with batch axes, the data partitioned along a batch axis, the rows, or the
+    contracted axis; ``mixed.hessian`` (n directions batched) in one task per chunk."""
+    stack = RNG.standard_normal((150, 3, 4))
+    on_x, on_stack = on_dask(X), on_dask(stack)
+    m = RNG.standard_normal((4, 2))
+    on_m = one_chunk(m)
+
+    def f(w):
+        by_batch = ops.matmul(on_stack, on_m) * w[0]               # (150, 3, 2), batch axis
+        rows = ops.matmul(on_x, ops.reshape(w, (1, 4, 1)) * on_m[None, :, :1])  # (1, 150, 1)
+        contracted = ops.matmul(ops.reshape(ops.tanh(on_x @ w), (1, 1, 150)), on_stack[:, 0, :])
+        return ops.sum(by_batch) + ops.sum(rows * rows) + ops.sum(contracted)
+
+    def want(w):
+        return (np.sum(stack @ m * w[0]) + np.sum((X @ (w[:, None] * m[:, :1])) ** 2)
+                + np.sum(np.tanh(X @ w) @ stack[:, 0, :]))
+
+    compiled = dualad.compile(f)
+    hessian = dualad.compile(mixed.hessian(loss_of(on_x, on_dask(Y))))
+    for w in (np.full(4, 0.1), np.linspace(-0.2, 0.2, 4)):
+        assert_close(compiled(one_chunk(w)), want(w))
+        assert_close(hessian(one_chunk(w)), mixed.hessian(loss_of(X, Y))(w))
+    assert compiled.stats["executor"] == "dask" and hessian.stats["executor"] == "dask"
+
+
 @pytest.mark.parametrize("f, why", [
     (lambda x, w: ops.matmul(x, w) - ops.mean(ops.matmul(x, w)), "two rounds over the data"),
     (lambda x, w: ops.flip(x * w, axis=0)[:, 0], "flip of a partitioned value has no per-chunk rule"),
@@ -204,3 +230,21 @@ def test_on_a_cluster_of_processes():
             w, v = np.full(4, 0.1 * k), np.ones(4)
             assert_close(hv(one_chunk(w), one_chunk(v)), mixed.hvp(loss_of(X, Y), w, v), what=f"call {k}")
         assert hv.stats["replays"] == 1 and hv.stats["executor"] == "dask"
+
+
+def test_the_trace_computes_no_dask_constant():
+    """Simplification looks at constants for ones and zeros; a Dask constant (here
+    labels of the data's size, all ones) is not computed to do so: that would bring
+    the data to this process at the first call."""
+    seen = []
+
+    def scheduler(dsk, keys, **kwargs):
+        seen.append(keys)
+        return dask.get(dsk, keys, **kwargs)
+
+    y = on_dask(np.ones(150))
+    compiled = dualad.compile(lambda w: ops.sum(y * (on_dask(X) @ w)))
+    with dask.config.set(scheduler=scheduler):
+        out = compiled(one_chunk(np.ones(4)))
+    assert seen == [] and compiled.stats["executor"] == "dask"
+    assert_close(out, np.sum(X @ np.ones(4)))

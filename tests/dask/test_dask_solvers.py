@@ -94,3 +94,46 @@ def test_the_dask_solve_is_the_numpy_solve_in_bounded_graphs(solver):
     # would be 4 per H-product and 5 per step.
     assert run.reads <= res.nhev + res.nfev + 2 * res.nit + 1, (run.reads, res)
     assert w0.name == name and np.all(w0.compute() == 0.0), "x0 changed"
+
+
+def _formed_solve(solver, dtype, **options):
+    """``solver`` from a one-chunk Dask x0 (solved on the client, H formed at each point),
+    the computations it asked for, and the same solve on NumPy."""
+    x = da.from_array(X.astype(dtype), chunks=(CHUNKS, W_CHUNKS))
+    y = da.from_array(Y.astype(dtype), chunks=(CHUNKS,))
+    w0 = da.zeros(N_FEATURES, chunks=-1, dtype=dtype)
+    seen = []
+    run = Recorder()
+    with dask.config.set(scheduler=run):
+        res = solver(logistic(x, y), w0, callback=seen.append, **options)
+    ref = solver(logistic(X.astype(dtype), Y.astype(dtype)), np.zeros(N_FEATURES, dtype), **options)
+    return res, run, seen, ref
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("dtype, tol, rtol", [(np.float64, 1e-8, 1e-9), (np.float32, 1e-3, 2e-4)])
+def test_a_small_x0_is_solved_on_the_client_with_h_formed(solver, dtype, tol, rtol):
+    """A one-chunk x0: one computation per point (f, gradient and H together), CG on the
+    client; the solve is NumPy's, and the results are Dask arrays of x0's chunks."""
+    res, run, seen, ref = _formed_solve(solver, dtype, tol=tol)
+    assert res.success and ref.success, (res.message, ref.message)
+    assert (res.nit, res.nfev) == (ref.nit, ref.nfev)
+    assert abs(res.nhev - ref.nhev) <= res.nit  # CG on H's matrix rounds otherwise than on H v
+    assert len(run.graphs) == 1 + res.nfev, "x0 read once, then one computation per point"
+    for r in (res, *seen):
+        assert isinstance(r.x, da.Array) and isinstance(r.jac, da.Array)
+        assert r.x.chunks == ((N_FEATURES,),) and r.x.dtype == dtype and r.jac.dtype == dtype
+    assert len(seen) == res.nit
+    np.testing.assert_allclose(res.x.compute(), ref.x, rtol=rtol, atol=rtol * 1e-3)
+    np.testing.assert_allclose(res.jac.compute(), ref.jac, rtol=1, atol=tol)
+    assert res.fun == pytest.approx(ref.fun, rel=rtol)
+
+
+def test_a_larger_x0_keeps_one_product_per_computation(monkeypatch):
+    """Above ``FORMED_AT_MOST`` entries the iterates stay on the cluster (H v per product)."""
+    import mixed._newton
+    monkeypatch.setattr(mixed._newton, "FORMED_AT_MOST", N_FEATURES - 1)
+    res, run, _, ref = _formed_solve(newton_cg, np.float64, tol=1e-8)
+    assert res.success and (res.nit, res.nfev, res.nhev) == (ref.nit, ref.nfev, ref.nhev)
+    assert len(run.graphs) > res.nfev + res.nhev
+    np.testing.assert_allclose(res.x.compute(), ref.x, rtol=1e-9, atol=1e-12)

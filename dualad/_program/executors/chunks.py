@@ -27,8 +27,8 @@ chunk.
 A program splits where every step reading a partitioned value keeps the
 partition along one axis, with a rule here: elementwise entries (other
 operands broadcast along that axis, or are constants cut into the same
-chunks), ``matmul`` (rows of the left operand, columns of the right, or the
-contracted axis: a partial sum), sums (over the axis: a partial sum; over
+chunks), ``matmul``, batched or not (rows of the left operand, columns of the
+right, a batch axis, or the contracted axis: a partial sum), sums (over the axis: a partial sum; over
 others: the axis moves), ``max``/``min``/``prod`` over other axes,
 ``permute_dims``, ``reshape`` and ``broadcast_to`` that keep the axis, and
 ``getitem`` with a full slice along it. What has no rule (a sort along the
@@ -223,21 +223,34 @@ def _elementwise(split: _Split, step: Eqn, axes: list) -> int:
 
 
 def _matmul(split: _Split, step: Eqn, axes: list) -> int | str:
+    """NumPy's matmul, batched and broadcast: a partition along the contracted axis gives
+    partial sums; along the rows of the left operand, the columns of the right one, or a
+    batch axis, it stays where matmul puts that axis."""
     (a, b), (pa, pb) = step.ins, axes
-    na, nb = len(split._shape(a)), len(split._shape(b))
-    if na != 2 or nb not in (1, 2):
-        raise NotChunked("matmul of a partitioned value runs chunk by chunk on matrices and vectors only")
-    if pa in (1, None) and pb in (0, None):  # the contracted axis: a partial sum
-        if pa is None:
-            split.cut_constant(a, 1, "matmul")
-        if pb is None:
-            split.cut_constant(b, 0, "matmul")
+    na, nb, nd = len(split._shape(a)), len(split._shape(b)), len(split._shape(step.outs[0]))
+    contracted = (na - 1, 0 if nb == 1 else nb - 2)
+    if all(p in (c, None) for p, c in zip(axes, contracted)):  # a partial sum
+        for s, p, c in zip(step.ins, axes, contracted):
+            if p is None:
+                split.cut_constant(s, c, "matmul")
         return "add"
-    if pa == 0 and pb is None:  # rows of the left operand
-        return 0
-    if pa is None and pb == 1:  # columns of the right one
-        return 1
-    raise NotChunked("matmul of two partitioned values along other axes than the contracted one")
+    rows = na - 2 if na >= 2 else None
+    columns = nb - 1 if nb >= 2 else None
+    if pa == rows and pb is None:
+        return nd - 1 - (nb >= 2)
+    if pa is None and pb == columns:
+        return nd - 1
+    batch = nd - (na >= 2) - (nb >= 2)  # the broadcast batch axes come first in the output
+    where = {batch - (n - 2) + p for n, p in ((na, pa), (nb, pb)) if p is not None and p < n - 2}
+    if len(where) != 1 or (pa is not None and pa >= na - 2) or (pb is not None and pb >= nb - 2):
+        raise NotChunked("matmul of partitioned values along axes other than the contracted one, "
+                         "the rows of the left operand, the columns of the right one or a batch axis")
+    out = where.pop()
+    for s, p, n in ((a, pa, na), (b, pb, nb)):
+        k = out - batch + (n - 2)
+        if p is None and k >= 0 and split._shape(s)[k] != 1:
+            split.cut_constant(s, k, "matmul")
+    return out
 
 
 def _reduction(split: _Split, step: Eqn, axes: list) -> int | str:

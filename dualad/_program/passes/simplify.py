@@ -59,6 +59,7 @@ module keeps one implementation per rewrite name (:data:`REWRITES`).
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from typing import Any, Callable
 
@@ -225,10 +226,12 @@ def _other(walk: _Walk, step: Eqn, test: Callable, positions: tuple = (0, 1)) ->
 
 
 def _all(value: Any, test: Callable) -> bool:
-    try:
-        a = np.asarray(value)
-    except Exception:  # noqa: BLE001 - an object that is no number is no one or zero
+    """Whether every entry of a constant on the host passes ``test``. A constant of
+    another library (a Dask array: computing it could bring a data set to this process)
+    is not looked at."""
+    if not isinstance(value, (np.ndarray, np.generic, numbers.Number)):
         return False
+    a = np.asarray(value)
     if a.dtype.kind not in "biufc" or a.size == 0:
         return False
     return bool(test(a[()]) if a.ndim == 0 else test(a).all())  # a NumPy scalar tests fastest
