@@ -35,12 +35,15 @@ from .common import (
     vector,
 )
 
-EXECUTORS = ["numpy", "numba"]
+# "auto": compile's own choice (executor=None), what a user gets without asking
+EXECUTORS = ["numpy", "numba", "auto"]
 
 
-def _need(executor: str) -> None:
+def _need(executor: str) -> str | None:
+    """The ``executor`` argument of ``dualad.compile`` for a benchmark parameter."""
     if executor == "numba" and importlib.util.find_spec("numba") is None:
         raise NotImplementedError("Numba is not installed")
+    return None if executor == "auto" else executor
 
 
 def _warm(compiled, *args):
@@ -68,13 +71,13 @@ class CompileOverhead:
     param_names = ["size", "executor"]
 
     def setup(self, size, executor):
-        _need(executor)
+        asked = _need(executor)
         self.x = vector(size)
-        self.compiled = _warm(dualad.compile(op_chain, executor=executor), self.x)
+        self.compiled = _warm(dualad.compile(op_chain, executor=asked), self.x)
         # primitives of the program as traced, so that both executors divide by the same count
         self.n_forward = len(dualad.compile(op_chain, executor="numpy").program(self.x).eqns)
         self.grad = reverse.grad(op_chain)
-        self.compiled_grad = _warm(dualad.compile(self.grad, executor=executor), self.x)
+        self.compiled_grad = _warm(dualad.compile(self.grad, executor=asked), self.x)
         self.n_grad = len(dualad.compile(self.grad, executor="numpy").program(self.x).eqns)
 
     def _replay(self):
@@ -139,12 +142,12 @@ class CompiledGrad:
     param_names = ["n", "executor"]
 
     def setup(self, n, executor):
-        _need(executor)
+        asked = _need(executor)
         self.executor = executor
         self.x, self.v = vector(n), direction(n)
         self.grad = reverse.grad(rosenbrock)
-        self.compiled = _warm(dualad.compile(self.grad, executor=executor), self.x)
-        self.compiled_hvp = _warm(dualad.compile(_rosenbrock_hvp, executor=executor), self.x, self.v)
+        self.compiled = _warm(dualad.compile(self.grad, executor=asked), self.x)
+        self.compiled_hvp = _warm(dualad.compile(_rosenbrock_hvp, executor=asked), self.x, self.v)
 
     def _f(self):
         return rosenbrock(self.x)
@@ -238,9 +241,9 @@ class CompiledScalar:
     param_names = ["executor"]
 
     def setup(self, executor):
-        _need(executor)
+        asked = _need(executor)
         self.x, self.y = np.float64(0.7), np.float64(-0.3)
-        self.compiled = _warm(dualad.compile(self._vgh, executor=executor), self.x, self.y)
+        self.compiled = _warm(dualad.compile(self._vgh, executor=asked), self.x, self.y)
         self.n = len(dualad.compile(self._vgh, executor="numpy").program(self.x, self.y).eqns)
 
     @staticmethod
@@ -292,9 +295,9 @@ class CompiledScalarAsWritten:
     param_names = ["executor"]
 
     def setup(self, executor):
-        _need(executor)
+        asked = _need(executor)
         self.v = np.array([0.7, -0.3])
-        self.compiled = _warm(dualad.compile(_user_value_grad_hessian, executor=executor), self.v)
+        self.compiled = _warm(dualad.compile(_user_value_grad_hessian, executor=asked), self.v)
 
     def time_compiled(self, executor):
         self.compiled(self.v)
@@ -306,19 +309,20 @@ class CompiledScalarAsWritten:
 
 class CompiledRK4Jacobian:
     """``jacfwd`` of the demo's damped oscillator (500 RK4 steps, Duals of 4 parameters),
-    compiled, over the oscillator itself (issue 27's target: <= 5). On the NumPy
-    executor only, which the automatic choice takes (the program unrolls into Python
-    floats): Numba forced compiles its 60,000 steps for minutes (benchmarks/README.md)."""
+    compiled, over the oscillator itself (issue 27's target: <= 5). With compile's own
+    choice only, which unrolls the program into Python floats (its loop nests would
+    hold more than ``MAX_AUTOMATIC_OPS`` operations): Numba forced compiles its 60,000
+    steps for minutes (benchmarks/README.md)."""
 
-    params = [["numpy"]]
+    params = [["auto"]]
     param_names = ["executor"]
 
     def setup(self, executor):
         from mixed.demo import damped_oscillator
-        _need(executor)
+        asked = _need(executor)
         self.f = damped_oscillator
         self.p = np.array([1.0, 0.1, 0.5, 1.3])
-        self.compiled = _warm(dualad.compile(dualad.jacfwd(damped_oscillator), executor=executor), self.p)
+        self.compiled = _warm(dualad.compile(dualad.jacfwd(damped_oscillator), executor=asked), self.p)
 
     @ratio
     def track_compiled_jacfwd_over_function(self, executor):

@@ -41,7 +41,7 @@ from dualad._base.tree import flatten, treedef
 from dualad._program.executors import chunks
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
-from dualad._program.executors.scalar import unrolls_arrays
+from dualad._program.executors.scalar import unrolled_us
 from dualad._program.ir import GuardMiss, aval
 from dualad._program.passes.cse import eliminate_common_subexpressions
 from dualad._program.passes.dce import eliminate_dead_code
@@ -162,8 +162,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         arrays replay as with ``"numpy"``. It needs CuPy (``pip install
         "dualad[gpu]"``: ImportError without it), and ``optimize``. None:
         for CuPy arrays, CUDA kernels where CuPy is installed; for NumPy
-        arrays, Numba for an optimized program with a group large enough to
-        pay for its kernel, where Numba is installed; NumPy otherwise.
+        arrays, Numba for an optimized program with a group that pays for its
+        kernel (of many iterations, or of many operations on a few numbers),
+        where Numba is installed and the program does not replay cheaper
+        unrolled on Python floats; NumPy otherwise.
         ``stats["executor"]`` tells which replays the program traced last
         (``"dask"`` for a program split into tasks per chunk).
 
@@ -759,14 +761,19 @@ def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:
     lowered = cupy_executor.lowered(program) if executor == "cupy" else None
     if lowered is not None:
         return lowered, "cupy"
-    # chosen by itself, Numba leaves the programs of small arrays that unroll to Python on
-    # floats, which beats loops of a few iterations (asked only where Numba could be taken)
-    if executor == "numba" or (executor is None and numba_executor.available()
-                               and not unrolls_arrays(program)):
+    if executor == "numba" or (executor is None and numba_executor.available()):
         lowered = numba_executor.lowered(program, forced=executor == "numba")
-        if lowered is not None:
+        if lowered is not None and (executor == "numba" or _kernels_pay(program, lowered)):
             return lowered, "numba"
     return (fuse_elementwise(program) if fuse else program), "numpy"
+
+
+def _kernels_pay(program: Program, lowered: Program) -> bool:
+    """Whether Numba's kernels, not asked for, replay ``program`` (``lowered``) cheaper than
+    Python floats where it unrolls to them (not so where its nests are many and small: a
+    nest per getitem and scatter of a few numbers), and compile in reasonable time."""
+    ours, unrolled = numba_executor.replay_us(lowered), unrolled_us(program)
+    return ours < float("inf") and (unrolled is None or ours < unrolled)
 
 
 # -- random streams ------------------------------------------------------------------------

@@ -46,10 +46,11 @@ import numpy as np
 from dualad._program.executors.kernels import FirstRun, arguments, cached
 from dualad._program.lowering import LoopNest, lower, size
 
-__all__ = ["MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered", "source"]
+__all__ = ["MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered",
+           "replay_us", "source"]
 
 MIN_SIZE = 1 << 16   # iterations from which a nest may pay for its kernel (see _pays)
-MIN_SCALAR_OPS = 16  # operations of a nest of numbers from which it pays
+MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) from which it pays
 UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
 
 _JIT = 'numba.njit(cache=True, error_model="numpy", nogil=True)'
@@ -118,18 +119,37 @@ _PASS_NS = 1.0   # what each NumPy call adds: a pass over memory, for a result w
 
 
 def _pays(nest: LoopNest) -> bool:
-    """Whether ``nest`` pays for its kernel: a nest of numbers of ``MIN_SCALAR_OPS``
-    operations or more (each NumPy call of a number costs a microsecond or so), or one of
+    """Whether ``nest`` pays for its kernel: a nest of numbers, or of fewer than
+    ``MIN_SIZE`` iterations, of ``MIN_SCALAR_OPS`` operations or more (each NumPy call
+    of a small array costs a microsecond or so, more than its elements), or one of
     ``MIN_SIZE`` iterations or more that costs less per element than NumPy's calls (the
     inexact ufuncs by :data:`_NS`, a pass over memory per call saved)."""
-    if not nest.shape:
-        return len(nest.ops) >= MIN_SCALAR_OPS
     if size(nest) < MIN_SIZE:
-        return False
+        return len(nest.ops) >= MIN_SCALAR_OPS
     ours = sum(_NS.get(op.ufunc, (_EXACT_NS,))[0] for op in nest.ops)
     numpys = sum(_NS.get(op.ufunc, (0.0, _EXACT_NS))[1] + _PASS_NS
                  for op in nest.ops) + _PASS_NS * (len(nest.sums) + 2 * len(nest.scatters))
     return ours < numpys
+
+
+# What a replay of a lowered program costs, in microseconds (a 2-core Xeon, Numba 0.68.1):
+# a nest's call (dispatch, its arrays made, results boxed), and each step left to NumPy.
+NEST_US, STEP_US = 1.0, 0.6
+# Operations of a program's nests of few iterations from which Numba's first compile (about
+# 150 operations a second, kept on disk after) is not taken by itself.
+MAX_AUTOMATIC_OPS = 1000
+
+
+def replay_us(lowered: Any) -> float:
+    """The estimated cost of a replay of the ``lowered`` program, in microseconds, to
+    weigh against Python floats' (``compile`` asks, choosing its executor); infinite
+    where its nests of fewer than ``MIN_SIZE`` iterations hold more than
+    :data:`MAX_AUTOMATIC_OPS` operations: their compile would cost more than their
+    replays save, in all but the longest runs."""
+    nests = [s.prim for s in lowered.steps if isinstance(getattr(s, "prim", None), LoopNest)]
+    if sum(len(n.ops) for n in nests if size(n) < MIN_SIZE) > MAX_AUTOMATIC_OPS:
+        return math.inf
+    return NEST_US * len(nests) + STEP_US * (len(lowered.eqns) - len(nests))
 
 
 def cache_dir() -> str:

@@ -54,7 +54,7 @@ from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss
 from dualad._program.passes.memory import ufunc_of
 from dualad._table.entries import moves_elements
 
-__all__ = ["MAX_ELEMENTS", "scalar_executor", "unrolls_arrays"]
+__all__ = ["MAX_ELEMENTS", "scalar_executor", "unrolled_us"]
 
 MAX_ELEMENTS = 16  # elements of the largest value a program may hold to be unrolled
 MAX_LINES = 200_000  # lines of the unrolled source (its compile time grows with them)
@@ -268,12 +268,12 @@ def _walk_steps(program: Any, fallback: Callable | None) -> _Unroll | None:
     return u
 
 
-def unrolls_arrays(program: Any) -> bool:
-    """Whether :func:`scalar_executor` takes ``program`` and it holds arrays, not only
-    numbers: a few-element loop is not worth a compiled kernel there (``compile`` asks,
-    choosing its executor)."""
-    shaped = any(a[1] for a in program.avals.values() if a[1] is not None)
-    return shaped and _walk(program, None) is not None
+def unrolled_us(program: Any) -> float | None:
+    """The estimated cost of a replay of ``program`` unrolled to Python floats, in
+    microseconds, or None where :func:`scalar_executor` does not take it (``compile``
+    asks, choosing between it and Numba's kernels)."""
+    u = _walk(program, None)
+    return None if u is None else u.cost
 
 
 def scalar_executor(program: Any, fallback: Callable) -> Callable | None:

@@ -56,6 +56,29 @@ def test_outputs_are_fresh_and_guards_are_checked():
     assert compiled.stats["misses"] == 1 and compiled.stats["executor"] == "numba"
 
 
+def test_many_operations_on_a_few_numbers_take_a_kernel_unless_too_many(monkeypatch):
+    """A long elementwise chain of 1 or 16 elements: one kernel call saves a NumPy call per
+    operation (and costs less than the chain unrolled to floats); above
+    ``MAX_AUTOMATIC_OPS`` operations the first call's compile is not taken by itself."""
+    def chain(x):
+        for _ in range(12):
+            x = np.sin(x) * 1.5 + 0.25
+        return x
+
+    for n in (1, 16):
+        x = np.linspace(0.1, 0.9, n)
+        auto = dualad.compile(chain)
+        got = auto(x), auto(x)
+        assert auto.stats["executor"] == "numba", n
+        want = dualad.compile(chain, executor="numpy")(x)
+        for g in got:  # sin is Numba's math library: within its stated 4 ulps
+            np.testing.assert_allclose(g, want, rtol=4 * 2.0 ** -52 * 12, atol=0)
+    monkeypatch.setattr(numba_executor, "MAX_AUTOMATIC_OPS", 10)
+    auto = dualad.compile(chain)
+    auto(np.ones(16)), auto(np.ones(16))
+    assert auto.stats["executor"] == "numpy"
+
+
 def test_the_executor_is_chosen_per_program(monkeypatch):
     def f(x):
         return np.sum(np.sin(x) * 2.0 + 1.0)
