@@ -113,14 +113,20 @@ class _Split:
     partial results over the partitioned axis (``partial``: slot -> the ufunc that
     combines the chunks' results, ``add`` for a sum), which are replicated and
     computed after those sums (``late``); the others are replicated and computed
-    before. ``rows`` are the chunks' sizes along the partitioned axis; ``cut`` are the
-    constants also read chunk by chunk (slot -> axis)."""
+    before. ``round`` numbers the passes over the chunks (slot -> 1, 2, ...): a value
+    of each chunk computed from one made after the sums of round k is of round k + 1.
+    ``rows`` are the chunks' sizes along the partitioned axis; ``cut`` are the
+    constants also read chunk by chunk (slot -> axis), ``rebroadcast`` the replicated
+    broadcasts made again in each chunk (slot -> axis)."""
 
     def __init__(self, program: Program, inputs: list):
         self.program, self.inputs = program, inputs
         self.axis: dict[int, int] = {}
         self.partial: dict[int, str] = {}
         self.late: set[int] = set()
+        self.round: dict[int, int] = {}
+        self.rebroadcast: dict[int, int] = {}
+        self._producer = {o: step for step in program.steps if type(step) is Eqn for o in step.outs}
         self.cut: dict[int, int] = {}
         self.rows: tuple | None = None
         for slot in list(range(program.n_inputs)) + list(program.consts):
@@ -167,15 +173,13 @@ class _Split:
                                  f"{step.kind} (a guard), which a program of tasks cannot check")
             return
         axes = [self.axis.get(s) for s in step.ins]
-        late = any(s in self.partial or s in self.late for s in step.ins)
+        after = [self.round[s] for s in step.ins if s in self.partial or s in self.late]
         if all(a is None for a in axes):
-            if late:
+            if after:
                 self.late.update(step.outs)
+                self.round.update(dict.fromkeys(step.outs, max(after)))
             return
         name = step.prim.name
-        if late:
-            raise NotChunked(f"{name} reads a value made from a sum over the chunks together with "
-                             "values of each chunk: two rounds over the data")
         if step.prim.multiple_results or step.prim.effect:
             raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
         rule = _RULES.get(name) or (_elementwise if _is_elementwise(step.prim) else None)
@@ -186,16 +190,28 @@ class _Split:
             self.partial[step.outs[0]] = out
         else:
             self.axis[step.outs[0]] = out
+        self.round[step.outs[0]] = max([self.round.get(s, 1) for s, a in zip(step.ins, axes) if a is not None]
+                                       + [k + 1 for k in after])
 
     def cut_constant(self, slot: int, axis: int, name: str) -> int:
         """A replicated operand of ``name`` spanning the partitioned axis: a constant is cut
-        into the chunks too (``axis``); a computed value cannot be."""
-        if slot not in self.program.consts or self.cut.get(slot, axis) != axis \
-                or self._shape(slot)[axis] != self.n:
-            raise NotChunked(f"{name} reads a value of the whole partitioned axis that is computed, "
-                             "not a constant, together with values of each chunk")
-        self.cut[slot] = axis
-        return axis
+        into the chunks too (``axis``), a broadcast along it (a mean's gradient, say) made
+        again in each chunk at the chunk's size (``rebroadcast``); another computed value
+        cannot be."""
+        if self._shape(slot)[axis] == self.n:
+            if slot in self.program.consts and self.cut.get(slot, axis) == axis:
+                self.cut[slot] = axis
+                return axis
+            step = self._producer.get(slot)
+            if step is not None and step.prim.name == "broadcast_to" \
+                    and self.rebroadcast.get(slot, axis) == axis:
+                source = self._shape(step.ins[0])
+                k = axis - (len(self._shape(slot)) - len(source))
+                if k < 0 or source[k] == 1:
+                    self.rebroadcast[slot] = axis
+                    return axis
+        raise NotChunked(f"{name} reads a value of the whole partitioned axis that is computed, "
+                         "not a constant or a broadcast, together with values of each chunk")
 
     @property
     def n(self) -> int:
@@ -338,64 +354,106 @@ class ChunkedProgram:
         self.rows = split.rows or ()
         self._before_inputs = [s for s in range(program.n_inputs) if s not in split.axis]
         consts, axis, partial, late = program.consts, split.axis, split.partial, split.late
-        eqns = [s for s in program.steps if type(s) is Eqn]
         for slot in program.outputs:
             if slot >= program.n_inputs and slot not in consts or slot in axis:
                 continue
             value = split.inputs[slot] if slot < program.n_inputs else consts[slot]
             if not array_api_compat.is_dask_array(value):
                 raise NotChunked("it returns a value that is not a Dask array")
-        per_chunk = [s for s in eqns if s.outs[0] in axis or s.outs[0] in partial]
-        after = [s for s in eqns if s.outs[0] in late]
-        made_per_chunk = {o for s in per_chunk for o in s.outs}
-        made_after = {o for s in after for o in s.outs}
-        before = [s for s in eqns if s.outs[0] not in made_per_chunk and s.outs[0] not in made_after]
+        eqns = [s for s in program.steps if type(s) is Eqn]
+        n_rounds = max(split.round.values(), default=1)
+        rounds = range(1, n_rounds + 1)
+        per_chunk = {r: [s for s in eqns if (s.outs[0] in axis or s.outs[0] in partial)
+                         and split.round[s.outs[0]] == r] for r in rounds}
+        after = {r: [s for s in eqns if s.outs[0] in late and split.round[s.outs[0]] == r] for r in rounds}
+        made = {s for step in eqns for s in step.outs}
+        producer = {s: step for step in eqns for s in step.outs}
+        later = {s for step in eqns for s in step.outs if s in axis or s in partial or s in late}
+        before = [s for s in eqns if s.outs[0] not in later]
 
-        def sources(s: int) -> bool:  # an input or a constant
+        def source(s: int) -> bool:  # an input or a constant
             return s < program.n_inputs or s in consts
 
-        # per chunk: the blocks of the partitioned sources, then values made before
-        reads = {s for step in per_chunk for s in step.ins} | {s for s in program.outputs if s in axis}
-        self._blocks = sorted(s for s in reads if sources(s) and (s in axis or s in split.cut))
-        from_before_map = sorted(s for s in reads - made_per_chunk
-                                 if not sources(s) or (s < program.n_inputs and s not in axis))
-        self._partials = sorted(partial)
-        self._combine = [getattr(np, partial[s]) for s in self._partials]
-        self._chunk_outputs = self._partials + [s for s in program.outputs if s in axis]
-        # after: the partial sums added, then values made before
-        reads_after = {s for step in after for s in step.ins} | set(program.outputs)
-        from_before_post = sorted(s for s in reads_after - made_after - set(partial) - set(self._blocks)
-                                  if (not sources(s) or s < program.n_inputs) and s not in axis)
+        def block(s: int) -> bool:  # a source read chunk by chunk
+            return source(s) and (s in axis or s in split.cut)
+
+        def from_before(s: int) -> bool:  # a replicated input, or a value made before
+            return (s in made and s not in later) or (s < program.n_inputs and s not in axis)
+
+        outputs = set(program.outputs)
+        chunk_outputs = [s for s in program.outputs if s in axis]
+        # what each part reads (inputs) and returns (outputs), by slot; a part's input comes
+        # from the task of the part that returns it, a block from the data
+        self._reads: dict[tuple, list] = {}
+        returns: dict[tuple, list] = {}
+        for r in rounds:  # each round's chunks make again the broadcasts they read
+            read = {s for step in per_chunk[r] for s in step.ins}
+            per_chunk[r] = [producer[s] for s in sorted(split.rebroadcast) if s in read] + per_chunk[r]
+        for r in rounds:
+            reads = {s for step in per_chunk[r] for s in step.ins} - set(split.rebroadcast)
+            if r == 1:
+                reads |= {s for s in chunk_outputs if source(s)}
+            self._reads["chunk", r] = sorted(s for s in reads if block(s) or from_before(s)
+                                             or (s in made and split.round.get(s, 0) < r))
+            reads = {s for step in after[r] for s in step.ins} | (outputs - set(chunk_outputs)
+                                                                 if r == n_rounds else set())
+            partials = sorted(s for s in partial if split.round[s] == r)
+            self._reads["after", r] = partials + sorted(
+                s for s in reads if s not in partials and not (s in made and split.round.get(s) == r)
+                and (from_before(s) or s in made))
+        for r in rounds:
+            made_here = {s for step in per_chunk[r] for s in step.outs} - set(split.rebroadcast)
+            wanted = {s for (kind, k), reads in self._reads.items() for s in reads
+                      if kind == "chunk" and k > r and s in made_here}
+            wanted |= {s for s in chunk_outputs if s in made_here or (r == 1 and source(s))}
+            partials = sorted(s for s in partial if split.round[s] == r)
+            returns["chunk", r] = partials + sorted(wanted - set(partial))
+            if r < n_rounds:
+                mine = set(self._reads["after", r]) | {s for step in after[r] for s in step.outs}
+                returns["after", r] = sorted(s for s in mine if any(
+                    s in reads for (kind, k), reads in self._reads.items() if k > r) and s in later)
         self._post_outputs = [s for s in program.outputs if s not in axis]
-        # before: what the others read of it
-        self._before_outputs = sorted(set(from_before_map) | set(from_before_post))
-        self._map_pick = [self._before_outputs.index(s) for s in from_before_map]
-        self._post_pick = [self._before_outputs.index(s) for s in from_before_post]
+        returns["after", n_rounds] = self._post_outputs
+        returns["before"] = sorted({s for reads in self._reads.values() for s in reads if from_before(s)})
+        self._returns = returns
+        self._partials = {r: [s for s in self._reads["after", r] if s in partial and split.round[s] == r]
+                          for r in rounds}
+        self._combine = {r: [getattr(np, partial[s]) for s in self._partials[r]] for r in rounds}
+        self._blocks = sorted({s for reads in self._reads.values() for s in reads if block(s)})
         self._dask_inputs = [s for s in range(program.n_inputs)
                              if array_api_compat.is_dask_array(split.inputs[s])]
-        host, arrays = _on_host(program, split, before + after, reads_after)
+        all_after = [s for r in rounds for s in after[r]]
+        reads_after = {s for r in rounds for s in self._reads["after", r]} | outputs
+        host, arrays = _on_host(program, split, before + all_after, reads_after)
         self._block_sources = _cut_constants(program, split, host)
         token = uuid.uuid4().hex
-        self.before = _Part(_subprogram(program, self._before_inputs, before, self._before_outputs, host,
+        self.before = _Part(_subprogram(program, self._before_inputs, before, returns["before"], host,
                                         arrays), prepare, f"{token}-before")
-        self.after = _Part(_subprogram(program, self._partials + from_before_post, after,
-                                       self._post_outputs, host, arrays), prepare, f"{token}-after")
-        self.per_chunk = {r: _Part(_subprogram(program, self._blocks + from_before_map, per_chunk,
-                                               self._chunk_outputs, host, arrays, split, r), prepare,
-                                   f"{token}-chunk-{r}")
-                          for r in sorted(set(self.rows))}
+        self.after = {r: _Part(_subprogram(program, self._reads["after", r], after[r], returns["after", r],
+                                           host, arrays), prepare, f"{token}-after-{r}") for r in rounds}
+        self.per_chunk = {(r, n): _Part(_subprogram(program, self._reads["chunk", r], per_chunk[r],
+                                                    returns["chunk", r], host, arrays, split, n),
+                                        prepare, f"{token}-chunk-{r}-{n}")
+                          for r in rounds for n in sorted(set(self.rows))}
         self._axis = {s: axis[s] for s in program.outputs if s in axis}
         self._axis.update({s: split.axis.get(s, split.cut.get(s)) for s in self._blocks})
+        self._round_of_output = {s: (1 if source(s) else split.round[s]) for s in chunk_outputs}
+        self._round, self._combined = split.round, set(partial) | set(late)
+        self.n_rounds = n_rounds
 
     def __str__(self) -> str:
-        parts = [("before (one task)", self.before)] + [
-            (f"per chunk of {r} rows ({self.rows.count(r)} tasks)", part)
-            for r, part in self.per_chunk.items()
-        ] + [("after (one task, the chunks' partial results combined first)", self.after)]
+        parts = [("before (one task)", self.before)]
+        for r in range(1, self.n_rounds + 1):
+            pass_ = f"round {r}: " if self.n_rounds > 1 else ""
+            parts += [(f"{pass_}per chunk of {n} rows ({self.rows.count(n)} tasks)", self.per_chunk[r, n])
+                      for n in sorted(set(self.rows))]
+            parts.append((f"{pass_}after (one task, the chunks' partial results combined first)",
+                          self.after[r]))
         return "\n".join(f"# {title}\n{part.program}" for title, part in parts)
 
     def replay(self, inputs: list) -> list:
-        """The outputs as Dask arrays of a graph of one task per chunk and two more."""
+        """The outputs as Dask arrays of a graph of a task before, then per round one task
+        per chunk and one after."""
         from dask.highlevelgraph import HighLevelGraph
 
         token = uuid.uuid4().hex
@@ -405,14 +463,21 @@ class ChunkedProgram:
         before = (f"{core}-before",)
         layer: dict = {before: (self.before, *[_key(inputs[s], None, 0) if s in arrays else inputs[s]
                                                for s in self._before_inputs])}
-        chunks = []
-        for i, r in enumerate(self.rows):
-            key = (f"{core}-chunk", i)
-            layer[key] = (_run_chunk, self.per_chunk[r], before, self._map_pick,
-                          *[_key(arrays[s], self._axis[s], i) for s in self._blocks])
-            chunks.append(key)
-        after = (f"{core}-after",)
-        layer[after] = (_run_after, self.after, before, self._post_pick, self._combine, chunks)
+        tasks = {"before": before}  # part -> key (a chunk's: per chunk)
+        chunks: dict[int, list] = {}
+        for r in range(1, self.n_rounds + 1):
+            chunks[r] = []
+            for i, n in enumerate(self.rows):
+                key = (f"{core}-chunk-{r}", i)
+                picks, sources = self._sources(("chunk", r), tasks, i, arrays)
+                layer[key] = (_run_chunk, self.per_chunk[r, n], picks, sources)
+                chunks[r].append(key)
+            tasks["chunk", r] = chunks[r]
+            after = (f"{core}-after-{r}",)
+            picks, sources = self._sources(("after", r), tasks, None, arrays)
+            layer[after] = (_run_after, self.after[r], len(self._partials[r]), self._combine[r], chunks[r],
+                            picks, sources)
+            tasks["after", r] = after
         graph = HighLevelGraph.from_collections(core, layer, dependencies=list(arrays.values()))
         layers, dependencies = dict(graph.layers), dict(graph.dependencies)
         outputs = []
@@ -421,13 +486,14 @@ class ChunkedProgram:
             _, shape, dtype = self.traced.avals[slot]
             a = self._axis.get(slot)
             if a is None:
-                layers[name] = {(name, *[0] * len(shape)): (operator.getitem, after,
+                layers[name] = {(name, *[0] * len(shape)): (operator.getitem, tasks["after", self.n_rounds],
                                                             self._post_outputs.index(slot))}
                 chunks_of = tuple((d,) for d in shape)
             else:
-                at = self._chunk_outputs.index(slot)
+                r = self._round_of_output[slot]
+                at = self._returns["chunk", r].index(slot)
                 layers[name] = {(name, *[i if k == a else 0 for k in range(len(shape))]):
-                                (operator.getitem, key, at) for i, key in enumerate(chunks)}
+                                (operator.getitem, key, at) for i, key in enumerate(chunks[r])}
                 chunks_of = tuple(self.rows if k == a else (d,) for k, d in enumerate(shape))
             dependencies[name] = {core}
             outputs.append((name, chunks_of, dtype))
@@ -437,17 +503,53 @@ class ChunkedProgram:
         return [da.Array(graph, name, chunks_of, dtype=dtype, meta=np.empty((0,) * len(chunks_of), dtype))
                 for name, chunks_of, dtype in outputs]
 
+    def _sources(self, part: tuple, tasks: dict, i: int | None, arrays: dict) -> tuple["_Picks", list]:
+        """``(picks, sources)`` of a task of ``part`` (of chunk ``i``): the keys it reads, and
+        for each input of the part the source it comes from and its place in that source's
+        results (None: the source is the input, a block of the data). A value of each chunk
+        comes from that chunk's task of its round; a partial result combined, or a value
+        made from one, from the task after its round; any other from the task before."""
+        sources, picks = [], []
+        skip = len(self._partials[part[1]]) if part[0] == "after" else 0
+        for s in self._reads[part][skip:]:
+            if s in self._blocks:
+                picks.append((len(sources), None))
+                sources.append(_key(arrays[s], self._axis[s], i))
+                continue
+            if s in self._returns["before"]:
+                name = "before"
+            else:
+                name = ("after" if s in self._combined else "chunk", self._round[s])
+            task = tasks[name][i] if name[0] == "chunk" else tasks[name]
+            if task not in sources:
+                sources.append(task)
+            picks.append((sources.index(task), self._returns[name].index(s)))
+        return _Picks(picks), sources
 
-def _run_chunk(part: "_Part", before: list, pick: list, *blocks: Any) -> list:
-    """One chunk's task: its part on its blocks and the values made before."""
-    return part(*blocks, *[before[j] for j in pick])
+
+class _Picks:
+    """Where a part's inputs are in the results of the tasks it reads: ``(task, place)``
+    pairs, place None for a block of the data (held apart: Dask reads tuples in a task's
+    arguments as keys)."""
+
+    def __init__(self, pairs: list):
+        self.pairs = pairs
+
+    def __call__(self, sources: list) -> list:
+        return [sources[k] if j is None else sources[k][j] for k, j in self.pairs]
 
 
-def _run_after(part: "_Part", before: list, pick: list, combine: list, chunks: list) -> list:
-    """The last task: the chunks' partial results combined (``combine``: a ufunc each, in
-    chunk order: sums added), then the part after."""
-    return part(*[ufunc.reduce([c[j] for c in chunks]) for j, ufunc in enumerate(combine)],
-                *[before[j] for j in pick])
+def _run_chunk(part: "_Part", picks: _Picks, sources: list) -> list:
+    """One chunk's task: its part on its blocks and the values of the parts before it."""
+    return part(*picks(sources))
+
+
+def _run_after(part: "_Part", n: int, combine: list, chunks: list, picks: _Picks, sources: list) -> list:
+    """A round's last task: the chunks' ``n`` partial results combined (``combine``: a ufunc
+    each, in chunk order: sums added), then the part after, on them and the values of the
+    parts before it."""
+    combined = [ufunc.reduce([c[j] for c in chunks]) for j, ufunc in enumerate(combine[:n])]
+    return part(*combined, *picks(sources))
 
 
 def _key(array: Any, axis: int | None, i: int) -> tuple:
@@ -559,14 +661,15 @@ def _subprogram(program: Program, inputs: list, steps: list, outputs: list, cons
         return number[s] if s in number else len(inputs) + s
 
     def shape(s: int, old: tuple) -> tuple:
-        a = None if split is None else split.axis.get(s, split.cut.get(s))
+        a = None if split is None else split.axis.get(s, split.cut.get(s, split.rebroadcast.get(s)))
         return old if a is None or old is None else tuple(rows if k == a else d for k, d in enumerate(old))
 
     eqns = []
     for step in steps:
         params = {k: _with_host_arrays(v, arrays) for k, v in step.params.items()} if arrays else step.params
         key = _SHAPE_PARAMS.get(step.prim.name)
-        if split is not None and key is not None and step.outs[0] in split.axis:
+        if split is not None and key is not None and (step.outs[0] in split.axis
+                                                      or step.outs[0] in split.rebroadcast):
             params = {**params, key: shape(step.outs[0], tuple(params[key]))}
         eqns.append(Eqn(step.prim, params, tuple(map(new, step.ins)), tuple(map(new, step.outs)),
                         None if step.xp is None else _np_xp))
