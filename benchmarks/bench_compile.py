@@ -143,7 +143,7 @@ class CompiledGrad:
 
     def setup(self, n, executor):
         asked = _need(executor)
-        self.executor = executor
+        self.executor = asked
         self.x, self.v = vector(n), direction(n)
         self.grad = reverse.grad(rosenbrock)
         self.compiled = _warm(dualad.compile(self.grad, executor=asked), self.x)

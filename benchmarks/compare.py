@@ -335,6 +335,15 @@ class DualadNumba(DualadCompiled):
     executor = "numba"
 
 
+class DualadAuto(DualadCompiled):
+    """The same, with compile's own choice of executor (``executor=None``): what a user
+    gets without asking (Numba's kernels where installed and they pay, Python floats for
+    programs of a few numbers that unroll cheaper, NumPy's calls otherwise)."""
+
+    name = "dualad.compile[auto]"
+    executor = None
+
+
 class Jax(Library):
     name = "jax"
     modules = ("jax",)
@@ -659,8 +668,8 @@ class NumDual(Library):
         return {"hessian": lambda: nd.hessian(f, list(x))[2]}
 
 
-LIBRARIES = [NumPy, Dualad, DualadCompiled, DualadNumba, Jax, JaxJit, TorchFunc, TorchEager, Autograd, MyGrad,
-             NumDual]
+LIBRARIES = [NumPy, Dualad, DualadCompiled, DualadNumba, DualadAuto, Jax, JaxJit, TorchFunc, TorchEager,
+             Autograd, MyGrad, NumDual]
 PEER_NAMES = [cls.name for cls in LIBRARIES[2:]]
 
 
