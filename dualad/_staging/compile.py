@@ -114,13 +114,13 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         replays on their library, once its first replay has agreed with
         eager evaluation. Dask arrays (arguments, or arrays ``f`` closes
         over) are traced as they are, and the program is split into a task
-        before, one task per chunk of the data and a task after (see
-        :mod:`dualad._program.executors.chunks`): a call builds a graph of
-        that many tasks, whatever the number of primitives, and each part
-        runs on NumPy chunks with the executor below. Where the program
-        does not split so (a value of each chunk read after a sum over
-        them all, a guard on the data, a primitive without a per-chunk
-        rule), ``f`` runs eagerly, with a warning saying why.
+        before, one task per chunk of the data and a task after, and again
+        per chunk and after for a value of each chunk read after a sum over
+        them all (see :mod:`dualad._program.executors.chunks`): a call builds
+        a graph of that many tasks, whatever the number of primitives, and
+        each part runs on NumPy chunks with the executor below. Where the
+        program does not split so (a guard on the data, a primitive without
+        a per-chunk rule), ``f`` runs eagerly, with a warning saying why.
     max_programs : int
         How many programs (keys and branches together) are kept; the least
         recently used is dropped first.

@@ -4,7 +4,7 @@ Evaluating a program primitive by primitive on Dask arrays builds a graph of
 several tasks per primitive and chunk, in Python, at every call: for a
 Newton step on a data set in a few chunks, building the graphs costs more
 than computing them. :func:`chunked` splits a program traced on Dask arrays
-instead, once, into three NumPy programs:
+instead, once, into three NumPy programs (or more: rounds, below):
 
 - *before* (one task): what depends only on replicated values (arrays of one
   chunk, NumPy arrays, numbers): ``lam * w``, say;
@@ -15,6 +15,11 @@ instead, once, into three NumPy programs:
   terms, ``X[i].T @ r[i]``;
 - *after* (one task): the partial sums added, then what depends on them:
   ``mean = sum / n``, the gradient's regularization term.
+
+A value of each chunk computed from one made after the sums (``z - mean(z)``,
+then its spread: a standardization, and its gradient) takes another round:
+per chunk again, reading the task after the first round and the chunk's own
+values of it, then after again; all rounds are one graph.
 
 Each part is an ordinary program, cut from the optimized one and given its
 executor as any program on NumPy arrays is (:func:`~dualad._staging.compile.compile` passes
@@ -27,13 +32,14 @@ chunk.
 A program splits where every step reading a partitioned value keeps the
 partition along one axis, with a rule here: elementwise entries (other
 operands broadcast along that axis, or are constants cut into the same
-chunks), ``matmul``, batched or not (rows of the left operand, columns of the
-right, a batch axis, or the contracted axis: a partial sum), sums (over the axis: a partial sum; over
+chunks, or broadcasts made again at each chunk's size), ``matmul``, batched
+or not (rows of the left operand, columns of the right, a batch axis, or the
+contracted axis: a partial sum), sums (over the axis: a partial sum; over
 others: the axis moves), ``max``/``min``/``prod`` over other axes,
 ``permute_dims``, ``reshape`` and ``broadcast_to`` that keep the axis, and
 ``getitem`` with a full slice along it. What has no rule (a sort along the
-axis, a guard: ``float(x)`` of a partitioned value, a value computed from a
-partial sum used chunk by chunk again) gives the reason instead, and
+axis, a slice of part of it, a guard: ``float(x)`` of a partitioned value)
+gives the reason instead, and
 :func:`~dualad._staging.compile.compile` runs such a function eagerly, as
 Dask does.
 
