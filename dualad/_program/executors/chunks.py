@@ -100,7 +100,7 @@ def chunked(program: Program, inputs: list,
         return x0
     # per chunk of 3 rows (2 tasks)
     def program(x0, x1):
-        t... = np.matmul(x0, x1)
+        t... = np.matmul(x1, x0)
         t... = np.sum(t..., axis=(-1,), keepdims=False)
         return t...
     # after (one task, the chunks' partial results combined first)
