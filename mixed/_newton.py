@@ -439,7 +439,7 @@ class _Formed:
         return x, value, g
 
     def hessian(self, x: Any) -> Any:
-        if self.last[0] is not x:  # not the last point evaluated: evaluate it again
+        if self.last is None or self.last[0] is not x:  # not the last point evaluated
             self.at(x)
         return _Matrix(self.last[1])
 
