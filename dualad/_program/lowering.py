@@ -51,7 +51,8 @@ from dualad._program.ir import Eqn, Guard, Step
 from dualad._program.passes.dce import eliminate_dead_code
 from dualad._program.passes.memory import ufunc_of
 
-__all__ = ["DTYPES", "MAX_STEPS", "MIN_STEPS", "UFUNCS", "Load", "LoopNest", "Op", "lower", "size"]
+__all__ = ["DTYPES", "MAX_STEPS", "MIN_STEPS", "UFUNCS", "Load", "LoopNest", "NotFinite", "Op", "lower",
+           "size"]
 
 MIN_STEPS = 2
 MAX_STEPS = 1000
@@ -144,6 +145,12 @@ class LoopNest(Step):
         ops = " ".join(op.ufunc for op in self.ops)
         return (f"loop{list(self.shape)}({', '.join(names)}; {ops}; "
                 f"{len(self.stores)} stored, {len(self.sums)} summed, {len(self.scatters)} scattered)")
+
+
+class NotFinite(Exception):
+    """Raised by a nest's ``run`` that checks its results (a kernel of few iterations)
+    and found one not finite: the program is then replayed by its NumPy calls instead
+    (``Program.rerun_by``), whose warnings and ``np.errstate`` are NumPy's."""
 
 
 class _Group:

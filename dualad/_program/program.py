@@ -22,6 +22,7 @@ import numpy as np
 from dualad._program.executors.generated import generate
 from dualad._program.executors.scalar import scalar_executor
 from dualad._program.ir import Eqn, Guard, inline
+from dualad._program.lowering import NotFinite
 from dualad._program.passes.dce import eliminate_dead_code
 from dualad._program.passes.memory import plan
 
@@ -68,6 +69,9 @@ class Program:
         self.outcomes = tuple(g.expected for g in self.guards)
         self._replay = None
         self._generated = None
+        # the program whose replay stands in for this one's where a kernel of it finds a
+        # result that is not finite (NotFinite): its unlowered NumPy calls
+        self.rerun_by: Program | None = None
 
     def with_steps(self, steps: list, *, consts: dict | None = None, outputs: list | None = None,
                    n_inputs: int | None = None, avals: dict | None = None) -> "Program":
@@ -189,8 +193,10 @@ class Program:
         if run is None:
             # the scalar executor falls back on the ordinary replay only where Python raises or
             # an output is not finite: generated then, not before
-            run = self._replay = (scalar_executor(self, lambda *xs: self._ordinary()(*xs))
-                                  or self._ordinary())
+            run = scalar_executor(self, lambda *xs: self._ordinary()(*xs)) or self._ordinary()
+            if self.rerun_by is not None:
+                run = _rerun_where_not_finite(run, self.rerun_by)
+            self._replay = run
         return run
 
     def _ordinary(self) -> Callable:
@@ -198,6 +204,16 @@ class Program:
         if self._generated is None:
             self._generated = generate(self)
         return self._generated
+
+
+def _rerun_where_not_finite(run: Callable, other: Program) -> Callable:
+    """``run``, replayed by ``other`` instead where a kernel raises :class:`NotFinite`."""
+    def checked(*inputs: Any) -> Any:
+        try:
+            return run(*inputs)
+        except NotFinite:
+            return other.runner()(*inputs)
+    return checked
 
 
 def _describe(value: Any) -> str:

@@ -44,14 +44,15 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._program.executors.kernels import FirstRun, arguments, cached
-from dualad._program.lowering import LoopNest, lower, size
+from dualad._program.lowering import LoopNest, NotFinite, lower, size
 
-__all__ = ["MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available", "cache_dir", "lowered",
-           "replay_us", "source"]
+__all__ = ["CHECK_BELOW", "MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available",
+           "cache_dir", "lowered", "replay_us", "source"]
 
 MIN_SIZE = 1 << 16   # iterations from which a nest may pay for its kernel (see _pays)
 MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) from which it pays
 UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
+CHECK_BELOW = MIN_SIZE  # iterations below which a kernel checks that its results are finite
 
 _JIT = 'numba.njit(cache=True, error_model="numpy", nogil=True)'
 
@@ -103,7 +104,10 @@ def lowered(program: Any, forced: bool = False) -> Any:
     if not available():
         return None
     out = lower(program, lambda nest: FirstRun(nest, _build), keep=None if forced else _pays)
-    return None if out is program else out
+    if out is program:
+        return None
+    out.rerun_by = program  # where a checked kernel meets a value not finite
+    return out
 
 
 # Nanoseconds per element of each inexact ufunc in a Numba loop and as NumPy's call, float64
@@ -199,6 +203,9 @@ def _caller(nest: LoopNest, kernel: Callable) -> Callable:
     lines = [f"def run({', '.join(operands)}):"]
     lines += [f"    {name} = _empty({shape!r}, _t{r})" for name, shape, r in arrays]
     lines.append(f"    _r = _kernel({', '.join(written)})")
+    if _checked(nest):
+        env["_NotFinite"] = NotFinite
+        lines.append("    if _r[-1] != _r[-1]:\n        raise _NotFinite")
     outs = [name for name, _, _ in arrays[:stored]] + returned + [name for name, _, _ in arrays[stored:]]
     lines.append(f"    return ({', '.join(outs)},)")
     exec(compile("\n".join(lines) + "\n", "<dualad nest call>", "exec"), env)  # noqa: S102 - our own code
@@ -220,6 +227,7 @@ def source(nest: LoopNest) -> str:
     >>> nest = lower(f.program(np.ones(5)), emit=lambda nest: None).eqns[0].prim
     >>> print(source(nest).split("def ")[1])
     kernel(n0, a0, a2, d0, o0):
+        k = 0.0
         for i0 in range(n0):
             x0 = a0[i0]
             x1 = 2.0
@@ -227,7 +235,9 @@ def source(nest: LoopNest) -> str:
             v0 = x0 * x1
             v1 = x2 - v0
             v2 = np.sqrt(v1)
+            k += v2 - v2
             o0[i0] = v2
+        return (k,)
     <BLANKLINE>
     """
     ndim, ops = len(nest.shape), nest.ops
@@ -256,11 +266,17 @@ def source(nest: LoopNest) -> str:
             value = f"np.{op.dtype.name}({value})"
         body.append(f"v{j} = {value}")
     lines = [f"def kernel({', '.join(sizes + operands + offsets + starts + stored + scattered)}):"]
+    checked = _checked(nest)
     if ndim == 0:
         returned = [f"v{j}" for j in nest.stores] + [f"np.{ops[j].dtype.name}(0.0) + v{j}" for j in nest.sums]
+        if checked:
+            returned.append(" + ".join(["0.0"] + [f"(v{j} - v{j})" for j in checked]))
         lines += [f"    {line}" for line in body]
         lines.append(f"    return ({', '.join(returned)},)")
         return _module(lines, helpers)
+    if checked:  # a value not finite turns k into nan (v - v is 0.0 only for a finite v)
+        lines.append("    k = 0.0")
+        body += [f"k += v{j} - v{j}" for j in checked if j not in nest.sums]
     where = ", ".join(f"i{a}" for a in range(ndim))
     body += [f"o{k}[{where}] = v{j}" for k, j in enumerate(nest.stores)]
     ending = []
@@ -300,10 +316,26 @@ def source(nest: LoopNest) -> str:
         lines.append(f"{indent}for i{last} in range(n{last}):")
     lines += [f"{indent}    {line}" for line in body + summed(0)]
     lines += [f"    {line}" for line in ending]
-    if nest.sums:
-        totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
+    totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
+    if checked:
+        lines += [f"    t{r} = {total}" for r, total in enumerate(totals)]
+        lines += [f"    k += t{r} - t{r}" for r, j in enumerate(nest.sums) if j in checked]
+        totals = [f"t{r}" for r in range(len(totals))] + ["k"]
+    if totals:
         lines.append(f"    return ({', '.join(totals)},)")
     return _module(lines, helpers)
+
+
+def _checked(nest: LoopNest) -> list:
+    """The ops whose float values a kernel of few iterations checks (what it stores,
+    sums and scatters): a value not finite raises :class:`NotFinite` in its call, and
+    NumPy's calls replay the program (``Program.rerun_by``), with NumPy's warnings. A
+    nest of :data:`CHECK_BELOW` iterations or more checks nothing (a pass would cost too
+    much beside its loop), and warns as little as its kernel does."""
+    if size(nest) >= CHECK_BELOW:
+        return []
+    values = list(nest.stores) + list(nest.sums) + [j for a, b, *_ in nest.scatters for j in (a, b)]
+    return sorted({j for j in values if np.dtype(nest.ops[j].dtype).kind == "f"})
 
 
 def _literal(load: Any) -> str:

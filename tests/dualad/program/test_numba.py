@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from _support.native import numba_replays as replays
 import dualad
 import reverse
 from dualad._program.executors import numba as numba_executor
+from dualad._program.lowering import lower
 
 pytest.importorskip("numba")
 
@@ -77,6 +79,38 @@ def test_many_operations_on_a_few_numbers_take_a_kernel_unless_too_many(monkeypa
     auto = dualad.compile(chain)
     auto(np.ones(16)), auto(np.ones(16))
     assert auto.stats["executor"] == "numpy"
+
+
+def test_a_small_kernel_meeting_a_value_not_finite_replays_as_numpy():
+    """A kernel of few iterations checks what it stores and sums: a value not finite
+    replays the program by NumPy's calls, which warn (or raise, under ``np.errstate``) as
+    NumPy does, with NumPy's numbers; finite values keep the kernel's. A kernel of
+    ``MIN_SIZE`` iterations or more checks nothing."""
+    def f(x, a):
+        for _ in range(8):
+            x = np.sin(x) * 1.5 + 0.25
+        return np.log(x - a), np.sum(x * x)
+
+    compiled = dualad.compile(f)
+    x, fine, beyond = np.linspace(0.1, 0.9, 16), np.zeros(16), np.full(16, 10.0)
+    compiled(x, fine)
+    assert compiled.stats["executor"] == "numba"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = compiled(x, fine)  # finite: the kernel's numbers, no warning
+    np.testing.assert_allclose(got[0], f(x, fine)[0], rtol=1e-14)
+    with np.errstate(all="ignore"):
+        want = f(x, beyond)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in log"):
+        got = compiled(x, beyond)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError, match="invalid value"):
+        compiled(x, beyond)
+    n = numba_executor.MIN_SIZE
+    program = dualad.compile(f, executor="numpy").program(np.ones(n), np.zeros(n))
+    large = lower(program, emit=lambda nest: None)
+    assert all("k += " not in numba_executor.source(e.prim) for e in large.eqns if e.prim.name == "loop")
 
 
 def test_the_executor_is_chosen_per_program(monkeypatch):
