@@ -352,6 +352,9 @@ def _on_dask(fn: Callable) -> Callable:
 #: A Dask ``x0`` of one chunk and at most this many entries is solved on the client,
 #: with H formed at each point (see :class:`_Formed`).
 FORMED_AT_MOST = 64
+#: H's directions batched in one pass over a chunk: each intermediate of a pass holds this
+#: many values per row (measured at 1e6 x 64: 16 a pass took 1.17 times as long as 64).
+DIRECTIONS_PER_PASS = 16
 
 
 def _oracle(f: Callable, x: Any, linearize: bool) -> "_OnTheBackend | _Formed":
@@ -416,15 +419,17 @@ class _Formed:
     """f at points of a Dask ``x0`` of one chunk and at most :data:`FORMED_AT_MOST`
     entries: the solve runs on the client, on NumPy copies of the iterates, and each
     point is one computation on the cluster, compiled to one task per chunk of the
-    data, that returns f, its gradient and H (the n directions' H-products in one
-    batched pass over the data: :func:`mixed.hessian`). CG then takes its products
+    data, that returns f, its gradient and H (the n directions' H-products batched,
+    :data:`DIRECTIONS_PER_PASS` to a pass over each chunk: :func:`mixed.hessian`). CG
+    then takes its products
     from that matrix, so a Newton step whose first trial point is accepted costs
     one round trip to the cluster instead of one per H-product and per read. The
     results, and what the callback sees, are Dask arrays of ``x0``'s chunks."""
 
     def __init__(self, f: Callable, x0: Any):
         self.chunks = x0.chunks
-        self.evaluate = _on_dask(lambda x: (*reverse.value_and_grad(f)(x), _hessian(f)(x)))
+        hessian = _hessian(f, chunk_size=DIRECTIONS_PER_PASS)
+        self.evaluate = _on_dask(lambda x: (*reverse.value_and_grad(f)(x), hessian(x)))
         self.last = None  # (x, H) of the last point
 
     def start(self, x0: Any) -> Any:

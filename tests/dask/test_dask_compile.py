@@ -150,10 +150,12 @@ def test_batched_matmuls_and_the_hessian_split():
 
     compiled = dualad.compile(f)
     hessian = dualad.compile(mixed.hessian(loss_of(on_x, on_dask(Y))))
+    in_passes = dualad.compile(mixed.hessian(loss_of(on_x, on_dask(Y)), chunk_size=3))  # 2 passes
     for w in (np.full(4, 0.1), np.linspace(-0.2, 0.2, 4)):
         assert_close(compiled(one_chunk(w)), want(w))
-        assert_close(hessian(one_chunk(w)), mixed.hessian(loss_of(X, Y))(w))
-    assert compiled.stats["executor"] == "dask" and hessian.stats["executor"] == "dask"
+        for h in (hessian, in_passes):
+            assert_close(h(one_chunk(w)), mixed.hessian(loss_of(X, Y))(w))
+    assert {c.stats["executor"] for c in (compiled, hessian, in_passes)} == {"dask"}
 
 
 def standardized_loss(x, y):

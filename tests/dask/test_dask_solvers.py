@@ -137,3 +137,14 @@ def test_a_larger_x0_keeps_one_product_per_computation(monkeypatch):
     assert res.success and (res.nit, res.nfev, res.nhev) == (ref.nit, ref.nfev, ref.nhev)
     assert len(run.graphs) > res.nfev + res.nhev
     np.testing.assert_allclose(res.x.compute(), ref.x, rtol=1e-9, atol=1e-12)
+
+
+def test_h_formed_in_several_passes_is_the_same_solve(monkeypatch):
+    """H's directions a few to a pass over each chunk (memory bounded): the same solve."""
+    import mixed._newton
+    one, _, _, ref = _formed_solve(newton_cg, np.float64, tol=1e-8)
+    monkeypatch.setattr(mixed._newton, "DIRECTIONS_PER_PASS", 3)  # 4 directions: 2 passes
+    two, run, _, _ = _formed_solve(newton_cg, np.float64, tol=1e-8)
+    assert (two.nit, two.nfev) == (one.nit, one.nfev) == (ref.nit, ref.nfev)
+    assert len(run.graphs) == 1 + two.nfev
+    np.testing.assert_allclose(two.x.compute(), one.x.compute(), rtol=1e-12, atol=1e-15)
