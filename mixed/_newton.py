@@ -296,7 +296,7 @@ def newton_cg(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, maxi
         replays its tangent half (the same numbers, without f's Python). False, or another backend:
         one :func:`mixed.hvp` pass per product. A Dask ``x0`` of one chunk and at most 64
         entries forms H at each point instead, in the computation that gives f and the
-        gradient (n directions in one pass over the data), and CG takes its products from
+        gradient (n directions, 16 to a pass over the data), and CG takes its products from
         it on the client: one round trip to the cluster per point instead of one per
         product.
 
@@ -577,7 +577,7 @@ def trust_region(f: Callable, x0: Any, *, args: tuple = (), tol: float = 1e-8, m
         replays its tangent half (the same numbers, without f's Python). False, or another backend:
         one :func:`mixed.hvp` pass per product. A Dask ``x0`` of one chunk and at most 64
         entries forms H at each point instead, in the computation that gives f and the
-        gradient (n directions in one pass over the data), and CG takes its products from
+        gradient (n directions, 16 to a pass over the data), and CG takes its products from
         it on the client: one round trip to the cluster per point instead of one per
         product.
 
