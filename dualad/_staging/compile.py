@@ -345,7 +345,7 @@ class Compiled:
         """
         with self._lock:
             program = None if key in self._eager else self._first(key)
-            if program is None:
+            if not isinstance(program, Program):  # none, or a program of tasks (Dask's)
                 return
             # the key object it is stored under; a copy of the items, which another thread's
             # replay may reorder meanwhile (iterating them then raises)

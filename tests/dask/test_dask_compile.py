@@ -286,3 +286,29 @@ def test_the_trace_computes_no_dask_constant():
         out = compiled(one_chunk(np.ones(4)))
     assert seen == [] and compiled.stats["executor"] == "dask"
     assert_close(out, np.sum(X @ np.ones(4)))
+
+
+def test_a_guard_on_a_replicated_value_runs_eagerly():
+    """A graph of tasks checks no guard: a branch on a replicated value (a weight) taken at
+    the trace would be replayed for the other branch too. Found by review: the second
+    call gave the first branch's numbers."""
+    on_x = on_dask(X)
+
+    def f(w):
+        return ops.sum(on_x, axis=0) * (2.0 if float(w[0]) > 0 else -100.0)
+
+    compiled = dualad.compile(f)
+    with pytest.warns(RuntimeWarning, match="a guard"):
+        compiled(np.ones(4))
+    for w in (np.ones(4), -np.ones(4)):
+        assert_close(compiled(w), np.asarray(f(w).compute()), what=str(w))
+
+
+def test_numpy_arguments_with_dask_data_closed_over_call_again():
+    """The second call of NumPy arguments takes the hot path, which a program of tasks
+    has no replay function for. Found by review: it raised AttributeError."""
+    on_x = on_dask(X)
+    compiled = dualad.compile(lambda w: ops.sum(on_x, axis=0) * 2.0)  # w: read by none of it
+    for w in (np.ones(4), np.arange(4.0), np.ones(4)):
+        assert_close(compiled(w), X.sum(axis=0) * 2.0)
+    assert compiled.stats["executor"] == "dask"

@@ -173,11 +173,9 @@ class _Split:
         return tuple(self.program.avals[slot][1] or ())
 
     def _step(self, step: Any) -> None:
-        if type(step) is Guard:
-            if step.slot in self.axis or step.slot in self.partial or step.slot in self.late:
-                raise NotChunked(f"it turns a value computed from its Dask arrays into a Python "
-                                 f"{step.kind} (a guard), which a program of tasks cannot check")
-            return
+        if type(step) is Guard:  # not checked by a graph of tasks: on any value, eager
+            raise NotChunked(f"it turns a value into a Python {step.kind} (a guard), which a "
+                             "program of tasks does not check")
         axes = [self.axis.get(s) for s in step.ins]
         after = [self.round[s] for s in step.ins if s in self.partial or s in self.late]
         if all(a is None for a in axes):

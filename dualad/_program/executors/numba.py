@@ -33,6 +33,7 @@ overflow) are not given by a kernel.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import math
@@ -103,10 +104,15 @@ def lowered(program: Any, forced: bool = False) -> Any:
     """
     if not available():
         return None
-    out = lower(program, lambda nest: FirstRun(nest, _build), keep=None if forced else _pays)
+    # a program with effects (a Generator's draws) cannot be replayed again from its
+    # start: its kernels do not check their results
+    checks = not any(step.prim.effect for step in program.eqns)
+    out = lower(program, lambda nest: FirstRun(nest, functools.partial(_build, checks=checks)),
+                keep=None if forced else _pays)
     if out is program:
         return None
-    out.rerun_by = program  # where a checked kernel meets a value not finite
+    if checks:
+        out.rerun_by = program  # where a checked kernel meets a value not finite
     return out
 
 
@@ -172,12 +178,12 @@ def cache_dir() -> str:
     return os.path.join(root, "kernels")
 
 
-def _build(nest: LoopNest) -> Callable:
+def _build(nest: LoopNest, checks: bool = True) -> Callable:
     """``nest``'s ``run``: its kernel loaded or compiled, called by :func:`_caller`."""
-    return _caller(nest, _load(source(nest)))
+    return _caller(nest, _load(source(nest, checks)), checks)
 
 
-def _caller(nest: LoopNest, kernel: Callable) -> Callable:
+def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
     """``run(*operands)`` of ``nest``: makes the arrays it writes, calls ``kernel`` with the
     sizes, offsets and starts written in, and returns the outputs as eager evaluation does
     (a number NumPy's scalar, of the output's dtype). Generated, as a replay is: the call
@@ -203,7 +209,7 @@ def _caller(nest: LoopNest, kernel: Callable) -> Callable:
     lines = [f"def run({', '.join(operands)}):"]
     lines += [f"    {name} = _empty({shape!r}, _t{r})" for name, shape, r in arrays]
     lines.append(f"    _r = _kernel({', '.join(written)})")
-    if _checked(nest):
+    if _checked(nest, checks):
         env["_NotFinite"] = NotFinite
         lines.append("    if _r[-1] != _r[-1]:\n        raise _NotFinite")
     outs = [name for name, _, _ in arrays[:stored]] + returned + [name for name, _, _ in arrays[stored:]]
@@ -212,11 +218,12 @@ def _caller(nest: LoopNest, kernel: Callable) -> Callable:
     return env["run"]
 
 
-def source(nest: LoopNest) -> str:
+def source(nest: LoopNest, checks: bool = True) -> str:
     """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., g0, .., o0,
     .., p0, ..)`` of its sizes, operands, offsets, the starts of its scatters, the arrays it
     stores into and those it scatters into, returning the numbers it sums (and, for a nest
-    without loops, the values it stores first).
+    without loops, the values it stores first), then, where it ``checks`` (see
+    :func:`_checked`), ``k``: nan where a value it returns is not finite.
 
     Examples
     --------
@@ -266,7 +273,7 @@ def source(nest: LoopNest) -> str:
             value = f"np.{op.dtype.name}({value})"
         body.append(f"v{j} = {value}")
     lines = [f"def kernel({', '.join(sizes + operands + offsets + starts + stored + scattered)}):"]
-    checked = _checked(nest)
+    checked = _checked(nest, checks)
     if ndim == 0:
         returned = [f"v{j}" for j in nest.stores] + [f"np.{ops[j].dtype.name}(0.0) + v{j}" for j in nest.sums]
         if checked:
@@ -326,13 +333,13 @@ def source(nest: LoopNest) -> str:
     return _module(lines, helpers)
 
 
-def _checked(nest: LoopNest) -> list:
+def _checked(nest: LoopNest, checks: bool = True) -> list:
     """The ops whose float values a kernel of few iterations checks (what it stores,
     sums and scatters): a value not finite raises :class:`NotFinite` in its call, and
     NumPy's calls replay the program (``Program.rerun_by``), with NumPy's warnings. A
     nest of :data:`CHECK_BELOW` iterations or more checks nothing (a pass would cost too
     much beside its loop), and warns as little as its kernel does."""
-    if size(nest) >= CHECK_BELOW:
+    if not checks or size(nest) >= CHECK_BELOW:
         return []
     values = list(nest.stores) + list(nest.sums) + [j for a, b, *_ in nest.scatters for j in (a, b)]
     return sorted({j for j in values if np.dtype(nest.ops[j].dtype).kind == "f"})

@@ -113,6 +113,27 @@ def test_a_small_kernel_meeting_a_value_not_finite_replays_as_numpy():
     assert all("k += " not in numba_executor.source(e.prim) for e in large.eqns if e.prim.name == "loop")
 
 
+def test_a_program_drawing_from_a_generator_is_not_replayed_again():
+    """Replaying from the start would draw again: such a program's kernels do not check,
+    and give the draws and numbers of eager evaluation. Found by review: a value not
+    finite replayed the program, drawing twice."""
+    def f(g, x):
+        d = g.normal(size=16)
+        for _ in range(8):
+            x = np.sin(x) * 1.5 + 0.25
+        return np.log(x * 2.0 + d - 3.0), d
+
+    compiled = dualad.compile(f)
+    x = np.linspace(0.1, 0.9, 16)
+    with np.errstate(all="ignore"):
+        compiled(np.random.default_rng(1), x)
+        got, want = compiled(g1 := np.random.default_rng(0), x), f(g2 := np.random.default_rng(0), x)
+    assert compiled.stats["executor"] == "numba"
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)  # nan where eager's is
+    assert g1.random() == g2.random()
+
+
 def test_the_executor_is_chosen_per_program(monkeypatch):
     def f(x):
         return np.sum(np.sin(x) * 2.0 + 1.0)
