@@ -119,7 +119,7 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         them all (see :mod:`dualad._program.executors.chunks`): a call builds
         a graph of that many tasks, whatever the number of primitives, and
         each part runs on NumPy chunks with the executor below. Where the
-        program does not split so (a guard on the data, a primitive without
+        program does not split so (a guard, on any value; a primitive without
         a per-chunk rule), ``f`` runs eagerly, with a warning saying why.
     max_programs : int
         How many programs (keys and branches together) are kept; the least

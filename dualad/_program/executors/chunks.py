@@ -38,7 +38,7 @@ contracted axis: a partial sum), sums (over the axis: a partial sum; over
 others: the axis moves), ``max``/``min``/``prod`` over other axes,
 ``permute_dims``, ``reshape`` and ``broadcast_to`` that keep the axis, and
 ``getitem`` with a full slice along it. What has no rule (a sort along the
-axis, a slice of part of it, a guard: ``float(x)`` of a partitioned value)
+axis, a slice of part of it, a guard: ``float(x)``, of any value, which no task checks)
 gives the reason instead, and
 :func:`~dualad._staging.compile.compile` runs such a function eagerly, as
 Dask does.
