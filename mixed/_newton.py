@@ -375,11 +375,12 @@ class _OnTheBackend:
     pass per product (compiled once per solve on Dask)."""
 
     def __init__(self, f: Callable, x: Any, linearize: bool):
-        self.f, self.on_dask = f, array_api_compat.is_dask_array(x)
-        self.linearize = linearize and traceable(x)
-        vg = reverse.value_and_grad(f)
-        self.vg = _on_dask(vg) if self.on_dask else vg
-        self.last = None
+        self.f, self.linearize = f, linearize and traceable(x)
+        vg, products = reverse.value_and_grad(f), lambda x, d: _hvp(f, x, d)
+        if array_api_compat.is_dask_array(x):
+            vg, products = _on_dask(vg), _on_dask(products)
+        self.vg, self.products = vg, products
+        self.last = None  # the operator of linearize at the last iterate
 
     def start(self, x0: Any) -> Any:
         """``x0``; on Dask with keys of its own, and so every array of the solve
@@ -391,14 +392,9 @@ class _OnTheBackend:
         return persist(x, value, g)
 
     def hessian(self, x: Any) -> Any:
-        last = self.last
-        if self.linearize:
-            self.last = last.at(x)[1] if last is not None else _linearize(self.f, x)[1]
-        else:
-            products = last.products if last is not None else (
-                _on_dask(lambda x, d: _hvp(self.f, x, d)) if self.on_dask
-                else lambda x, d: _hvp(self.f, x, d))
-            self.last = _PerProduct(products, x)
+        if not self.linearize:
+            return _PerProduct(self.products, x)
+        self.last = self.last.at(x)[1] if self.last is not None else _linearize(self.f, x)[1]
         return self.last
 
     def given(self, result: OptimizeResult) -> OptimizeResult:

@@ -123,7 +123,8 @@ class _Split:
     of each chunk computed from one made after the sums of round k is of round k + 1.
     ``rows`` are the chunks' sizes along the partitioned axis; ``cut`` are the
     constants also read chunk by chunk (slot -> axis), ``rebroadcast`` the replicated
-    broadcasts made again in each chunk (slot -> axis)."""
+    broadcasts made again in each chunk (slot -> axis); ``producer`` is the step that
+    makes each slot."""
 
     def __init__(self, program: Program, inputs: list):
         self.program, self.inputs = program, inputs
@@ -132,7 +133,7 @@ class _Split:
         self.late: set[int] = set()
         self.round: dict[int, int] = {}
         self.rebroadcast: dict[int, int] = {}
-        self._producer = {o: step for step in program.steps if type(step) is Eqn for o in step.outs}
+        self.producer = {o: step for step in program.steps if type(step) is Eqn for o in step.outs}
         self.cut: dict[int, int] = {}
         self.rows: tuple | None = None
         for slot in list(range(program.n_inputs)) + list(program.consts):
@@ -206,7 +207,7 @@ class _Split:
             if slot in self.program.consts and self.cut.get(slot, axis) == axis:
                 self.cut[slot] = axis
                 return axis
-            step = self._producer.get(slot)
+            step = self.producer.get(slot)
             if step is not None and step.prim.name == "broadcast_to" \
                     and self.rebroadcast.get(slot, axis) == axis:
                 source = self._shape(step.ins[0])
@@ -371,7 +372,6 @@ class ChunkedProgram:
                          and split.round[s.outs[0]] == r] for r in rounds}
         after = {r: [s for s in eqns if s.outs[0] in late and split.round[s.outs[0]] == r] for r in rounds}
         made = {s for step in eqns for s in step.outs}
-        producer = {s: step for step in eqns for s in step.outs}
         later = {s for step in eqns for s in step.outs if s in axis or s in partial or s in late}
         before = [s for s in eqns if s.outs[0] not in later]
 
@@ -390,9 +390,10 @@ class ChunkedProgram:
         # from the task of the part that returns it, a block from the data
         self._reads: dict[tuple, list] = {}
         returns: dict[tuple, list] = {}
+        self._partials = {r: sorted(s for s in partial if split.round[s] == r) for r in rounds}
         for r in rounds:  # each round's chunks make again the broadcasts they read
             read = {s for step in per_chunk[r] for s in step.ins}
-            per_chunk[r] = [producer[s] for s in sorted(split.rebroadcast) if s in read] + per_chunk[r]
+            per_chunk[r] = [split.producer[s] for s in sorted(split.rebroadcast) if s in read] + per_chunk[r]
         for r in rounds:
             reads = {s for step in per_chunk[r] for s in step.ins} - set(split.rebroadcast)
             if r == 1:
@@ -401,7 +402,7 @@ class ChunkedProgram:
                                              or (s in made and split.round.get(s, 0) < r))
             reads = {s for step in after[r] for s in step.ins} | (outputs - set(chunk_outputs)
                                                                  if r == n_rounds else set())
-            partials = sorted(s for s in partial if split.round[s] == r)
+            partials = self._partials[r]
             self._reads["after", r] = partials + sorted(
                 s for s in reads if s not in partials and not (s in made and split.round.get(s) == r)
                 and (from_before(s) or s in made))
@@ -410,8 +411,7 @@ class ChunkedProgram:
             wanted = {s for (kind, k), reads in self._reads.items() for s in reads
                       if kind == "chunk" and k > r and s in made_here}
             wanted |= {s for s in chunk_outputs if s in made_here or (r == 1 and source(s))}
-            partials = sorted(s for s in partial if split.round[s] == r)
-            returns["chunk", r] = partials + sorted(wanted - set(partial))
+            returns["chunk", r] = self._partials[r] + sorted(wanted - set(partial))
             if r < n_rounds:
                 mine = set(self._reads["after", r]) | {s for step in after[r] for s in step.outs}
                 returns["after", r] = sorted(s for s in mine if any(
@@ -420,8 +420,6 @@ class ChunkedProgram:
         returns["after", n_rounds] = self._post_outputs
         returns["before"] = sorted({s for reads in self._reads.values() for s in reads if from_before(s)})
         self._returns = returns
-        self._partials = {r: [s for s in self._reads["after", r] if s in partial and split.round[s] == r]
-                          for r in rounds}
         self._combine = {r: [getattr(np, partial[s]) for s in self._partials[r]] for r in rounds}
         self._blocks = sorted({s for reads in self._reads.values() for s in reads if block(s)})
         self._dask_inputs = [s for s in range(program.n_inputs)
@@ -479,8 +477,7 @@ class ChunkedProgram:
             tasks["chunk", r] = chunks[r]
             after = (f"{core}-after-{r}",)
             picks, sources = self._sources(("after", r), tasks, None, arrays)
-            layer[after] = (_run_after, self.after[r], len(self._partials[r]), self._combine[r], chunks[r],
-                            picks, sources)
+            layer[after] = (_run_after, self.after[r], self._combine[r], chunks[r], picks, sources)
             tasks["after", r] = after
         graph = HighLevelGraph.from_collections(core, layer, dependencies=list(arrays.values()))
         layers, dependencies = dict(graph.layers), dict(graph.dependencies)
@@ -548,11 +545,11 @@ def _run_chunk(part: "_Part", picks: _Picks, sources: list) -> list:
     return part(*picks(sources))
 
 
-def _run_after(part: "_Part", n: int, combine: list, chunks: list, picks: _Picks, sources: list) -> list:
-    """A round's last task: the chunks' ``n`` partial results combined (``combine``: a ufunc
-    each, in chunk order: sums added), then the part after, on them and the values of the
-    parts before it."""
-    combined = [ufunc.reduce([c[j] for c in chunks]) for j, ufunc in enumerate(combine[:n])]
+def _run_after(part: "_Part", combine: list, chunks: list, picks: _Picks, sources: list) -> list:
+    """A round's last task: the chunks' partial results combined (``combine``: a ufunc each,
+    the first results of each chunk's task, in chunk order: sums added), then the part
+    after, on them and the values of the parts before it."""
+    combined = [ufunc.reduce([c[j] for c in chunks]) for j, ufunc in enumerate(combine)]
     return part(*combined, *picks(sources))
 
 

@@ -45,6 +45,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._program.executors.kernels import FirstRun, arguments, cached
+from dualad._program.executors.scalar import STEP_US
 from dualad._program.lowering import LoopNest, NotFinite, lower, size
 
 __all__ = ["CHECK_BELOW", "MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available",
@@ -111,7 +112,7 @@ def lowered(program: Any, forced: bool = False) -> Any:
                 keep=None if forced else _pays)
     if out is program:
         return None
-    if checks:
+    if any(_checked(e.prim, checks) for e in out.eqns if type(e.prim) is LoopNest):
         out.rerun_by = program  # where a checked kernel meets a value not finite
     return out
 
@@ -142,9 +143,9 @@ def _pays(nest: LoopNest) -> bool:
     return ours < numpys
 
 
-# What a replay of a lowered program costs, in microseconds (a 2-core Xeon, Numba 0.68.1):
-# a nest's call (dispatch, its arrays made, results boxed), and each step left to NumPy.
-NEST_US, STEP_US = 1.0, 0.6
+# What a nest's call costs in a replay, in microseconds (a 2-core Xeon, Numba 0.68.1):
+# dispatch, its arrays made, results boxed. Each step left to NumPy costs STEP_US.
+NEST_US = 1.0
 # Operations of a program's nests of few iterations from which Numba's first compile (about
 # 150 operations a second, kept on disk after) is not taken by itself.
 MAX_AUTOMATIC_OPS = 1000
@@ -156,7 +157,7 @@ def replay_us(lowered: Any) -> float:
     where its nests of fewer than ``MIN_SIZE`` iterations hold more than
     :data:`MAX_AUTOMATIC_OPS` operations: their compile would cost more than their
     replays save, in all but the longest runs."""
-    nests = [s.prim for s in lowered.steps if isinstance(getattr(s, "prim", None), LoopNest)]
+    nests = [e.prim for e in lowered.eqns if type(e.prim) is LoopNest]
     if sum(len(n.ops) for n in nests if size(n) < MIN_SIZE) > MAX_AUTOMATIC_OPS:
         return math.inf
     return NEST_US * len(nests) + STEP_US * (len(lowered.eqns) - len(nests))
