@@ -72,6 +72,16 @@ def batched(x: Any) -> bool:
     return isinstance(p, Value) and p.batches
 
 
+def across_batch(x: Any) -> Any:
+    """:func:`primal` of ``x`` with each :func:`dualad.vmap` batch axis kept as an axis
+    of its numbers: a decision taken on it (does any entry vanish?) holds for every
+    element of the batch at once, where a decision on a batched value is refused."""
+    p = primal(x)
+    while isinstance(p, Value) and p.batches:
+        p = primal(p._strip())
+    return p
+
+
 def concrete(x: Any, what: str) -> Any:
     """The numbers of ``x`` as a NumPy array, for a decision taken on the host (which
     entries to keep, how long a result is).

@@ -37,7 +37,7 @@ from typing import Any, Callable
 from dualad import ops
 from dualad._base.checks import validate_tangent
 from dualad._base.core import Value, bind, new_level, transform_level
-from dualad._base.shapes import dtype_of, shape_of, zeros
+from dualad._base.shapes import across_batch, dtype_of, shape_of, zeros
 from dualad._base.tree import flatten
 from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
@@ -322,7 +322,8 @@ def _power_series(ans, x, a, r, order):
 
 
 def _no_zero(x) -> bool:
-    return not bool(ops.any(ops.equal(x, 0)))
+    """Whether no entry of ``x`` is zero (in any element of a vmap batch: one branch for all)."""
+    return not bool(ops.any(ops.equal(across_batch(x), 0)))
 
 
 def _power(prim, primals, series, params, order):

@@ -56,7 +56,7 @@ import numpy as np
 
 from dualad import ops
 from dualad._base.core import Value, bind, transform_level
-from dualad._base.shapes import shape_of
+from dualad._base.shapes import batched, shape_of
 from dualad._base.tree import flatten
 from dualad._forward.coloring import _sparse
 from dualad._forward.dual import PrimalShaped
@@ -363,6 +363,11 @@ def check_point(x: Any, name: str, detected: tuple | None = None) -> np.ndarray:
     """``x``, checked to be the 1-d floating NumPy point a sparsity trace takes (a
     TypeError naming ``name`` if not), and where a pattern was detected at a point of
     ``detected = (shape, dtype)``, of that shape and dtype (a ValueError if not)."""
+    if batched(x):
+        raise TypeError(f"{name}: x is batched by dualad.vmap, and a batch of sparse matrices has no "
+                        "SciPy type: take vmap(jacfwd(f)) for a dense batch of Jacobians, or "
+                        f"{name} of the function of the whole batch (its Jacobian is block-diagonal, "
+                        "which the colouring finds)")
     if not isinstance(x, np.ndarray) or x.ndim != 1 or x.dtype.kind != "f":
         got = (f"an array of shape {x.shape} and dtype {x.dtype}" if isinstance(x, np.ndarray)
                else type(x).__name__)

@@ -12,7 +12,7 @@ from dualad._base.backend import match_chunks, namespace_of
 from dualad._base.calling import Selection, check_argnums, paired_leaves, split_aux
 from dualad._base.checks import check_count, check_differentiable, check_output_leaves, validate_tangent
 from dualad._base.core import Value, transform_level
-from dualad._base.shapes import dtype_of, raw, shape_of, zeros
+from dualad._base.shapes import raw, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.dual import Dual
 
@@ -125,7 +125,8 @@ def derivative(f: Callable) -> Callable:
             raise TypeError(f"derivative: x must be a scalar (a float or a 0-d array), got an array "
                             f"of shape {shape_of(x)}; use dualad.jvp(f, (x,), (v,)) for a "
                             "directional derivative or dualad.jacfwd(f)(x) for the Jacobian")
-        one = 1.0 if type(x) is float else ops.astype(raw(x) * 0 + 1, dtype_of(raw(x)))
+        # zeros(x) is of x's own shape: () under vmap too, where raw(x) holds the batch
+        one = 1.0 if type(x) is float else zeros(x) + 1
         return _jvp(f, (x,), (one,), "derivative")[1]
     return df
 
