@@ -353,7 +353,7 @@ def _on_dask(fn: Callable) -> Callable:
 #: with H formed at each point (see :class:`_Formed`).
 FORMED_AT_MOST = 64
 #: H's directions batched in one pass over a chunk: each intermediate of a pass holds this
-#: many values per row (measured at 1e6 x 64: 16 a pass took 1.17 times as long as 64).
+#: many values per row, for a little more time than one pass of all (benchmarks/README.md).
 DIRECTIONS_PER_PASS = 16
 
 

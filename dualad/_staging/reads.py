@@ -125,9 +125,8 @@ class Bindings:
 
 def _holding(names: tuple, cells: tuple) -> Callable[[], bool]:
     """``hold()``: whether every name still holds the object it held (a test of identity
-    each), generated as one expression, since ``compile`` asks at every call. Measured
-    pinned on the 2-core Xeon, for the two names of the benchmarks' hyper-dual ``g``:
-    0.35-0.44 us as a loop over the names, 0.10 so."""
+    each), generated as one expression, since ``compile`` asks at every call (a loop over
+    the names costs several times as much: benchmarks/README.md)."""
     env: dict[str, Any] = {"_MISSING": _MISSING}
     tests = []
     for i, (holder, name, value) in enumerate(names):

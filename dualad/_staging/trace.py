@@ -141,8 +141,8 @@ def _apply(prim: Any, vals: list, params: dict, xp: Any) -> Any:
     """``bind(prim, *vals, **params)`` for ``vals`` that are no value types, where ``xp``
     is their :func:`_replay_namespace`: ``prim.impl`` called with it, as ``bind`` calls it
     (``bind`` itself where ``xp`` is None: it converts the operands first). Skipping
-    ``bind``'s dispatch and a second ``namespace_of`` took ``Trace.record`` of a
-    multiplication of 16 entries by a number from 2.6 to 2.1 us (NumPy's own: 0.4 us)."""
+    ``bind``'s dispatch and a second ``namespace_of`` takes a fifth off ``Trace.record``
+    of a small operation (benchmarks/README.md)."""
     return bind(prim, *vals, **params) if xp is None else prim.impl(xp, *vals, **params)
 
 

@@ -3,9 +3,10 @@
 A program traced on NumPy float64 scalars or small arrays (a function of a
 few numbers, its gradient and Hessian, a short state vector through an
 integrator) has nothing for NumPy to vectorize: each step is a ufunc call on
-a few numbers, about 0.5 us here, where a Python float operation costs about
-20 ns. :func:`scalar_executor` unrolls such a program, element by element, into
-Python on floats, with the numbers NumPy gives, bit for bit:
+a few numbers, many times what a Python float operation costs (the figures:
+benchmarks/README.md, "Measurements behind the code"). :func:`scalar_executor`
+unrolls such a program, element by element, into Python on floats, with the
+numbers NumPy gives, bit for bit:
 
 - ``+ - * /``, negation, squaring, reciprocals and ``abs`` (the entries'
   declared ``scalar_form``) are Python's float operators, which round as
@@ -13,13 +14,13 @@ Python on floats, with the numbers NumPy gives, bit for bit:
   ``tests/dualad/program/test_scalar.py`` checks each against its ufunc, special
   values included);
 - every other ufunc (``exp``, ``sin``, a comparison) is NumPy's own, called
-  on the floats (about 0.1 us): ``math``'s functions differ from NumPy's in
+  on the floats: ``math``'s functions differ from NumPy's in
   the last bit for a few percent of arguments;
 - entries that only move elements (``Primitive.moves_elements``: indexing,
   reshapes, transposes, broadcasts, concatenation, flips) move names, and
   cost nothing at replay;
 - every other step (a reduction, a product of matrices, a scatter) is its
-  NumPy call on C-ordered arrays built from the floats (about 1 us). It
+  NumPy call on C-ordered arrays built from the floats. It
   gives the ordinary replay's numbers where that replay's operands were
   C-ordered too, and may differ in the last bits where they were views in
   another order (a sum over a transposed array adds in another order);
@@ -136,8 +137,8 @@ class _Unroll:
             return f"_f64({names[()]})"
         if kind is np.bool_:
             return f"_np.bool_({names[()]})"
-        # a C-ordered array from a list of its elements, written inline: a helper's call and a
-        # reshape of a 1-d array took 0.68 us of 2 elements, this 0.43 (pinned, the 2-core Xeon)
+        # a C-ordered array from a list of its elements, written inline: cheaper than a helper's
+        # call and a reshape of a 1-d array (benchmarks/README.md)
         array = f"_np.array([{', '.join(names.ravel())}], _np.{np.dtype(dtype).type.__name__})"
         return array if len(shape) == 1 else f"{array}.reshape({shape!r})"
 
