@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad._base.kernel_cache import njit
+
 __all__ = ["color_columns", "color_symmetric", "recover_symmetric", "seed_matrix"]
 
 
@@ -153,11 +155,9 @@ def _run(loop: Callable, native: bool | None, who: str, *graph: np.ndarray) -> n
     Python runs it on lists, which it indexes faster."""
     if loop not in _compiled:
         try:
-            import numba
+            _compiled[loop] = njit(loop, nogil=True)  # kept on disk, outside the package
         except ImportError:
             _compiled[loop] = loop
-        else:
-            _compiled[loop] = numba.njit(cache=True, nogil=True)(loop)
     kernel = _compiled[loop]
     if native and kernel is loop:
         raise ImportError(f"{who}(native=True) needs Numba: pip install numba")

@@ -12,10 +12,11 @@ whole program, or each stretch between its guards, is one function.
 Kernels are cached twice: in this process by their source (programs of
 the same structure and constants share a kernel: sizes and slice offsets
 are its arguments, not its text), and on disk, where the source is
-written as a module named by its hash under ``$DUALAD_CACHE_DIR/kernels``
-(default: ``~/.cache/dualad/kernels``, or under ``$XDG_CACHE_HOME``) and
-compiled with ``cache=True``, so a second process loads the machine code
-Numba saved there instead of compiling again. Where that folder cannot be
+written as a module named by its hash under ``kernels/`` in dualad's cache
+folder (:func:`~dualad._base.kernel_cache.cache_root`: ``$DUALAD_CACHE_DIR``,
+else the platform's per-user cache folder) and compiled with Numba's cache
+there (:func:`~dualad._base.kernel_cache.njit`), so a second process loads
+the machine code instead of compiling again. Where that folder cannot be
 written, kernels are compiled in memory each process.
 
 The numbers are NumPy's: each operation is computed in the dtype NumPy's
@@ -44,6 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad._base.kernel_cache import cache_root
 from dualad._program.executors.kernels import FirstRun, arguments, cached
 from dualad._program.executors.scalar import STEP_US
 from dualad._program.lowering import LoopNest, NotFinite, lower, size
@@ -56,7 +58,7 @@ MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) fro
 UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
 CHECK_BELOW = MIN_SIZE  # iterations below which a kernel checks that its results are finite
 
-_JIT = 'numba.njit(cache=True, error_model="numpy", nogil=True)'
+_JIT = 'njit(error_model="numpy", nogil=True)'  # dualad/_base/kernel_cache.py's, cached outside the package
 
 # How each ufunc of the lowering is written, on operands already in the loop's dtype
 # ({t}: that dtype's NumPy name).
@@ -164,19 +166,15 @@ def replay_us(lowered: Any) -> float:
 
 
 def cache_dir() -> str:
-    """The folder of the kernels kept on disk: ``$DUALAD_CACHE_DIR/kernels``, else
-    ``dualad/kernels`` under ``$XDG_CACHE_HOME`` or ``~/.cache``.
+    """The folder of the kernels' modules kept on disk: ``kernels`` in dualad's cache
+    folder (:func:`~dualad._base.kernel_cache.cache_root`).
 
     Examples
     --------
     >>> cache_dir().endswith("kernels")
     True
     """
-    root = os.environ.get("DUALAD_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "dualad")
-    return os.path.join(root, "kernels")
+    return os.path.join(cache_root(), "kernels")
 
 
 def _build(nest: LoopNest, checks: bool = True) -> Callable:
@@ -362,7 +360,7 @@ def _pairwise(names: list) -> str:
 
 
 def _module(lines: list, helpers: set) -> str:
-    head = ["import numba", "import numpy as np", ""]
+    head = ["import numpy as np", "", "from dualad._base.kernel_cache import njit", ""]
     for name in sorted(helpers):
         head += ["", f"@{_JIT}", _HELPERS[name]]
     return "\n".join(head + ["", f"@{_JIT}"] + lines) + "\n"
@@ -370,7 +368,8 @@ def _module(lines: list, helpers: set) -> str:
 
 def _load(text: str) -> Callable:
     """The kernel of module source ``text``: this process's, else the module written
-    under :func:`cache_dir` (Numba's cache beside it), else compiled in memory."""
+    under :func:`cache_dir` (its machine code in Numba's cache under the same root), else
+    compiled in memory."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
     return cached(_KERNELS, digest, lambda: _import(digest, text))
 
@@ -379,7 +378,7 @@ def _import(digest: str, text: str) -> Callable:
     folder = cache_dir()
     path = os.path.join(folder, f"k{digest}.py")
     try:
-        if not os.path.exists(path):  # written once: Numba's cache is keyed by its time stamp
+        if not os.path.exists(path):  # written once: Numba's cache is keyed by its source stamp
             os.makedirs(folder, exist_ok=True)
             temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
             with open(temporary, "w") as file:
@@ -389,9 +388,9 @@ def _import(digest: str, text: str) -> Callable:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # where Numba's cache finds the kernel's globals again
         spec.loader.exec_module(module)
-    except OSError:  # no folder to keep it in: compiled anew in each process
+    except OSError:  # no folder to keep it in: compiled anew in each process (no file, no disk cache)
         env: dict = {}
-        exec(compile(text.replace("cache=True", "cache=False"), f"<dualad kernel {digest}>", "exec"), env)  # noqa: S102
+        exec(compile(text, f"<dualad kernel {digest}>", "exec"), env)  # noqa: S102
         return env["kernel"]
     return module.kernel
 

@@ -206,6 +206,6 @@ def test_kernels_compile_in_memory_where_the_cache_cannot_be_written(tmp_path, m
     blocked = tmp_path / "a file"
     blocked.write_text("")
     monkeypatch.setenv("DUALAD_CACHE_DIR", str(blocked))
-    kernel = numba_executor._import("test", "import numba\n\n@numba.njit(cache=True)\ndef kernel(a):\n"
-                                             "    return a + 1\n")
+    kernel = numba_executor._import("test", "from dualad._base.kernel_cache import njit\n\n@njit\n"
+                                             "def kernel(a):\n    return a + 1\n")
     assert kernel(1) == 2
