@@ -8,8 +8,9 @@ coefficients times ``k!``), converting at the boundary.
 Every entry of the table gets a rule, asked in this order:
 
 - an entry with no derivative (``records`` False): the result is constant in t;
-- a recurrence of :data:`RECURRENCES` (O(K^2) products): ``multiply`` and
-  ``matmul`` (Cauchy products), ``divide``, ``square``, ``exp``, ``log``,
+- a recurrence of :data:`RECURRENCES` (O(K^2) products), by the kind the entry
+  declares (``Primitive.declare``'s ``taylor``): ``multiply`` and ``matmul``
+  (Cauchy products), ``divide``, ``square``, ``exp``, ``log``,
   ``sqrt``, ``sin``, ``cos``, ``tanh``, ``power`` and ``integer_pow`` with a
   constant exponent on a base with no zero;
 - an entry linear in the operands that carry a series (``linear_args`` of a
@@ -35,7 +36,7 @@ import math
 from typing import Any, Callable
 
 from dualad import ops
-from dualad._base.checks import validate_tangent
+from dualad._base.checks import check_callable, validate_tangent
 from dualad._base.core import Value, bind, new_level, transform_level
 from dualad._base.shapes import across_batch, dtype_of, shape_of, zeros
 from dualad._base.tree import flatten
@@ -104,18 +105,17 @@ def _wrap(ans: Any, coeffs: list | None, level: int) -> Any:
 def _rule(prim: Primitive, primals: list, series: list) -> Callable:
     if not prim.records:
         return _constant
-    rule = RECURRENCES.get(prim)
-    if rule is not None:
-        return rule
+    if prim.taylor is not None:
+        return RECURRENCES[prim.taylor]
     return _linear if _is_linear_in(prim, series) or piecewise_linear_at(prim, primals) else _fallback
 
 
 def _is_linear_in(prim: Primitive, series: list) -> bool:
     """Whether the entry declares itself linear (``linear_args``, None for all of them)
     in every operand that carries a series."""
-    if not hasattr(prim, "linear_args"):
-        return False
     lin = prim.linear_args
+    if lin == ():
+        return False
     return lin is None or all(s is None for i, s in enumerate(series) if i not in lin)
 
 
@@ -342,11 +342,11 @@ def _integer_pow(prim, primals, series, params, order):
     return ans, _power_series(ans, x, _full(x, sx), params["exponent"], order)
 
 
-RECURRENCES: dict[Primitive, Callable] = {
-    REGISTRY[name]: rule for name, rule in (
-        ("multiply", _multiply), ("matmul", _multiply), ("divide", _divide), ("square", _square),
-        ("exp", _exp), ("log", _log), ("sqrt", _sqrt), ("sin", _sin), ("cos", _cos), ("tanh", _tanh),
-        ("power", _power), ("integer_pow", _integer_pow))}
+# The recurrence of each kind an entry declares (``Primitive.declare``'s ``taylor``).
+RECURRENCES: dict[str, Callable] = {
+    "product": _multiply, "quotient": _divide, "square": _square, "exp": _exp, "log": _log,
+    "sqrt": _sqrt, "sin": _sin, "cos": _cos, "tanh": _tanh, "power": _power,
+    "integer_pow": _integer_pow}
 
 
 # -- the transform -----------------------------------------------------------------------
@@ -394,6 +394,7 @@ def jet(fun: Callable, primals: tuple, series: tuple) -> tuple:
     >>> d1, d2
     (array([12.]), array([12.]))
     """
+    check_callable(fun, "jet", "fun")
     if not isinstance(primals, (tuple, list)) or not isinstance(series, (tuple, list)):
         raise TypeError(f"jet: primals and series must be tuples (one entry per argument of fun), "
                         f"got {type(primals).__name__} and {type(series).__name__}")

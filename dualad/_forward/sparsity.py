@@ -62,7 +62,7 @@ from dualad._forward.coloring import _sparse
 from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
 from dualad._primitives.indexing import _filled
-from dualad._table.entries import REGISTRY, Elementwise, Linear, Primitive, piecewise_linear_at
+from dualad._table.entries import REGISTRY, Primitive, piecewise_linear_at
 
 __all__ = ["hessian_sparsity", "jacobian_sparsity", "sparsity_rules"]
 
@@ -101,7 +101,7 @@ class Pattern(PrimalShaped, ArrayLike, Value):
         primals = [a.primal if m else a for a, m in zip(args, mine)]
         rows = [a.rows if m else None for a, m in zip(args, mine)]
         ans = bind(prim, *primals, **params)
-        rule = _rule(prim)
+        rule = _RULES[_kind(prim)]
         if rule is _constant:
             return ans
         n, terms = self.rows.shape[1], self.terms
@@ -240,43 +240,28 @@ def _fallback(prim, primals, rows, ans, params):
             for r in rows]
 
 
-_NAMED: dict[str, Callable] = {
-    **dict.fromkeys(("real", "imag", "conj", "astype", "copy"), _elementwise),
-    **dict.fromkeys(("getitem", "reshape", "permute_dims", "broadcast_to", "concatenate", "flip",
-                     "pad"), _selection),
-    "gather": _gather_selection,
-    **dict.fromkeys(("scatter", "scatter_at"), _scatter),
-    **dict.fromkeys(("sum", "prod", "max", "min"), _reduction),
-    "cumsum": _cumsum, "matmul": _matmul,
-}
-_KINDS = {_constant: "constant", _elementwise: "elementwise", _selection: "selection",
-          _gather_selection: "selection", _scatter: "scatter", _reduction: "reduction",
-          _cumsum: "cumsum", _matmul: "matmul", _fallback: "fallback"}
+# The rule of each kind an entry declares (``Primitive.declare``'s ``sparsity``).
+_RULES: dict[str, Callable] = {
+    "constant": _constant, "elementwise": _elementwise, "selection": _selection,
+    "gather": _gather_selection, "scatter": _scatter, "reduction": _reduction, "cumsum": _cumsum,
+    "matmul": _matmul, "fallback": _fallback}
 
 
-def _rule(prim: Primitive) -> Callable:
+def _kind(prim: Primitive) -> str:
+    """The entry's first-order kind: as declared, else by what it declares of itself."""
     if not prim.records:
-        return _constant
-    if isinstance(prim, Elementwise):
-        return _elementwise
-    rule = _NAMED.get(prim.name)
-    return rule if rule is not None and REGISTRY.get(prim.name) is prim else _fallback
-
-
-# The second-order kinds of the bilinear entries (see the module's docstring).
-_BILINEAR = {"multiply": "product", "divide": "quotient", "matmul": "matmul"}
+        return "constant"
+    return prim.sparsity or ("elementwise" if prim.broadcasts else "fallback")
 
 
 def _second_order(prim: Primitive, primals: list | tuple = ()) -> str:
     """The entry's second-order kind (at ``primals``: a piecewise linear entry is not
     linear in complex operands, ``|z|`` being smooth there)."""
-    if _rule(prim) is _constant:
+    if not prim.records:
         return "constant"
-    if isinstance(prim, Linear) or piecewise_linear_at(prim, primals):
+    if prim.linear_args != () or piecewise_linear_at(prim, primals):
         return "linear"
-    if REGISTRY.get(prim.name) is not prim:
-        return "nonlinear"
-    return _BILINEAR.get(prim.name, "nonlinear")
+    return prim.second_order or "nonlinear"
 
 
 def sparsity_rules(order: int = 1) -> dict[str, str]:
@@ -293,7 +278,8 @@ def sparsity_rules(order: int = 1) -> dict[str, str]:
     -------
     dict
         Entry name to its rule. Order 1: ``"constant"``, ``"elementwise"``,
-        ``"selection"``, ``"scatter"``, ``"reduction"``, ``"cumsum"``,
+        ``"selection"``, ``"gather"`` (a selection by index arrays), ``"scatter"``,
+        ``"reduction"``, ``"cumsum"``,
         ``"matmul"`` or ``"fallback"`` (every output element on every input
         element: correct, and as dense as can be). Order 2: ``"constant"``,
         ``"linear"`` (linear or piecewise linear: ``abs`` is linear on real
@@ -315,7 +301,7 @@ def sparsity_rules(order: int = 1) -> dict[str, str]:
         raise ValueError(f"sparsity_rules: order must be 1 or 2, got {order!r}")
     if order == 2:
         return {name: _second_order(prim) for name, prim in REGISTRY.items()}
-    return {name: _KINDS[_rule(prim)] for name, prim in REGISTRY.items()}
+    return {name: _kind(prim) for name, prim in REGISTRY.items()}
 
 
 class _HessianTerms:

@@ -83,22 +83,26 @@ def _nondiff(name, impl, **facts):
 # -- arithmetic ---------------------------------------------------------------
 add = _elementwise("add", lambda xp, x, y: x + y, _one, _one, saves="none",
                    ufunc="add", scalar_form="{0} + {1}",
-                   simplifications=("add_zero", "scatter_add", "scatter_sum", "uniform_const"))
+                   simplifications=("add_zero", "scatter_add", "scatter_sum", "uniform_const"),
+                   piecewise_linear=True)
 subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one, saves="none",
                         ufunc="subtract", scalar_form="{0} - {1}",
-                        simplifications=("sub_zero", "uniform_const"))
+                        simplifications=("sub_zero", "uniform_const"), piecewise_linear=True)
 multiply = _elementwise("multiply", lambda xp, x, y: x * y,
                         lambda ans, x, y: y, lambda ans, x, y: x, saves="cross",
                         ufunc="multiply", scalar_form="{0} * {1}",
-                        simplifications=("mul_one", "uniform_const", "neg_scale"))
+                        simplifications=("mul_one", "uniform_const", "neg_scale"),
+                        second_order="product", taylor="product")
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
                       lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO),
                       ufunc="divide", scalar_form="{0} / {1}",
-                      simplifications=("div_one", "uniform_const"), fresh=True)
+                      simplifications=("div_one", "uniform_const"), fresh=True,
+                      second_order="quotient", taylor="quotient")
 negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none",
-                        ufunc="negative", scalar_form="-{0}", simplifications=("neg_neg", "neg_scale"))
+                        ufunc="negative", scalar_form="-{0}", simplifications=("neg_neg", "neg_scale"),
+                        piecewise_linear=True)
 
 
 def _pow_base_partial(ans, x, y):
@@ -118,7 +122,7 @@ def _pow_exponent_partial(ans, x, y):
 
 _pow = _elementwise("power", lambda xp, x, y: xp.pow(x, y),
                     _pow_base_partial, _pow_exponent_partial, saves="all", domain=(POSITIVE, REAL),
-                    ufunc="power", fresh=True)
+                    ufunc="power", fresh=True, taylor="power")
 
 
 def _integer_pow_partial(ans, x, *, exponent):
@@ -143,7 +147,7 @@ def _const_pow(xp, x, *, exponent):
 # bases, so it gets its own primitive, as JAX's integer_pow does.
 _integer_pow = _elementwise("integer_pow", _const_pow, _integer_pow_partial,
                             ufunc="square", ufunc_params={"exponent": 2},
-                            scalar_form="{0} * {0}", fresh=True)
+                            scalar_form="{0} * {0}", fresh=True, taylor="integer_pow")
 
 
 def power(x, y):
@@ -163,7 +167,7 @@ def power(x, y):
 
 
 _abs = _elementwise("abs", lambda xp, x: xp.abs(x), lambda ans, x: sign(x), domain=(NONZERO,),
-                    ufunc="abs", scalar_form="abs({0})", fresh=True)
+                    ufunc="abs", scalar_form="abs({0})", fresh=True, piecewise_linear=True)
 
 
 def abs(x):
@@ -187,10 +191,10 @@ def abs(x):
 abs.primitive = _abs.primitive
 sign = _zero("sign", lambda xp, x: xp.sign(x), ufunc="sign")
 square = _elementwise("square", lambda xp, x: x * x, lambda ans, x: multiply(2.0, x),
-                      ufunc="square", scalar_form="{0} * {0}", fresh=True)
+                      ufunc="square", scalar_form="{0} * {0}", fresh=True, taylor="square")
 sqrt = _elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda ans, x: divide(0.5, ans), saves="output",
                     domain=(POSITIVE,),
-                    doc="``sqrt``; its derivative at 0 is ``inf``.", ufunc="sqrt", fresh=True)
+                    doc="``sqrt``; its derivative at 0 is ``inf``.", ufunc="sqrt", fresh=True, taylor="sqrt")
 cbrt = _elementwise("cbrt", lambda xp, x: _cbrt(xp, x),
                     lambda ans, x: reciprocal(3.0 * square(ans)), saves="output", domain=(NONZERO,),
                     ufunc="cbrt", fresh=True)
@@ -207,13 +211,14 @@ reciprocal = _elementwise("reciprocal", lambda xp, x: xp.divide(1.0, x),
                           ufunc="reciprocal", scalar_form="1.0 / {0}", fresh=True)
 
 # -- exponentials and logarithms ------------------------------------------------
-exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output", ufunc="exp")
+exp = _elementwise("exp", lambda xp, x: xp.exp(x), lambda ans, x: ans, saves="output", ufunc="exp",
+                   taylor="exp")
 exp2 = _elementwise("exp2", lambda xp, x: 2.0 ** x if hasattr(xp, "exp2") else 2.0 ** x,
                     lambda ans, x: multiply(ans, math.log(2.0)), saves="output", fresh=True)
 expm1 = _elementwise("expm1", lambda xp, x: xp.expm1(x), lambda ans, x: ans + 1.0, saves="output",
                      ufunc="expm1", fresh=True)
 log = _elementwise("log", lambda xp, x: xp.log(x), lambda ans, x: reciprocal(x), domain=(POSITIVE,),
-                   ufunc="log", fresh=True)
+                   ufunc="log", fresh=True, taylor="log")
 log2 = _elementwise("log2", lambda xp, x: xp.log2(x),
                     lambda ans, x: reciprocal(multiply(x, math.log(2.0))), domain=(POSITIVE,),
                     ufunc="log2", fresh=True)
@@ -228,8 +233,10 @@ logaddexp = _elementwise("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
                          ufunc="logaddexp", fresh=True)
 
 # -- trigonometric and hyperbolic --------------------------------------------------
-sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x), ufunc="sin", fresh=True)
-cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)), ufunc="cos", fresh=True)
+sin = _elementwise("sin", lambda xp, x: xp.sin(x), lambda ans, x: cos(x), ufunc="sin", fresh=True,
+                   taylor="sin")
+cos = _elementwise("cos", lambda xp, x: xp.cos(x), lambda ans, x: negative(sin(x)), ufunc="cos", fresh=True,
+                   taylor="cos")
 tan = _elementwise("tan", lambda xp, x: xp.tan(x), lambda ans, x: square(ans) + 1.0, saves="output",
                    domain=(((-math.pi / 2, math.pi / 2),),),
                    ufunc="tan", fresh=True)  # one branch of its period
@@ -250,7 +257,7 @@ arctan2 = _elementwise(
 sinh = _elementwise("sinh", lambda xp, x: xp.sinh(x), lambda ans, x: cosh(x), ufunc="sinh", fresh=True)
 cosh = _elementwise("cosh", lambda xp, x: xp.cosh(x), lambda ans, x: sinh(x), ufunc="cosh", fresh=True)
 tanh = _elementwise("tanh", lambda xp, x: xp.tanh(x), lambda ans, x: 1.0 - square(ans), saves="output",
-                    ufunc="tanh", fresh=True)
+                    ufunc="tanh", fresh=True, taylor="tanh")
 arcsinh = _elementwise("arcsinh", lambda xp, x: xp.asinh(x),
                        lambda ans, x: reciprocal(sqrt(square(x) + 1.0)), ufunc="arcsinh", fresh=True)
 arccosh = _elementwise("arccosh", lambda xp, x: xp.acosh(x),
@@ -295,14 +302,15 @@ def _tie_shared(wins):
 maximum = _elementwise("maximum", lambda xp, x, y: xp.maximum(x, y),
                        _tie_shared(lambda x, y: greater(x, y)),
                        _tie_shared(lambda x, y: greater(y, x)),
-                       save_partials=True, ufunc="maximum", fresh=True)
+                       save_partials=True, ufunc="maximum", fresh=True, piecewise_linear=True)
 minimum = _elementwise("minimum", lambda xp, x, y: xp.minimum(x, y),
                        _tie_shared(lambda x, y: less(x, y)),
-                       _tie_shared(lambda x, y: less(y, x)), save_partials=True, ufunc="minimum", fresh=True)
+                       _tie_shared(lambda x, y: less(y, x)), save_partials=True, ufunc="minimum", fresh=True,
+                       piecewise_linear=True)
 relu = _elementwise("relu", lambda xp, x: xp.maximum(x, 0.0), lambda ans, x: greater(x, 0),
                     save_partials=True, domain=(NONZERO,),
                     doc="``max(x, 0)`` with ``relu'(0) = 0``, as ``torch.relu`` and ``jax.nn.relu``; "
-                        "the tape keeps a mask, not ``x``.", fresh=True)
+                        "the tape keeps a mask, not ``x``.", fresh=True, piecewise_linear=True)
 
 
 def _where_impl(xp, c, x, y):
@@ -320,12 +328,10 @@ where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: None,
                      lambda ans, c, x, y: c,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,
-                     doc="``where(condition, x, y)``; no derivative flows to the condition.", fresh=(2,))
+                     doc="``where(condition, x, y)``; no derivative flows to the condition.", fresh=(2,),
+                     piecewise_linear=True)
 
 
-# Linear, or linear wherever the operands' comparisons hold (``Primitive.piecewise_linear``).
-for _fn in (add, subtract, negative, abs, maximum, minimum, relu, where):
-    _fn.primitive.piecewise_linear = True
 
 # -- complex parts: linear over the reals --------------------------------------------
 # Each sees complex inputs only (the functions below answer real ones), and
@@ -344,7 +350,7 @@ def _to_complex(g, dtype):
 
 
 _real_p = linear("real", lambda xp, x: xp.real(x),
-                 lambda g, x: (_to_complex(g, x[1]),), fresh=True)
+                 lambda g, x: (_to_complex(g, x[1]),), fresh=True, broadcasts=True)
 
 
 def _imag_transpose(g, x):
@@ -352,8 +358,8 @@ def _imag_transpose(g, x):
     return (multiply(g, _complex_constant(g, -1j)),)  # d Im(z) pairs with -i
 
 
-_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose, fresh=True)
-_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),), fresh=True)
+_imag_p = linear("imag", lambda xp, x: xp.imag(x), _imag_transpose, fresh=True, broadcasts=True)
+_conj_p = linear("conj", lambda xp, x: xp.conj(x), lambda g, x: (conj(g),), fresh=True, broadcasts=True)
 
 
 def real(x):
@@ -396,7 +402,7 @@ real.primitive, imag.primitive, conj.primitive = _real_p, _imag_p, _conj_p
 # The transpose casts back: a linear entry's cotangent takes its input's dtype (the
 # real part first for a real input, since strict namespaces refuse complex-to-real).
 _astype_p = linear("astype", lambda xp, x, *, dtype: xp.astype(x, dtype),
-                   lambda g, x, *, dtype: (g,), simplifications=("same_dtype",), fresh=True)
+                   lambda g, x, *, dtype: (g,), simplifications=("same_dtype",), fresh=True, broadcasts=True)
 
 
 _PYTHON_DTYPES = {float: "float64", complex: "complex128", int: "int64", bool: "bool"}
@@ -440,8 +446,7 @@ floor_divide.__doc__ = ("``x // y``, NumPy's floored division (not ``floor(x / y
 remainder = _elementwise("remainder", lambda xp, x, y: xp.remainder(x, y), _one,
                          lambda ans, x, y: negative(floor_divide(x, y)),
                          doc="``x % y``, NumPy's remainder (the sign of ``y``); of integers, an integer.",
-                         fresh=(1,))
-remainder.primitive.piecewise_linear = True
+                         fresh=(1,), piecewise_linear=True)
 
 
 def round(x, decimals=0):

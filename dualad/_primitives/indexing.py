@@ -106,7 +106,8 @@ def _getitem_impl(xp, x, *, idx):
 _getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
-    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g), fresh=True)
+    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g), fresh=True,
+    moves_elements=True, sparsity="selection")
 
 
 def getitem(x, idx):
@@ -151,7 +152,8 @@ _gather_p = custom(
                                                          template=template),
     vjp=lambda g, res, *, template: (bind(_scatter_at_p, g, *res[1], shape=res[0], template=template),
                                      *(None for _ in res[1])),
-    residual=lambda ans, x, *indices, template: (shape_of(x), indices), fresh=True)
+    residual=lambda ans, x, *indices, template: (shape_of(x), indices), fresh=True,
+    piecewise_linear=True, sparsity="gather")
 
 _scatter_at_p = custom(
     "scatter_at", lambda xp, values, *indices, shape, template: _scatter_impl(
@@ -161,9 +163,8 @@ _scatter_at_p = custom(
         _scatter_at_p, tangents[0], *primals[1:], shape=shape, template=template),
     vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
                                                 *(None for _ in indices)),
-    residual=lambda ans, values, *indices, shape, template: indices, fresh=True)
-_gather_p.piecewise_linear = _scatter_at_p.piecewise_linear = True  # linear in the values
-_getitem_p.moves_elements = True
+    residual=lambda ans, values, *indices, shape, template: indices, fresh=True,
+    piecewise_linear=True, sparsity="scatter")
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)
@@ -185,6 +186,11 @@ def _scatter_impl(xp, values, *, shape, idx):
     return xp.reshape(added, shape)
 
 
+def _moves_by_basic_indices(params):
+    """With basic indices the scatter sets each element once, into zeros: it moves elements."""
+    return not any(_is_advanced(i) for i in params["idx"])
+
+
 def _scatter_batch(params, k):
     batched = _getitem_batch(params, k)
     return None if batched is None else {"shape": (k,) + params["shape"], **batched}
@@ -194,9 +200,8 @@ def _scatter_batch(params, k):
 # (repeated advanced indices accumulate).
 _scatter_p = linear("scatter", _scatter_impl,
                     lambda g, values, *, shape, idx: (getitem(g, idx),),
-                    batch=_scatter_batch, fresh=True)
-# with basic indices the scatter sets each element once, into zeros: it moves elements
-_scatter_p.moves_elements = lambda params: not any(_is_advanced(i) for i in params["idx"])
+                    batch=_scatter_batch, fresh=True,
+                    moves_elements=_moves_by_basic_indices, sparsity="scatter")
 
 
 def scatter(values, shape, idx):

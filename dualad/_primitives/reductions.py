@@ -86,7 +86,7 @@ def _prod_vjp(g, ans, x, *, axis, keepdims):
 
 _prod_p = custom(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None, fresh=True)
+    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None, fresh=True, sparsity="reduction")
 
 
 def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
@@ -119,7 +119,7 @@ def _extremum(name, reduce):
         return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
     prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True, core_ndims=None,
-                  fresh=True)
+                  fresh=True, piecewise_linear=True, sparsity="reduction")
 
     def fn(x, axis=None, keepdims=False):
         axes = normalize_axes(axis, ndim_of(x))
@@ -135,5 +135,4 @@ def _extremum(name, reduce):
 
 max = _extremum("max", "max")
 min = _extremum("min", "min")
-max.primitive.piecewise_linear = min.primitive.piecewise_linear = True
 amax, amin = max, min

@@ -54,7 +54,8 @@ __all__ = [
 _reshape_p = linear(
     "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True)
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True,
+    moves_elements=True, sparsity="selection")
 
 
 def reshape(x, shape, order="C"):
@@ -87,7 +88,7 @@ _permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
     batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])},
-    simplifications=("transpose",), fresh=True)
+    simplifications=("transpose",), fresh=True, moves_elements=True, sparsity="selection")
 
 
 def permute_dims(x, axes=None):
@@ -163,7 +164,8 @@ def _expand(g, xshape, axis, keepdims):
 
 _sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
-    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True, fresh=True)
+    lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True, fresh=True,
+    sparsity="reduction")
 
 
 def _numpy_keywords(x, dtype, out, name):
@@ -200,7 +202,8 @@ def unbroadcast(g, shape):
 _broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
-    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True)
+    batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True,
+    moves_elements=True, sparsity="selection")
 
 
 def broadcast_to(x, shape):
@@ -243,7 +246,7 @@ def _concat_transpose(g, *avals, axis):
 
 
 _concat_p = linear("concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis),
-                   _concat_transpose, linear_args=None, fresh=True)
+                   _concat_transpose, linear_args=None, fresh=True, moves_elements=True, sparsity="selection")
 
 
 def concatenate(arrays, axis=0):
@@ -284,7 +287,8 @@ def split(x, indices_or_sections, axis=0):
 
 
 _flip_p = linear("flip", lambda xp, x, *, axis: xp.flip(x, axis=axis),
-                 lambda g, x, *, axis: (flip(g, axis),), fresh=True)
+                 lambda g, x, *, axis: (flip(g, axis),), fresh=True,
+                 moves_elements=True, sparsity="selection")
 
 
 def flip(x, axis=None):
@@ -323,7 +327,8 @@ def _pad_impl(xp, x, *, pad_width):
 _pad_p = linear(
     "pad", _pad_impl,
     lambda g, x, *, pad_width: (getitem(g, tuple(slice(a, a + s) for s, (a, _) in zip(x[0], pad_width))),),
-    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]}, fresh=True)
+    batch=lambda params, k: {"pad_width": ((0, 0),) + params["pad_width"]}, fresh=True,
+    moves_elements=True, sparsity="selection")
 
 
 def pad(x, pad_width, constant_values=0.0):
@@ -352,8 +357,9 @@ def take(x, indices, axis=None):
 
 
 
+# A Python number is immutable: its copy is itself.
 _copy_p = linear("copy", lambda xp, x: x if type(x) in SCALAR_TYPES else xp.asarray(x, copy=True),
-                 lambda g, x: (g,), scalar_ok=True)  # a Python number is immutable: itself
+                 lambda g, x: (g,), scalar_ok=True, broadcasts=True, moves_elements=True)
 
 
 def copy(x):
@@ -435,7 +441,8 @@ def _cumsum_impl(xp, x, *, axis):
 
 
 _cumsum_p = linear("cumsum", _cumsum_impl,
-                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),), fresh=True)
+                   lambda g, x, *, axis: (flip(cumsum(flip(g, axis), axis), axis),), fresh=True,
+                   sparsity="cumsum")
 
 
 def cumsum(x, axis=None):
@@ -445,6 +452,3 @@ def cumsum(x, axis=None):
 
 operations.provide(reshape, broadcast_to, unbroadcast, stack)
 
-# Entries whose impl only moves elements (``Primitive.moves_elements``).
-for _entry in (_reshape_p, _permute_p, _broadcast_p, _concat_p, _flip_p, _pad_p, _copy_p):
-    _entry.moves_elements = True

@@ -17,7 +17,9 @@ passes and executors read them and never ask which kind they hold:
 ``takes_out``
     the primitive itself is called with ``out=`` as a NumPy ufunc is (a fused
     kernel), so a replay may write its result into a buffer.
-``ufunc``, ``ufunc_params``, ``scalar_form``, ``new_array``, ``simplifications``
+``ufunc``, ``ufunc_params``, ``scalar_form``, ``new_array``, ``simplifications``,
+``broadcasts``, ``piecewise_linear``, ``moves_elements``, ``sparsity``,
+``second_order``, ``taylor``, ``records``, ``linear_args``
     as declared by a table entry (``Primitive.declare``): none here, unless a
     step says otherwise.
 """
@@ -89,6 +91,14 @@ class Step:
     scalar_form = None
     new_array = False
     simplifications: tuple = ()
+    broadcasts = False
+    piecewise_linear = False
+    moves_elements = False
+    sparsity = None
+    second_order = None
+    taylor = None
+    records = True
+    linear_args: tuple | None = ()
 
     def impl(self, xp: Any, *args: Any, **params: Any) -> Any:
         raise NotImplementedError

@@ -118,7 +118,8 @@ class Primitive:
 
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
                  "builtin", "broadcasts", "ufunc", "ufunc_params", "scalar_form", "new_array",
-                 "simplifications", "fresh", "piecewise_linear", "moves_elements", "__weakref__")
+                 "simplifications", "fresh", "piecewise_linear", "moves_elements", "sparsity",
+                 "second_order", "taylor", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     effect = False          # as a program step: a replay may skip, merge or fold it
@@ -126,10 +127,11 @@ class Primitive:
     takes_out = False       # as a program step: not itself called with out= (see ``ufunc``)
     partials = None         # local partials, for entries that have them (elementwise)
     add_transpose = None    # adds a cotangent in place, for linear entries that can
+    linear_args: tuple | None = ()  # the arguments it is linear in (None: all; linear entries)
 
     def __init__(self, name: str, impl: Callable, *, multiple_results: bool = False,
                  scalar_ok: bool = False, saves: str = "all", residual: Callable | None = None,
-                 register: bool = True):
+                 register: bool = True, **facts: Any):
         if not callable(impl):
             raise TypeError(f"primitive {name!r}: impl must be callable, got {type(impl).__name__}")
         self.name = name
@@ -139,10 +141,7 @@ class Primitive:
         self.saves = saves
         self.residual = residual
         self.builtin = False
-        self.broadcasts = False
-        self.piecewise_linear = False
-        self.moves_elements = False
-        self.declare()
+        self.declare(**facts)
         if register:
             REGISTRY[name] = self
 
@@ -155,9 +154,13 @@ class Primitive:
 
     def declare(self, *, ufunc: str | None = None, ufunc_params: dict | None = None,
                 scalar_form: str | None = None, new_array: bool = False,
-                simplifications: tuple = (), fresh: Any = ()) -> "Primitive":
-        """Declare what the program passes may rely on (all of it checked against the
-        impl by ``tests/dualad/table/test_entries.py``); returns the entry.
+                simplifications: tuple = (), fresh: Any = (), broadcasts: bool = False,
+                piecewise_linear: bool = False, moves_elements: bool | Callable = False,
+                sparsity: str | None = None, second_order: str | None = None,
+                taylor: str | None = None) -> "Primitive":
+        """Declare what the interpreters and program passes may rely on (all of it
+        checked against the impl by ``tests/dualad/table/test_entries.py``), every
+        fact at once; returns the entry.
 
         ``ufunc``: the name of the NumPy ufunc that the impl equals on NumPy, bit
         for bit, called with the parameters ``ufunc_params`` (none by default),
@@ -169,12 +172,29 @@ class Primitive:
         ``dualad._program.passes.simplify`` that hold for the entry. ``fresh``:
         which of its rules' results are fresh (positions, or True for all; see
         the class's docstring): ``lambda ans, x: ops.cos(x)`` is,
-        ``lambda ans, x, y: y`` is not.
+        ``lambda ans, x, y: y`` is not. ``broadcasts``, ``piecewise_linear`` and
+        ``moves_elements``: see the class's docstring.
+
+        What the other interpreters read, each by a kind that names its rule there:
+        ``sparsity``, the pattern of the Jacobian (``dualad.sparsity_rules``):
+        ``"selection"``, ``"gather"``, ``"scatter"``, ``"reduction"``,
+        ``"cumsum"`` or ``"matmul"`` (by default ``"elementwise"`` for an entry that
+        broadcasts, ``"constant"`` for one with no derivative, else the dense
+        fallback); ``second_order``, the pattern of its Hessian where it is
+        bilinear: ``"product"``, ``"quotient"`` or ``"matmul"`` (by default linear
+        entries are linear and others nonlinear); ``taylor``, its recurrence in
+        Taylor mode (``dualad.jet_rules``): ``"product"``, ``"quotient"``,
+        ``"square"``, ``"exp"``, ``"log"``, ``"sqrt"``, ``"sin"``, ``"cos"``,
+        ``"tanh"``, ``"power"`` or ``"integer_pow"`` (by default its JVP, linear
+        or differentiated along the series).
         """
         self.ufunc, self.ufunc_params = ufunc, {} if ufunc_params is None else ufunc_params
         self.scalar_form, self.new_array = scalar_form, new_array
         self.simplifications = tuple(simplifications)
         self.fresh = _declared(fresh)
+        self.broadcasts, self.piecewise_linear = broadcasts, piecewise_linear
+        self.moves_elements = moves_elements
+        self.sparsity, self.second_order, self.taylor = sparsity, second_order, taylor
         return self
 
     def __repr__(self) -> str:
@@ -500,8 +520,7 @@ def elementwise(name: str, impl: Callable, *partials: Callable, saves: str = "in
             iv and all(len(i) == 2 and i[0] < i[1] for i in iv) for iv in domain):
         raise ValueError(f"elementwise {name!r}: domain must give, for each of the {len(partials)} "
                          f"arguments, a tuple of intervals (lo, hi) with lo < hi; got {domain!r}")
-    prim = Elementwise(name, impl, scalar_ok=True, saves=saves).declare(**facts)
-    prim.broadcasts = True
+    prim = Elementwise(name, impl, scalar_ok=True, saves=saves, broadcasts=True, **facts)
     prim.partials, prim.domain = partials, tuple(domain)
     if save_partials:
         prim.residual = lambda ans, *args, **params: tuple(p(ans, *args, **params) for p in partials)
@@ -525,7 +544,7 @@ def linear(name: str, impl: Callable, transpose: Callable, *, batch: Callable | 
     return False to have ``transpose`` used (getitem: ``acc[idx] += g``).
     ``facts`` are those of :meth:`Primitive.declare`.
     """
-    prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals").declare(**facts)
+    prim = Linear(name, impl, scalar_ok=scalar_ok, saves="avals", **facts)
     prim.transpose, prim.linear_args, prim.add_transpose = transpose, linear_args, add_transpose
     prim.batch_params = batch if batch is not None else _same_params
     return prim
@@ -581,30 +600,25 @@ def custom(name: str, impl: Callable, *, jvp: Callable, vjp: Callable | tuple | 
                          f"inputs and outputs, so it needs saves='all' and no residual; got "
                          f"saves={saves!r} and residual={residual!r}")
     prim = Custom(name, impl, multiple_results=multiple_results, scalar_ok=scalar_ok,
-                  saves=saves, residual=residual, register=register).declare(**facts)
+                  saves=saves, residual=residual, register=register, **facts)
     prim.jvp_rule, prim.vjp_rule, prim.chunked = jvp, vjp, chunked
     prim.core_ndims, prim.batch_rule = core_ndims, batch
     return prim
 
 
-def zero_derivative(name: str, impl: Callable, *, broadcasts: bool = False,
-                    **facts: Any) -> ZeroDerivative:
-    """An entry with a float result whose derivative is zero (floor, sign);
-    ``broadcasts`` for one that applies entry by entry (see ``Primitive``),
-    ``facts`` those of :meth:`Primitive.declare`."""
-    prim = ZeroDerivative(name, impl, scalar_ok=True, saves="avals").declare(**facts)
-    prim.broadcasts = broadcasts
-    return prim
+def zero_derivative(name: str, impl: Callable, **facts: Any) -> ZeroDerivative:
+    """An entry with a float result whose derivative is zero (floor, sign); ``facts``
+    those of :meth:`Primitive.declare` (``broadcasts=True`` for one that applies entry
+    by entry)."""
+    return ZeroDerivative(name, impl, scalar_ok=True, saves="avals", **facts)
 
 
 def non_differentiable(name: str, impl: Callable, *, scalar_ok: bool = True,
-                       broadcasts: bool = False, **facts: Any) -> NonDifferentiable:
+                       **facts: Any) -> NonDifferentiable:
     """An entry with a boolean or integer result, returned as a plain array in every mode;
-    ``broadcasts`` for one that applies entry by entry (see ``Primitive``),
-    ``facts`` those of :meth:`Primitive.declare`."""
-    prim = NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals").declare(**facts)
-    prim.broadcasts = broadcasts
-    return prim
+    ``facts`` those of :meth:`Primitive.declare` (``broadcasts=True`` for one that
+    applies entry by entry)."""
+    return NonDifferentiable(name, impl, scalar_ok=scalar_ok, saves="avals", **facts)
 
 
 def piecewise_linear_at(prim: Primitive, primals: list) -> bool:
@@ -616,7 +630,7 @@ def piecewise_linear_at(prim: Primitive, primals: list) -> bool:
 def moves_elements(prim: Any, params: dict) -> bool:
     """Whether ``prim`` (an entry, or a program's own step) applied with ``params`` only
     moves its operands' elements (see ``Primitive.moves_elements``)."""
-    moves = getattr(prim, "moves_elements", False)
+    moves = prim.moves_elements
     return bool(moves(params) if callable(moves) else moves)
 
 

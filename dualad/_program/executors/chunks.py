@@ -63,7 +63,6 @@ import numpy as np
 from dualad._base.backend import _np_xp, persist
 from dualad._program.ir import Eqn, Guard
 from dualad._program.program import Program
-from dualad._table.entries import Elementwise
 
 __all__ = ["ChunkedProgram", "chunked"]
 
@@ -71,9 +70,6 @@ __all__ = ["ChunkedProgram", "chunked"]
 # reduce over it, as partial results per chunk combined by the ufunc named.
 _REDUCTIONS = frozenset({"sum", "max", "min", "prod", "mean", "any", "all"})
 _COMBINED = {"sum": "add", "max": "maximum", "min": "minimum"}
-# Entries computed element by element besides those declaring a NumPy ufunc (and the
-# Elementwise class): casts, copies, roundings, parts of complex numbers.
-_ELEMENTWISE = frozenset({"astype", "copy", "round", "stop_gradient", "floor_divide", "real", "imag", "conj"})
 
 
 class NotChunked(Exception):
@@ -224,7 +220,7 @@ class _Split:
 
 
 def _is_elementwise(prim: Any) -> bool:
-    return isinstance(prim, Elementwise) or prim.ufunc is not None or prim.name in _ELEMENTWISE
+    return prim.broadcasts or prim.ufunc is not None
 
 
 # -- per-chunk rules: the partitioned axis of the output, or for a partial result the ufunc

@@ -7,8 +7,9 @@ program by one step whose primitive is a :class:`Fused` kernel (compiled
 once, when the program is made), where numexpr is installed (the ``fast``
 extra); without it programs are left as they are.
 
-Only what gives the same numbers as NumPy, bit for bit, is fused: ``+``,
-``-``, ``*``, ``/``, negation and squaring (exactly rounded in both), on
+Only what gives the same numbers as NumPy, bit for bit, is fused: the entries
+that declare a ``scalar_form`` (``+``, ``-``, ``*``, ``/``, negation, squaring,
+reciprocals and ``abs``: exactly rounded in both), on
 float64 arrays of the result's shape (no broadcasting) and Python or
 float64 scalar constants, for results of at least ``MIN_SIZE`` entries
 (below it numexpr's call costs more than the passes it saves). A step is
@@ -37,8 +38,6 @@ __all__ = ["MIN_SIZE", "Fused", "available", "fuse_elementwise"]
 
 MIN_SIZE = 1 << 18  # measured: neutral at 1e5 entries, 20-25% faster at 1e6
 
-# The fusible entries: how each writes in numexpr's syntax.
-_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 _F64 = np.dtype(np.float64)
 
 
@@ -119,13 +118,12 @@ def fuse_elementwise(program: Any) -> Any:
 
 
 def _fusible(program: Any, step: Eqn) -> bool:
-    name = step.prim.name
+    """Whether ``step`` declares its Python form on floats (``Primitive.declare``'s
+    ``scalar_form``, which numexpr's syntax reads the same, bit for bit) at its
+    parameters, on float64 arrays of one shape and at least :data:`MIN_SIZE` entries."""
     if step.xp is not _np_xp or len(step.outs) != 1:
         return False
-    if name in _BINARY or name == "negative":
-        if step.params:
-            return False
-    elif not (name == "integer_pow" and step.params == {"exponent": 2}):
+    if step.prim.scalar_form is None or step.params != step.prim.ufunc_params:
         return False
     kind, shape, dtype = program.avals.get(step.outs[0], (None, None, None))
     if kind is not np.ndarray or dtype != _F64 or not shape or math.prod(shape) < MIN_SIZE:
@@ -156,9 +154,4 @@ def _expression(program: Any, step: Eqn, fusible: dict, inlined: Any, names: dic
             names[s] = f"v{len(names)}"
         return names[s]
 
-    name = step.prim.name
-    if name in _BINARY:
-        a, b = (operand(s) for s in step.ins)
-        return f"({a} {_BINARY[name]} {b})"
-    a = operand(step.ins[0])
-    return f"(-{a})" if name == "negative" else f"({a} ** 2)"  # numexpr squares as a * a
+    return f"({step.prim.scalar_form.format(*(operand(s) for s in step.ins))})"

@@ -45,8 +45,8 @@ def test_sparse_jacobian_of_every_case(case, backend, dtype, data):
 def test_sparsity_rules_cover_the_table():
     rules = dualad.sparsity_rules()
     assert set(rules) == set(REGISTRY)
-    assert set(rules.values()) <= {"constant", "elementwise", "selection", "scatter", "reduction",
-                                   "cumsum", "matmul", "fallback"}
+    assert set(rules.values()) <= {"constant", "elementwise", "selection", "gather", "scatter",
+                                   "reduction", "cumsum", "matmul", "fallback"}
 
 
 # -- known structures ----------------------------------------------------------------------
