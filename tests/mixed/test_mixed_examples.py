@@ -104,3 +104,36 @@ def test_gpu_example_on_device(gpu_example, capsys):
     for gpu_row, cpu_row in zip(results["gpu"], results["cpu"]):
         assert gpu_row["success"] and isinstance(gpu_row["x"], cupy.ndarray)
         np.testing.assert_allclose(gpu_row["x"].get(), cpu_row["x"], atol=1e-7)
+
+
+@pytest.mark.parametrize("data", ["iris", "synthetic"])
+def test_dualads_hessp_is_the_closed_form_and_trust_krylov_ends_alike(cpu_example, data):
+    """SciPy's trust-krylov stops short of gtol = 1e-8 with dualad's hessp ("A bad approximation
+    caused failure to predict improvement", or its iteration limit): it does so with the
+    logistic loss's H v written out by hand too, and both converge at 1e-6."""
+    if data == "iris":
+        if not cpu_example.iris_path().exists():
+            pytest.skip("this SciPy installation ships no test data (iris.arff)")
+        x, y, _ = cpu_example.load_iris()
+    else:
+        x, y, _ = cpu_example.make_synthetic(400, 6)
+    loss = cpu_example.make_loss(x, y, 1e-3)
+    closed = cpu_example.closed_form(x, y, 1e-3)
+    # The hand-written pair, checked against central differences of the loss and its gradient.
+    rng = np.random.default_rng(0)
+    w, v, h = 0.3 * rng.standard_normal(x.shape[1]), rng.standard_normal(x.shape[1]), 1e-5
+    assert closed[0](w) @ v == pytest.approx((loss(w + h * v) - loss(w - h * v)) / (2 * h), rel=1e-7)
+    np.testing.assert_allclose(closed[1](w, v), (closed[0](w + h * v) - closed[0](w - h * v)) / (2 * h),
+                               rtol=1e-6, atol=1e-10)
+
+    strict = cpu_example.against_closed_form(loss, closed, np.zeros(x.shape[1]), 1e-8)
+    # dualad's H v at the example's points: its start, iterates and directions
+    assert strict["products"] >= 10 and strict["hessp_rel_diff"] < 1e-12
+    for run in ("dualad", "closed form"):  # both reach rounding level, converged or not
+        assert strict[run]["grad_norm"] < 1e-6, strict
+    loose = cpu_example.against_closed_form(loss, closed, np.zeros(x.shape[1]), 1e-6)
+    assert loose["dualad"]["success"] and loose["closed form"]["success"], loose
+    said = cpu_example.describe(strict)
+    assert f"{strict['hessp_rel_diff']:.1e}" in said and "the derivatives agree" in said
+    if not (strict["dualad"]["success"] or strict["closed form"]["success"]):
+        assert "stops short with the closed form's too" in said
