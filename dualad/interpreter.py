@@ -14,7 +14,8 @@ Values and levels
     below which values are constants, for ``stop_gradient`` and ``no_grad``).
 Plain values
     ``raw`` (a value without any derivative parts), ``shape_of``,
-    ``dtype_of``, ``is_complex``, ``zeros`` (zeros like a value, on its
+    ``dtype_of``, ``reported_dtype`` (the dtype NumPy reports: float64 for a
+    float), ``is_complex``, ``zeros`` (zeros like a value, on its
     backend), ``namespace_of`` (the array namespace of operands),
     ``is_float_dtype``, ``SCALAR_TYPES``, ``to_host``.
 Dask arrays
@@ -47,7 +48,7 @@ Cotangent buffers
     ``made_by_call`` (whether a result its entry declares fresh, ``Primitive.fresh``,
     may be written: it is none of the call's direct arguments), ``is_large``.
 Errors that read the same in every mode
-    ``describe``, ``is_operand``, ``check_count``, ``check_number``,
+    ``describe``, ``is_operand``, ``check_callable``, ``check_count``, ``check_number``,
     ``check_differentiable``, ``check_scalar_output``, ``check_output_leaves``,
     ``validate_tangent``.
 
@@ -72,6 +73,7 @@ from dualad._base.backend import (
 )
 from dualad._base.calling import Selection, check_argnums, paired_leaves, positions, split_aux
 from dualad._base.checks import (
+    check_callable,
     check_count,
     check_differentiable,
     check_number,
@@ -82,7 +84,7 @@ from dualad._base.checks import (
     validate_tangent,
 )
 from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
-from dualad._base.shapes import dtype_of, is_complex, raw, shape_of, zeros
+from dualad._base.shapes import dtype_of, is_complex, raw, reported_dtype, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.coloring import recover_symmetric, seed_matrix
 from dualad._forward.dual import Dual
@@ -95,12 +97,13 @@ from dualad._table.vjp import Dropped, aval, shared_by_key
 
 __all__ = [
     "Accumulator", "ArrayLike", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
-    "basis_chunks", "bind", "blocks", "check_argnums", "check_count", "check_differentiable",
-    "check_inputs", "check_number", "check_output_leaves", "check_point", "check_scalar_output", "chunk_of",
+    "basis_chunks", "bind", "blocks", "check_argnums", "check_callable", "check_count",
+    "check_differentiable", "check_inputs", "check_number", "check_output_leaves", "check_point",
+    "check_scalar_output", "chunk_of",
     "compiled_on_repeat", "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed",
     "is_complex", "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "positions", "primals_at",
-    "raw", "recover_symmetric", "seed_matrix", "set_cut",
+    "raw", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
     "validate_tangent",
     "zeros",

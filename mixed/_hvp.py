@@ -20,6 +20,7 @@ from dualad.interpreter import (
     basis_chunks,
     blocks,
     check_argnums,
+    check_callable,
     check_differentiable,
     check_inputs,
     check_scalar_output,
@@ -42,12 +43,13 @@ __all__ = ["hvp", "grad_and_hvp", "hessian"]
 MODES = ("forward-over-reverse", "reverse-over-reverse")
 
 
-def check_scalar(f: Callable, who: str, has_aux: bool = False) -> Callable:
+def check_scalar(f: Callable, who: str, has_aux: bool = False, one_element: bool = True) -> Callable:
     """``f``, checked to return a scalar (with ``has_aux``, a pair whose first
-    entry is one); errors name the transform ``who``."""
+    entry is one): an array of one element of any shape, unless ``one_element``
+    is False (then of shape ()); errors name the transform ``who``."""
     def checked(*args):
         out = f(*args)
-        check_scalar_output(split_aux(out, has_aux, who)[0], who)
+        check_scalar_output(split_aux(out, has_aux, who)[0], who, one_element=one_element)
         return out
     return checked
 
@@ -68,7 +70,8 @@ def check_objective(f: Any, args: Any, who: str) -> Callable:
     if not isinstance(args, tuple):
         raise TypeError(f"{who}: args must be a tuple of f's other arguments, got {describe(args)}; "
                         "write args=(a,) for one")
-    return check_scalar(lambda x: f(x, *args) if args else f(x), who)
+    # a solver reports f's value as a number: shape () only
+    return check_scalar(lambda x: f(x, *args) if args else f(x), who, one_element=False)
 
 
 def select(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple,
@@ -153,6 +156,7 @@ def grad_and_hvp(f: Callable, x: Any, v: Any, *, args: tuple = (), argnums: int 
 def _grad_and_hvp(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple, has_aux: bool,
                   mode: str, who: str) -> tuple:
     """:func:`grad_and_hvp`, with errors in the name of ``who``."""
+    check_callable(f, who)
     if mode not in MODES:
         raise ValueError(f"{who}: mode must be one of {MODES}, got {mode!r}")
     sel, x, v = select(f, x, v, args, argnums, who)
@@ -271,6 +275,7 @@ def hessian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
     array([[6., 2.],
            [2., 0.]])
     """
+    check_callable(f, "hessian")
     single, nums = check_argnums(argnums)
     chunk_of(1, chunk_size)  # a bad chunk_size fails here, not at the first call
 

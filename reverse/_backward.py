@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Sequence
 
@@ -243,10 +244,10 @@ def _warn_grad_cycle() -> None:
 
 
 def _default_cotangent(t: Tensor, name: str):
-    if shape_of(t) != () or is_complex(t):
+    if math.prod(shape_of(t)) != 1 or is_complex(t):  # one element of any shape, as PyTorch
         raise RuntimeError(f"{name}: grad can be implicitly created only for real scalar outputs, "
-                           f"got shape {shape_of(t)} and dtype {dtype_of(raw(t))}; pass the "
-                           "cotangent explicitly")
+                           f"got shape {shape_of(t)} and dtype {dtype_of(raw(t))}; pass the cotangent "
+                           "explicitly (an output of one element, of any shape, needs none)")
     r = raw(t.value)
     return 1.0 if type(r) is float else zeros(r) + 1
 

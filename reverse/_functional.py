@@ -16,6 +16,7 @@ from dualad.interpreter import (
     basis_chunks,
     blocks,
     check_argnums,
+    check_callable,
     check_differentiable,
     check_inputs,
     check_output_leaves,
@@ -82,8 +83,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
         The function, called as ``f(*primals)``. It returns a float, an array, or
         a pytree (tuple, list, dict) of them.
     *primals : float, array, or pytree of them
-        The point. Every leaf must be floating point (or complex); an ``int`` is
-        taken as a float.
+        The point. Every leaf must be floating point (or complex); an ``int``
+        is refused, as an integer array is (write ``3.0``, not ``3``).
     has_aux : bool, optional
         ``f`` returns a pair ``(output, aux)``: only ``output`` is differentiated,
         and ``aux`` is returned as it is (its Tensors of this call as their values).
@@ -130,29 +131,27 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> f_vjp(np.ones(2))
     (array([3., 4.]), array([1., 2.]))
     """
+    check_callable(f, "vjp")
     return _vjp(f, primals, has_aux, "vjp")
 
 
 def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callable | None = None,
-         unused_as_zeros: bool = True, speaks_numpy: bool = True):
+         unused_as_zeros: bool = True):
     """:func:`vjp`, with errors about ``f`` in the name of the transform ``who``;
     ``check_out(out)``, if given, checks the output first (grad's scalar test).
     With ``unused_as_zeros=False`` the pullback gives ``None`` for an input the
     output does not depend on (``checkpoint``'s closed-over Tensors that the
     block does not use keep ``.grad`` None, as in PyTorch). The values passed
-    into ``f`` speak NumPy (:class:`reverse._tensor.NumpyTensor`) unless
-    ``speaks_numpy`` is False (``checkpoint``: its block is PyTorch code)."""
+    into ``f`` speak NumPy (:class:`reverse._tensor.NumpyTensor`)."""
     leaves, build = flatten(primals)
     names = leaf_paths(primals, "primals")
     for leaf, name in zip(leaves, names):
         check_differentiable(leaf, name)
     run = transform_level()
     with run as level:
-        if speaks_numpy:
-            NUMPY_LEVELS.add(level)
+        NUMPY_LEVELS.add(level)
         try:
-            inputs = [Tensor._make(float(x) if isinstance(x, int) else x, level, requires_grad=True)
-                      for x in leaves]
+            inputs = [Tensor._make(x, level, requires_grad=True) for x in leaves]
             result = f(*build(inputs))
         finally:
             NUMPY_LEVELS.discard(level)
@@ -258,35 +257,47 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     >>> float(loss), n, g
     (5.0, 2, array([2., 4.]))
     """
+    return _value_and_grad(f, argnums, has_aux, holomorphic, "value_and_grad")
+
+
+def _value_and_grad(f: Callable, argnums: int | tuple, has_aux: bool, holomorphic: bool,
+                    who: str) -> Callable:
+    """:func:`value_and_grad`, with errors in the name of the transform ``who``."""
+    check_callable(f, who)
     single, requested = check_argnums(argnums)
+
+    def check_output(out: Any) -> None:
+        _check_grad_output(out, who)
 
     def wrapper(*args):
         sel = Selection(f, args, argnums, single, requested)
-        check_inputs(sel.x, "grad")
+        check_inputs(sel.x, who)
         if holomorphic:
             for n in sel.where:
                 if not is_complex(args[n]):
-                    raise TypeError(f"grad(holomorphic=True) needs complex inputs; argument {n} has "
+                    raise TypeError(f"{who}(holomorphic=True) needs complex inputs; argument {n} has "
                                     f"dtype {dtype_of(raw(args[n]))}")
-        res = _vjp(sel.f_of_x, (sel.x,), has_aux, "grad", _check_grad_output)
+        res = _vjp(sel.f_of_x, (sel.x,), has_aux, who, check_output)
         out, f_vjp = res[0], res[1]
         if is_complex(out) != holomorphic:
-            raise TypeError("grad requires a real-valued output (take its real part or abs), or, for a "
+            raise TypeError(f"{who} requires a real-valued output (take its real part or abs), or, for a "
                             "holomorphic f of complex inputs, holomorphic=True" if not holomorphic else
-                            "grad(holomorphic=True) needs a complex output")
+                            f"{who}(holomorphic=True) needs a complex output")
         one = 1.0 if type(raw(out)) is float else zeros(out) + 1  # raw(out) may be batched (vmap)
         (g,) = f_vjp(one)
         return ((out, res[2]), g) if has_aux else (out, g)
     return wrapper
 
 
-def _check_grad_output(out: Any) -> None:
+def _check_grad_output(out: Any, who: str) -> None:
+    """``out`` is a floating scalar (a one-element array of any shape, as PyTorch's
+    ``backward()`` takes it); errors name the transform ``who``."""
     hint = "; use vjp or jacrev for other outputs"
-    check_scalar_output(out, "grad", hint)
+    check_scalar_output(out, who, hint)
     r = raw(out)
     if isinstance(r, (int, bool)) or not (
             isinstance(r, (float, complex)) or getattr(r.dtype, "kind", "f") in "fc"):
-        raise TypeError(f"grad: f must return a float scalar, got {describe(out)}{hint}")
+        raise TypeError(f"{who}: f must return a float scalar, got {describe(out)}{hint}")
 
 
 def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
@@ -344,7 +355,7 @@ def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False,
     >>> grad(lambda x: ((x ** 2).sum(), "aux"), has_aux=True)(np.array([1.0, 2.0]))
     (array([2., 4.]), 'aux')
     """
-    vg = value_and_grad(f, argnums, has_aux, holomorphic)
+    vg = _value_and_grad(f, argnums, has_aux, holomorphic, "grad")
 
     def wrapper(*args):
         (out, g) = vg(*args)
@@ -416,6 +427,7 @@ def jacrev(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
     array([[0., 2.],
            [2., 0.]])
     """
+    check_callable(f, "jacrev")
     single, nums = check_argnums(argnums)
 
     def jac(*args):
@@ -504,6 +516,7 @@ def jacobian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
     >>> jacobian(lambda t: np.stack([t, t ** 2, t ** 3]))(2.0)  # forward mode
     array([ 1.,  4., 12.])
     """
+    check_callable(f, "jacobian")
     single, nums = check_argnums(argnums)
     forward = jacfwd(f, argnums, has_aux, chunk_size=chunk_size)
 

@@ -25,6 +25,7 @@ from dualad.interpreter import (
     namespace_of,
     new_level,
     raw,
+    reported_dtype,
     shape_of,
     shared_by_key,
 )
@@ -169,7 +170,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
 
     @property
     def dtype(self):
-        return dtype_of(raw(self.value))
+        return reported_dtype(self.value)
 
     @property
     def grad(self) -> Tensor | None:

@@ -16,7 +16,7 @@ from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._base.tree import leaf_paths
 
-__all__ = ["check_count", "check_differentiable", "check_number", "check_output_leaves",
+__all__ = ["check_callable", "check_count", "check_differentiable", "check_number", "check_output_leaves",
            "check_scalar_output", "describe", "is_operand", "validate_tangent"]
 
 _short = reprlib.Repr()
@@ -43,12 +43,41 @@ def describe(x: Any) -> str:
     return f"a {type(x).__name__} ({_short.repr(x)})"
 
 
+def check_callable(f: Any, who: str, name: str = "f") -> None:
+    """``f`` is callable: checked where the transform ``who`` is made, so that
+    ``grad(3.0)`` fails there, naming the argument, not later inside a call.
+
+    Examples
+    --------
+    >>> check_callable(3.0, "grad")
+    Traceback (most recent call last):
+    ...
+    TypeError: grad: f must be callable, got float 3.0
+    """
+    if not callable(f):
+        raise TypeError(f"{who}: {name} must be callable, got {describe(f)}")
+
+
 def check_differentiable(x: Any, name: str) -> None:
-    """``x`` is a float, a floating array or a value type holding one (ints are
-    accepted where the caller turns them into floats)."""
+    """``x`` is a float, a floating array or a value type holding one.
+
+    The one rule of every transform for a point to differentiate at: a Python
+    ``int`` is an integer input, refused as an integer array is (its
+    derivative would be taken in float arithmetic it never asked for), with
+    the float to write instead.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a number or array, or is an integer, a bool or an
+        integer array.
+    """
     r = raw(x)
     if not is_operand(r):
         raise TypeError(f"{name} must be a float or a floating array, got {describe(x)}")
+    if type(r) is int:
+        raise TypeError(f"{name} must be a float or a floating array, got {describe(x)}; "
+                        f"write {float(r)!r} instead of {r!r}")
     if isinstance(r, bool) or (type(r) not in SCALAR_TYPES
                                and not is_float_dtype(namespace_of([r]), r.dtype)):
         raise TypeError(f"{name} must be floating point to be differentiated, "
@@ -64,9 +93,6 @@ def validate_tangent(primal: Any, tangent: Any, name: str,
     """
     primal_name = f"{name}: primal" if primal_name is None else primal_name
     check_differentiable(primal, primal_name)
-    if isinstance(raw(primal), int):
-        raise TypeError(f"{primal_name} must be a float or a floating array, got int; "
-                        "write 1.0 instead of 1")
     pshape = shape_of(primal)
     if not is_operand(tangent):
         raise TypeError(f"{name}: tangent must be a float or an array of the primal's shape "
@@ -100,11 +126,20 @@ def check_output_leaves(leaves: list, out: Any, who: str) -> None:
                             f"them), got {describe(leaf)}{where}")
 
 
-def check_scalar_output(out: Any, who: str, hint: str = "") -> None:
-    """``out`` is one scalar: a number, a 0-d array, or a value type holding one."""
-    if isinstance(out, (tuple, list, dict)) or not is_operand(out) or shape_of(out) != ():
-        raise TypeError(f"{who}: f must return a scalar (a float or a 0-d array), "
-                        f"got {describe(out)}{hint}")
+def check_scalar_output(out: Any, who: str, hint: str = "", one_element: bool = True) -> None:
+    """``out`` is one scalar: a number, an array of one element, or a value type
+    holding one.
+
+    A one-element array of any shape ((), (1,), (1, 1), ...) is accepted, as
+    PyTorch's ``backward()`` and HIPS autograd's ``grad`` accept it: the
+    derivative is that of its one element. With ``one_element=False`` only
+    shape () is (a solver reports the value as a number).
+    """
+    shape = shape_of(out) if is_operand(out) else None
+    if isinstance(out, (tuple, list, dict)) or shape is None or (
+            math.prod(shape) != 1 if one_element else shape != ()):
+        what = "a float, a 0-d array or an array of one element" if one_element else "a float or a 0-d array"
+        raise TypeError(f"{who}: f must return a scalar ({what}), got {describe(out)}{hint}")
 
 
 def check_count(value: Any, name: str, low: int = 0) -> int:

@@ -38,6 +38,22 @@ def dtype_of(x: Any):
         return np.asarray(x).dtype
 
 
+def reported_dtype(x: Any) -> Any:
+    """The ``dtype`` a value type reports for ``x``, as NumPy would: a Python number's
+    is NumPy's (``float64`` for a float, as ``np.asarray(2.0).dtype``), an array's its own.
+
+    The rules keep ``dtype_of``, which gives ``float`` for a float, to tell a Python
+    number from a 0-d array; only the user-facing attribute is NumPy's.
+
+    Examples
+    --------
+    >>> reported_dtype(2.0)
+    dtype('float64')
+    """
+    r = raw(x)
+    return np.dtype(type(r)) if type(r) in SCALAR_TYPES else dtype_of(r)
+
+
 def raw(x: Any) -> Any:
     """The innermost raw array (or float) inside nested value types."""
     while isinstance(x, Value):

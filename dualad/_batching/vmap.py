@@ -12,7 +12,7 @@ import numbers
 from typing import Any, Callable
 
 from dualad import ops
-from dualad._base.checks import describe
+from dualad._base.checks import check_callable, describe
 from dualad._base.core import transform_level
 from dualad._base.shapes import ndim_of, shape_of
 from dualad._base.tree import _node, flatten, leaf_paths, structure
@@ -65,8 +65,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     >>> dualad.vmap(lambda x: x * 2.0, out_axes=1)(np.ones((3, 2))).shape
     (2, 3)
     """
-    if not callable(f):
-        raise TypeError(f"vmap: f must be callable, got {describe(f)}")
+    check_callable(f, "vmap")
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
 

@@ -7,7 +7,7 @@ from typing import Any
 from dualad import ops
 from dualad._base.checks import validate_tangent
 from dualad._base.core import Value, bind, level_around, level_of
-from dualad._base.shapes import dtype_of, shape_of
+from dualad._base.shapes import reported_dtype, shape_of
 from dualad._numpy.arraylike import ArrayLike
 from dualad._table.entries import Primitive
 
@@ -29,7 +29,7 @@ class PrimalShaped:
 
     @property
     def dtype(self):
-        return dtype_of(self.primal)
+        return reported_dtype(self.primal)
 
 
 class Dual(PrimalShaped, ArrayLike, Value):

@@ -55,6 +55,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad import ops
+from dualad._base.checks import check_callable
 from dualad._base.core import Value, bind, transform_level
 from dualad._base.shapes import batched, shape_of
 from dualad._base.tree import flatten
@@ -408,6 +409,7 @@ def _traced(f: Callable, x: Any, who: str, terms: _HessianTerms | None = None) -
     """``f``'s output at the checked point ``x``, run on Patterns (which add to ``terms``),
     and its rows: for each output element, the inputs it depends on (none for an output
     of constants)."""
+    check_callable(f, who)
     sp = _sparse()
     with transform_level() as level:
         out = _output(f(Pattern._make(x, sp.identity(x.size, format="csr", dtype=np.float64), level,

@@ -10,7 +10,13 @@ import numpy as np
 from dualad import ops
 from dualad._base.backend import match_chunks, namespace_of
 from dualad._base.calling import Selection, check_argnums, paired_leaves, split_aux
-from dualad._base.checks import check_count, check_differentiable, check_output_leaves, validate_tangent
+from dualad._base.checks import (
+    check_callable,
+    check_count,
+    check_differentiable,
+    check_output_leaves,
+    validate_tangent,
+)
 from dualad._base.core import Value, transform_level
 from dualad._base.shapes import raw, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
@@ -77,6 +83,7 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> 
     >>> float(out), float(t)
     (5.0, 2.0)
     """
+    check_callable(f, "jvp")
     return _jvp(f, primals, tangents, "jvp", has_aux)
 
 
@@ -117,9 +124,9 @@ def derivative(f: Callable) -> Callable:
     >>> derivative(ops.sin)(0.0)
     1.0
     """
+    check_callable(f, "derivative")
+
     def df(x):
-        if isinstance(x, int) and not isinstance(x, bool):
-            raise TypeError("derivative: x must be a float, got int; write 1.0 instead of 1")
         check_differentiable(x, "derivative: x")
         if shape_of(x) != ():
             raise TypeError(f"derivative: x must be a scalar (a float or a 0-d array), got an array "
@@ -218,22 +225,30 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
     >>> jacfwd(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
     (3.0, 2.0)
     """
+    return _jacfwd(f, argnums, has_aux, chunk_size, "jacfwd")
+
+
+def _jacfwd(f: Callable, argnums: int | tuple, has_aux: bool, chunk_size: int | None,
+            who: str) -> Callable:
+    """:func:`jacfwd`, with errors in the name of the transform ``who`` (``hessian``
+    is two of them)."""
+    check_callable(f, who)
     single, nums = check_argnums(argnums)
     chunk_of(1, chunk_size)  # a bad chunk_size fails here, not at the first call
 
     def jac(*args):
         sel = Selection(f, args, argnums, single, nums)
         x_leaves, x_build = flatten(sel.x)
-        check_inputs(sel.x, "jacfwd")
+        check_inputs(sel.x, who)
         n = sum(math.prod(shape_of(leaf)) for leaf in x_leaves)
         pieces, out, aux = [], None, None
         for directions in basis_chunks(x_leaves, chunk_of(n, chunk_size)):
-            res = _jvp(sel.f_of_x, (sel.x,), (x_build(directions),), "jacfwd", has_aux)
+            res = _jvp(sel.f_of_x, (sel.x,), (x_build(directions),), who, has_aux)
             out, t = res[0], res[1]
             aux = res[2] if has_aux else None
             pieces.append((shape_of(directions[0])[0], flatten(t)[0]))
         if not pieces:  # empty inputs: f is evaluated once, its Jacobian is empty
-            out, aux = split_aux(sel.f_of_x(sel.x), has_aux, "jacfwd")
+            out, aux = split_aux(sel.f_of_x(sel.x), has_aux, who)
         out_leaves, out_build = flatten(out)
         result = []
         for j, leaf in enumerate(out_leaves):
@@ -267,5 +282,5 @@ def hessian(f: Callable, argnums: int | tuple = 0, has_aux: bool = False, *,
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    inner = jacfwd(f, argnums, has_aux, chunk_size=chunk_size)
-    return jacfwd(inner, argnums, has_aux, chunk_size=chunk_size)
+    inner = _jacfwd(f, argnums, has_aux, chunk_size, "hessian")
+    return _jacfwd(inner, argnums, has_aux, chunk_size, "hessian")

@@ -35,6 +35,7 @@ import array_api_compat
 import numpy as np
 
 from dualad._base.backend import dask_host_reads, to_host
+from dualad._base.checks import check_callable
 from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
@@ -196,8 +197,7 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
     >>> f.stats["replays"]
     1
     """
-    if not callable(f):
-        raise TypeError(f"compile: f must be callable, got {type(f).__name__} ({f!r})")
+    check_callable(f, "compile")
     if not isinstance(max_programs, int) or max_programs < 1:
         raise ValueError(f"compile: max_programs must be a positive int, got {max_programs!r}")
     if fuse not in (None, True, False):

@@ -8,9 +8,9 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.calling import paired_leaves
-from dualad._base.checks import describe
+from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.tree import flatten
+from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.transforms import _jvp
 from dualad._program.ir import GuardMiss
 from dualad._program.partial_eval import SpecializationRefused, Staged, split
@@ -66,8 +66,7 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     >>> f_jvp(np.array([1.0, 1.0]))
     array([ 2., -2.])
     """
-    if not callable(f):
-        raise TypeError(f"linearize: f must be callable, got {describe(f)}")
+    check_callable(f, "linearize")
     return _Linearized(f, primals, None).start()
 
 
@@ -90,6 +89,8 @@ class _Linearized:
     def __init__(self, f: Callable, primals: tuple, traced: dict | None):
         self.f, self.primals = f, primals
         self.leaves, self.build = flatten(primals)
+        for leaf, name in zip(self.leaves, leaf_paths(primals, "primals")):
+            check_differentiable(leaf, f"linearize: {name}")
         self.flat = all(type(p) is np.ndarray for p in primals)  # each primal is a leaf
         if traced is None and all(map(traceable, self.leaves)):
             traced = {}
@@ -224,7 +225,6 @@ def linear_transpose(f: Callable, *primals: Any) -> Callable:
     >>> f_t(np.array([1.0, 0.0, 1.0]))
     (array([6., 8.]),)
     """
-    if not callable(f):
-        raise TypeError(f"linear_transpose: f must be callable, got {describe(f)}")
+    check_callable(f, "linear_transpose")
     vjp = registered_vjp("linear_transpose", "or build the matrix with dualad.jacfwd and transpose it")
     return vjp(f, *primals)[1]

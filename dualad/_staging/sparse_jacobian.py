@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad._base.checks import check_callable
 from dualad._forward.coloring import _sparse, color_columns, seed_matrix
 from dualad._forward.sparsity import _output, check_point, jacobian_sparsity
 from dualad._forward.transforms import jvp
@@ -109,6 +110,7 @@ def sparse_jacfwd(f: Callable) -> Callable:
            [0., 2., 0.],
            [0., 0., 2.]])
     """
+    check_callable(f, "sparse_jacfwd")
     cache: dict[tuple, SparseJacobian] = {}
 
     def jac(x: np.ndarray) -> Any:

@@ -25,6 +25,22 @@ def test_gradients_of_a_non_scalar_needs_grad_outputs():
         gradients(x * 2.0, [x])
 
 
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (1, 1, 1)])
+def test_an_output_of_one_element_is_a_scalar_as_in_pytorch(shape):
+    # Refused before; PyTorch's backward() and HIPS autograd's grad take any one-element output,
+    # differentiating its element. f(x) = x0^2 * x1: grad = (2 x0 x1, x0^2).
+    x = np.array([3.0, 2.0])
+    want = np.array([2 * 3.0 * 2.0, 3.0 ** 2])
+    f = lambda v: np.reshape(v[:1] ** 2 * v[1], shape)  # noqa: E731
+    np.testing.assert_array_equal(reverse.grad(f)(x), want)
+    value, g = reverse.value_and_grad(f)(x)
+    assert np.shape(value) == shape and float(value.item()) == 18.0
+    np.testing.assert_array_equal(g, want)
+    t = Tensor(x, requires_grad=True)
+    f(t).backward()
+    np.testing.assert_array_equal(t.grad.value, want)
+
+
 def test_grad_of_a_non_scalar_function_says_what_to_use():
     with pytest.raises(TypeError, match=r"scalar.*shape \(3,\).*vjp or jacrev"):
         reverse.grad(lambda v: v * 2.0)(np.ones(3))
@@ -75,7 +91,8 @@ def test_vjp_cotangent_of_the_wrong_shape():
 @pytest.mark.parametrize("value", [np.arange(3), np.array([True, False]), 3])
 def test_integer_tensor_cannot_require_grad(value):
     if isinstance(value, int):
-        assert Tensor(value, requires_grad=True).dtype is float  # a Python int becomes a float
+        # a Python int becomes a float, whose dtype NumPy reports as float64
+        assert Tensor(value, requires_grad=True).dtype == np.dtype("float64")
         return
     with pytest.raises(TypeError, match=r"floating-point.*astype\(float\)"):
         Tensor(value, requires_grad=True)
@@ -92,6 +109,31 @@ def test_tensor_of_what_is_not_data_is_refused(make, data):
 def test_grad_with_respect_to_an_integer_array():
     with pytest.raises(TypeError, match=r"floating point.*int64"):
         reverse.grad(lambda v: (v * 2.0).sum())(np.arange(3))
+
+
+@pytest.mark.parametrize("who, call", [
+    ("grad: x", lambda f: reverse.grad(f)(3)),
+    ("value_and_grad: x", lambda f: reverse.value_and_grad(f)(3)),
+    ("primals[0]", lambda f: reverse.vjp(f, 3)),
+    ("jacrev: x", lambda f: reverse.jacrev(f)(3)),
+    ("jacobian: x", lambda f: reverse.jacobian(f)(3)),
+    ("grad: x[1]", lambda f: reverse.grad(lambda p: f(p[0]) * p[1])((2.0, 3))),
+], ids=["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "pytree-leaf"])
+def test_a_python_int_is_refused_naming_the_fix(who, call):
+    # grad(lambda x: np.sum(x ** 2))(3) crashed ("'int' object has no attribute 'dtype'") while
+    # grad(lambda x: x ** 2)(3) took it as 3.0: one rule now, an int array's, in every transform.
+    with pytest.raises(TypeError, match=rf"^{re.escape(who)} must be a float or a floating array, "
+                                        r"got int 3; write 3\.0 instead of 3$"):
+        call(lambda x: np.sum(x ** 2))
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad", "jacrev", "jacobian"])
+def test_a_transform_of_what_is_not_callable_is_refused_when_made(name):
+    # grad(3.0) was accepted and failed only when called, with Python's "'float' object is not callable".
+    with pytest.raises(TypeError, match=rf"^{name}: f must be callable, got float 3.0$"):
+        getattr(reverse, name)(3.0)
+    with pytest.raises(TypeError, match=r"^vjp: f must be callable, got float 3.0$"):
+        reverse.vjp(3.0, 1.0)
 
 
 def test_argnums_out_of_range():

@@ -111,3 +111,16 @@ def test_a_tensor_of_a_dual_of_python_floats():
     assert (c.primal, c.tangent) == (1.0, 2.0)
     t = Tensor(d)
     assert (t.value.primal, t.value.tangent) == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("make, want", [
+    (lambda: Tensor(3.0), "float64"),
+    (lambda: Tensor(3.0, requires_grad=True), "float64"),
+    (lambda: Tensor(2.0 + 1j), "complex128"),
+    (lambda: Tensor(dualad.Dual(1.0, 2.0)), "float64"),
+], ids=["float", "requires_grad", "complex", "dual"])
+def test_a_tensor_of_a_python_number_reports_numpys_dtype(make, want):
+    # Tensor(3.0).dtype was builtins.float (autograd's test_scalar_array_box_attributes);
+    # NumPy reports np.asarray(3.0).dtype, float64.
+    dtype = make().dtype
+    assert isinstance(dtype, np.dtype) and dtype == np.dtype(want)

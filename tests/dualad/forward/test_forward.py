@@ -5,6 +5,7 @@ dispatch, errors, and the conventions at non-differentiable points."""
 from __future__ import annotations
 
 import math
+import re
 
 import array_api_compat
 import array_api_strict
@@ -16,6 +17,7 @@ from _support.cases import floats
 from hypothesis import given
 from hypothesis import strategies as st
 
+import dualad
 from dualad import Dual, HyperDual, derivative, hessian, jacfwd, jvp, ops
 from dualad.testing import check_grads
 
@@ -194,6 +196,18 @@ def test_float32_stays_float32(backend):
 
 
 # -- errors ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make, want", [
+    (lambda: Dual(2.0, 1.0), "float64"),
+    (lambda: Dual(2.0 + 1j, 1.0 + 0j), "complex128"),
+    (lambda: HyperDual(2.0, 1.0, 1.0, 0.0), "float64"),
+    (lambda: Dual(np.float32(2.0), np.float32(1.0)), "float32"),
+], ids=["float", "complex", "hyperdual", "float32"])
+def test_a_dual_of_a_python_number_reports_numpys_dtype(make, want):
+    # It reported builtins.float (autograd's test_scalar_array_box_attributes); NumPy says float64.
+    dtype = make().dtype
+    assert isinstance(dtype, np.dtype) and dtype == np.dtype(want)
+
+
 def test_tangent_shape_mismatch_names_both_shapes():
     with pytest.raises(ValueError, match=r"\(3,\).*\(2,\)"):
         jvp(ops.sin, (np.ones(3),), (np.ones(2),))
@@ -215,6 +229,51 @@ def test_integer_inputs_cannot_be_differentiated(x):
 def test_derivative_of_an_int_says_write_a_float():
     with pytest.raises(TypeError, match="1.0"):
         derivative(ops.sin)(1)
+
+
+@pytest.mark.parametrize("who, call", [
+    ("derivative: x", lambda f: derivative(f)(3)),
+    ("primals[0]: primal", lambda f: jvp(f, (3,), (1.0,))),
+    ("jacfwd: x", lambda f: jacfwd(f)(3)),
+    ("hessian: x", lambda f: hessian(f)(3)),
+    ("jet: primals[0]", lambda f: dualad.jet(f, (3,), ((1.0,),))),
+    ("linearize: primals[0]", lambda f: dualad.linearize(f, 3)),
+], ids=["derivative", "jvp", "jacfwd", "hessian", "jet", "linearize"])
+def test_a_python_int_is_refused_by_every_transform_naming_the_fix(who, call):
+    # One rule (as for an int array): jacfwd and hessian crashed ("no float implementation of
+    # 'reshape'") and linearize took it, where derivative and jvp refused.
+    with pytest.raises(TypeError, match=rf"^{re.escape(who)} must be a float or a floating array, "
+                                        r"got int 3; write 3\.0 instead of 3$"):
+        call(lambda x: ops.sum(x ** 2))
+
+
+def test_hessian_names_itself_for_an_integer_array():
+    # It said "jacfwd: x must be floating point", naming a transform the caller did not call.
+    with pytest.raises(TypeError, match=r"^hessian: x must be floating point to be differentiated, "
+                                        r"got dtype int64"):
+        hessian(lambda x: ops.sum(x ** 2))(np.arange(3))
+    with pytest.raises(TypeError, match=r"^hessian: f must return arrays or floats.*got a str"):
+        hessian(lambda x: "abc")(np.ones(2))
+
+
+@pytest.mark.parametrize("name", ["derivative", "jacfwd", "hessian", "vmap", "jit", "sparse_jacfwd"])
+def test_a_transform_of_what_is_not_callable_is_refused_when_made(name):
+    # derivative(3.0), jacfwd(3.0), hessian(3.0), sparse_jacfwd(3.0) were accepted and failed when called.
+    who = "compile" if name == "jit" else name
+    with pytest.raises(TypeError, match=rf"^{who}: f must be callable, got float 3.0$"):
+        getattr(dualad, name)(3.0)
+
+
+@pytest.mark.parametrize("who, call", [
+    ("jvp: f", lambda: jvp(3.0, (1.0,), (1.0,))),
+    ("jet: fun", lambda: dualad.jet(3.0, (1.0,), ((1.0,),))),
+    ("jacobian_sparsity: f", lambda: dualad.jacobian_sparsity(3.0, np.ones(2))),
+    ("hessian_sparsity: f", lambda: dualad.hessian_sparsity(3.0, np.ones(2))),
+], ids=["jvp", "jet", "jacobian_sparsity", "hessian_sparsity"])
+def test_a_transform_applied_to_what_is_not_callable_names_it(who, call):
+    # These raised Python's "'float' object is not callable" from inside.
+    with pytest.raises(TypeError, match=rf"^{who} must be callable, got float 3.0$"):
+        call()
 
 
 @pytest.mark.parametrize("convert", [float, int, bool, np.asarray, lambda d: np.array(d)],
