@@ -13,6 +13,7 @@ from dualad import jacfwd, ops, vmap
 from dualad.extend import transform_level
 from dualad.interpreter import (
     Selection,
+    Value,
     basis_chunks,
     blocks,
     check_argnums,
@@ -59,9 +60,9 @@ def _as_input_cotangent(g, primal):
     """The cotangent in the input's own form: a float for a float, a complex for a
     complex, else an array (with the input's chunks, for a Dask array)."""
     if type(primal) is complex:  # a value type (forward over reverse) keeps its derivative
-        return 0j if g is None else complex(g) if type(g) is not complex and not hasattr(g, "_strip") else g
+        return 0j if g is None else complex(g) if type(g) is not complex and not isinstance(g, Value) else g
     if type(primal) is float:
-        return 0.0 if g is None else float(g) if type(g) is not float and not hasattr(g, "_strip") else g
+        return 0.0 if g is None else float(g) if type(g) is not float and not isinstance(g, Value) else g
     if g is None:
         g = zeros(primal)
     elif type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):

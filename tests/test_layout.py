@@ -219,3 +219,54 @@ def test_architecture_md_names_only_paths_that_exist_and_the_readme_links_it():
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, f"ARCHITECTURE.md names paths that do not exist: {missing}"
     assert "(ARCHITECTURE.md)" in (ROOT / "README.md").read_text()
+
+
+# -- every interpreter asks the entry -------------------------------------------------------
+# What a value type answers for itself (dualad._base.core.Value): probing a value for one of
+# these with hasattr is asking which kind it is; isinstance(x, Value) asks that plainly.
+_VALUE_PROTOCOL = frozenset(n for n in vars(dualad.interpreter.Value) if n.startswith("_")
+                            and not n.startswith("__"))
+
+
+def _names_an_entry(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id in ("prim", "primitive")) or (
+        isinstance(node, ast.Attribute) and node.attr in ("prim", "primitive"))
+
+
+def questions_by_kind(source: str) -> list:
+    """``(line, what)`` for each place ``source`` decides by an entry's name
+    (``prim.name == "sum"``) or class (``isinstance(prim, Elementwise)``), or probes a value
+    for the value types' protocol (``hasattr(x, "_strip")``), instead of reading a fact the
+    entry declares (``Primitive.declare``) or asking ``isinstance(x, Value)``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            if any(isinstance(side, ast.Attribute) and side.attr == "name" and _names_an_entry(side.value)
+                   for side in [node.left, *node.comparators]):
+                found.append((node.lineno, "compares an entry's name"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            if node.func.id == "isinstance" and _names_an_entry(node.args[0]):
+                found.append((node.lineno, "asks an entry's class"))
+            elif node.func.id == "hasattr" and len(node.args) == 2 \
+                    and isinstance(node.args[1], ast.Constant) and node.args[1].value in _VALUE_PROTOCOL:
+                found.append((node.lineno, f"probes a value for {node.args[1].value}"))
+    return found
+
+
+def test_interpreters_ask_the_entry_not_its_name_or_class():
+    """Outside dualad/_table (where the kinds of entry are defined), no module decides by an
+    entry's name or class, and none probes a value for the value types' protocol."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {what}"
+             for package in ("dualad", "reverse", "mixed")
+             for path in sorted((ROOT / package).rglob("*.py"))
+             if path.relative_to(ROOT).parts[:2] != ("dualad", "_table")
+             for line, what in questions_by_kind(path.read_text())]
+    assert not found, "\n".join(found)
+
+
+def test_the_question_check_fails_on_planted_questions():
+    planted = ("if step.prim.name == 'sum':\n    pass\n"
+               "ok = isinstance(prim, Elementwise)\n"
+               "probe = hasattr(x, '_strip')\n"
+               "fine = hasattr(x, 'shape') and prim.ufunc == 'add'\n")
+    assert [line for line, _ in questions_by_kind(planted)] == [1, 3, 4]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dualad._base.core import Value
 from dualad._base.shapes import (
     ndim_of,
     shape_of,
@@ -62,7 +63,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
                        "constant_values")
     if mode in ("constant", "empty"):
         flat = [v for pair in values for v in pair]
-        if not any(hasattr(v, "_level") for v in flat) and all(v == flat[0] for v in flat):
+        if not any(isinstance(v, Value) for v in flat) and all(v == flat[0] for v in flat):
             return _shape.pad(array, widths, flat[0])  # one number: the linear entry alone
     out = array
     for axis, (before, after) in enumerate(widths):

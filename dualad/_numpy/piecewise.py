@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dualad._base.backend import namespace_of
-from dualad._base.core import as_arrays
+from dualad._base.core import Value, as_arrays
 from dualad._base.shapes import (
     batched,
     concrete,
@@ -62,7 +62,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 def _take_flat(v, i):
     """``v[i]`` for a 1-d ``v`` and an index array ``i`` of any shape (batched under vmap)."""
-    if not hasattr(i, "_strip"):
+    if not isinstance(i, Value):
         return _shape.take(v, i)
     flat = _shape.reshape(i, (-1,))
     return _shape.reshape(take_along_axis(_shape.broadcast_to(v, (shape_of(flat)[0], shape_of(v)[0])),

@@ -329,7 +329,7 @@ where = _elementwise("where", _where_impl,
                      lambda ans, c, x, y: c,
                      lambda ans, c, x, y: logical_not(c), save_partials=True,
                      doc="``where(condition, x, y)``; no derivative flows to the condition.", fresh=(2,),
-                     piecewise_linear=True)
+                     piecewise_linear=True, lowering="where")
 
 
 

@@ -107,7 +107,7 @@ _getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
     batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g), fresh=True,
-    moves_elements=True, sparsity="selection")
+    moves_elements=True, sparsity="selection", partition="getitem", lowering="view")
 
 
 def getitem(x, idx):

@@ -86,7 +86,8 @@ def _prod_vjp(g, ans, x, *, axis, keepdims):
 
 _prod_p = custom(
     "prod", lambda xp, x, *, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
-    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None, fresh=True, sparsity="reduction")
+    jvp=_prod_jvp, vjp=_prod_vjp, chunked=True, core_ndims=None, fresh=True, sparsity="reduction",
+    partition="reduction")
 
 
 def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
@@ -97,7 +98,7 @@ def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
 
 
 # -- max and min: the derivative is split equally between tied entries ----------
-def _extremum(name, reduce):
+def _extremum(name, reduce, combine):
     def impl(xp, x, *, axis, keepdims):
         return getattr(xp, reduce)(x, axis=axis, keepdims=keepdims)
 
@@ -119,7 +120,8 @@ def _extremum(name, reduce):
         return (_ew.multiply(_expand(g, xshape, axis, keepdims), weight),)
 
     prim = custom(name, impl, jvp=jvp, vjp=vjp, residual=residual, chunked=True, core_ndims=None,
-                  fresh=True, piecewise_linear=True, sparsity="reduction")
+                  fresh=True, piecewise_linear=True, sparsity="reduction", partition="reduction",
+                  combine=combine)
 
     def fn(x, axis=None, keepdims=False):
         axes = normalize_axes(axis, ndim_of(x))
@@ -133,6 +135,6 @@ def _extremum(name, reduce):
     return fn
 
 
-max = _extremum("max", "max")
-min = _extremum("min", "min")
+max = _extremum("max", "max", "maximum")
+min = _extremum("min", "min", "minimum")
 amax, amin = max, min

@@ -55,7 +55,7 @@ _reshape_p = linear(
     "reshape", _reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
     batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True,
-    moves_elements=True, sparsity="selection")
+    moves_elements=True, sparsity="selection", partition="reshape")
 
 
 def reshape(x, shape, order="C"):
@@ -88,7 +88,8 @@ _permute_p = linear(
     "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
     batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])},
-    simplifications=("transpose",), fresh=True, moves_elements=True, sparsity="selection")
+    simplifications=("transpose",), fresh=True, moves_elements=True, sparsity="selection",
+    partition="permute_dims")
 
 
 def permute_dims(x, axes=None):
@@ -165,7 +166,7 @@ def _expand(g, xshape, axis, keepdims):
 _sum_p = linear(
     "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
     lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True, fresh=True,
-    sparsity="reduction")
+    sparsity="reduction", partition="reduction", combine="add", lowering="sum")
 
 
 def _numpy_keywords(x, dtype, out, name):
@@ -203,7 +204,7 @@ _broadcast_p = linear(
     "broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape),
     lambda g, x, *, shape: (unbroadcast(g, x[0]),),
     batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True,
-    moves_elements=True, sparsity="selection")
+    moves_elements=True, sparsity="selection", partition="broadcast_to")
 
 
 def broadcast_to(x, shape):
@@ -246,7 +247,8 @@ def _concat_transpose(g, *avals, axis):
 
 
 _concat_p = linear("concatenate", lambda xp, *xs, axis: xp.concat(xs, axis=axis),
-                   _concat_transpose, linear_args=None, fresh=True, moves_elements=True, sparsity="selection")
+                   _concat_transpose, linear_args=None, fresh=True, moves_elements=True, sparsity="selection",
+                   partition="concatenate")
 
 
 def concatenate(arrays, axis=0):

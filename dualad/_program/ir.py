@@ -19,7 +19,7 @@ passes and executors read them and never ask which kind they hold:
     kernel), so a replay may write its result into a buffer.
 ``ufunc``, ``ufunc_params``, ``scalar_form``, ``new_array``, ``simplifications``,
 ``broadcasts``, ``piecewise_linear``, ``moves_elements``, ``sparsity``,
-``second_order``, ``taylor``, ``records``, ``linear_args``
+``second_order``, ``taylor``, ``partition``, ``combine``, ``lowering``, ``records``, ``linear_args``
     as declared by a table entry (``Primitive.declare``): none here, unless a
     step says otherwise.
 """
@@ -97,6 +97,9 @@ class Step:
     sparsity = None
     second_order = None
     taylor = None
+    partition = None
+    combine = None
+    lowering = None
     records = True
     linear_args: tuple | None = ()
 

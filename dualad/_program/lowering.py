@@ -265,7 +265,7 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
     stores, sums, scatters, outs = [], [], [], []
     for step in group.steps:
         out = step.outs[0]
-        if out in group.late and step.prim.name == "sum":
+        if out in group.late and step.prim.lowering == "sum":
             sums.append(refs[step.ins[0]][1])
             continue
         if out in group.late:
@@ -280,8 +280,8 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
             stores.append(len(ops) - 1)
             outs.append(out)
     late = [step for step in group.steps if step.outs[0] in group.late]
-    outs += [step.outs[0] for step in late if step.prim.name == "sum"]
-    outs += [step.outs[0] for step in late if step.prim.name != "sum"]
+    outs += [step.outs[0] for step in late if step.prim.lowering == "sum"]
+    outs += [step.outs[0] for step in late if step.prim.lowering != "sum"]
     nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums), tuple(scatters),
                     tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets))
     return Eqn(nest, {}, tuple(ins), tuple(outs), _np_xp)
@@ -308,7 +308,7 @@ def _load(avals: dict, consts: dict, slot: int, shape: tuple, starts: tuple, ndi
 
 def _op_name(step: Eqn) -> str | None:
     """The name of ``step`` among :data:`UFUNCS` (its NumPy ufunc's, or ``where``), or None."""
-    if step.prim.name == "where" and step.xp is _np_xp and not step.params:
+    if step.prim.lowering == "where" and step.xp is _np_xp and not step.params:
         return "where"
     ufunc = ufunc_of(step)
     return ufunc.__name__ if isinstance(ufunc, np.ufunc) and ufunc.__name__ in UFUNCS else None
@@ -348,7 +348,7 @@ def _loop_dtype(program: Any, step: Eqn) -> np.dtype:
     logical ufunc (a bool result), the operands' common dtype (a Python number weakly).
     (``where`` casts its condition to bool, its two values to its result's dtype.)"""
     dtype = np.dtype(program.avals[step.outs[0]][2])
-    if dtype != np.bool_ or step.prim.name == "where":
+    if dtype != np.bool_ or step.prim.lowering == "where":
         return dtype
     operands = [program.consts[s] if s in program.consts and type(program.consts[s]) in (bool, int, float)
                 else np.dtype(program.avals[s][2]) for s in step.ins]
@@ -370,7 +370,7 @@ def _ending(program: Any, step: Any, owner: dict) -> _Group | None:
 def _scatter(program: Any, step: Any) -> bool:
     """Whether ``step`` adds two 1-d values of one length into a new float array at ranges
     one apart (the two scatters' sum of :mod:`dualad._program.passes.simplify`)."""
-    if type(step) is not Eqn or step.prim.name != "scatter_sum" or step.xp is not _np_xp:
+    if type(step) is not Eqn or step.prim.lowering != "scatter" or step.xp is not _np_xp:
         return False
     (i, j), (k, m) = step.params["ranges"]
     a, b = (program.avals.get(s, (None, None, None)) for s in step.ins)
@@ -381,7 +381,7 @@ def _scatter(program: Any, step: Any) -> bool:
 
 def _full_sum(program: Any, step: Any) -> bool:
     """Whether ``step`` sums a float32 or float64 array over every axis into a scalar."""
-    if type(step) is not Eqn or step.prim.name != "sum" or step.xp is not _np_xp:
+    if type(step) is not Eqn or step.prim.lowering != "sum" or step.xp is not _np_xp:
         return False
     kind, shape, dtype = program.avals.get(step.ins[0], (None, None, None))
     out = program.avals.get(step.outs[0], (None, None, None))
@@ -395,7 +395,7 @@ def _full_sum(program: Any, step: Any) -> bool:
 def _view(program: Any, step: Eqn) -> tuple | None:
     """``(array slot, starts)`` where ``step`` takes a slice of unit steps of a NumPy
     array (a view a nest can read at an offset), else None."""
-    if step.prim.name != "getitem" or step.xp is not _np_xp or set(step.params) != {"idx"}:
+    if step.prim.lowering != "view" or step.xp is not _np_xp or set(step.params) != {"idx"}:
         return None
     kind, shape, _ = program.avals.get(step.ins[0], (None, None, None))
     idx = step.params["idx"]

@@ -119,7 +119,7 @@ class Primitive:
     __slots__ = ("name", "impl", "multiple_results", "scalar_ok", "saves", "residual",
                  "builtin", "broadcasts", "ufunc", "ufunc_params", "scalar_form", "new_array",
                  "simplifications", "fresh", "piecewise_linear", "moves_elements", "sparsity",
-                 "second_order", "taylor", "__weakref__")
+                 "second_order", "taylor", "partition", "combine", "lowering", "__weakref__")
     records = True          # some mode tracks a derivative through it
     plain_output = False    # every mode returns its result as a raw array
     effect = False          # as a program step: a replay may skip, merge or fold it
@@ -157,7 +157,8 @@ class Primitive:
                 simplifications: tuple = (), fresh: Any = (), broadcasts: bool = False,
                 piecewise_linear: bool = False, moves_elements: bool | Callable = False,
                 sparsity: str | None = None, second_order: str | None = None,
-                taylor: str | None = None) -> "Primitive":
+                taylor: str | None = None, partition: str | None = None,
+                combine: str | None = None, lowering: str | None = None) -> "Primitive":
         """Declare what the interpreters and program passes may rely on (all of it
         checked against the impl by ``tests/dualad/table/test_entries.py``), every
         fact at once; returns the entry.
@@ -186,7 +187,17 @@ class Primitive:
         Taylor mode (``dualad.jet_rules``): ``"product"``, ``"quotient"``,
         ``"square"``, ``"exp"``, ``"log"``, ``"sqrt"``, ``"sin"``, ``"cos"``,
         ``"tanh"``, ``"power"`` or ``"integer_pow"`` (by default its JVP, linear
-        or differentiated along the series).
+        or differentiated along the series); ``partition``, its rule where an operand
+        is split into chunks along an axis (``dualad._program.executors.chunks``):
+        ``"matmul"``, ``"permute_dims"``, ``"reshape"``, ``"broadcast_to"``,
+        ``"getitem"``, ``"concatenate"`` or ``"reduction"`` (by default an entry that
+        broadcasts is split as it is, others not at all), with ``combine``, for a
+        reduction, the entry's name whose ufunc combines the chunks' partial results
+        (``"add"`` for ``sum``); ``lowering``, what a loop nest of
+        ``dualad._program.lowering`` may make of it besides a declared ufunc:
+        ``"where"`` (a choice by a condition), ``"sum"`` (a sum a nest may end in),
+        ``"scatter"`` (a sum of two ranges a nest may end in) or ``"view"`` (a slice
+        a nest reads at an offset).
         """
         self.ufunc, self.ufunc_params = ufunc, {} if ufunc_params is None else ufunc_params
         self.scalar_form, self.new_array = scalar_form, new_array
@@ -195,6 +206,7 @@ class Primitive:
         self.broadcasts, self.piecewise_linear = broadcasts, piecewise_linear
         self.moves_elements = moves_elements
         self.sparsity, self.second_order, self.taylor = sparsity, second_order, taylor
+        self.partition, self.combine, self.lowering = partition, combine, lowering
         return self
 
     def __repr__(self) -> str:

@@ -93,7 +93,7 @@ def _matmul_batch(vals, batched, params, k):
 _matmul_p = custom("matmul", lambda xp, x, y: xp.matmul(x, y),
                    jvp=_matmul_jvp, vjp=(_matmul_vjp_x, _matmul_vjp_y), chunked=True,
                    saves="inputs", fresh=True, batch=_matmul_batch,
-                   sparsity="matmul", second_order="matmul", taylor="product")
+                   sparsity="matmul", second_order="matmul", taylor="product", partition="matmul")
 
 
 def matmul(x, y):

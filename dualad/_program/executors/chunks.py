@@ -66,10 +66,6 @@ from dualad._program.program import Program
 
 __all__ = ["ChunkedProgram", "chunked"]
 
-# Reductions over an axis other than the partitioned one keep the partition; these also
-# reduce over it, as partial results per chunk combined by the ufunc named.
-_REDUCTIONS = frozenset({"sum", "max", "min", "prod", "mean", "any", "all"})
-_COMBINED = {"sum": "add", "max": "maximum", "min": "minimum"}
 
 
 class NotChunked(Exception):
@@ -183,7 +179,7 @@ class _Split:
         name = step.prim.name
         if step.prim.multiple_results or step.prim.effect:
             raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
-        rule = _RULES.get(name) or (_elementwise if _is_elementwise(step.prim) else None)
+        rule = _RULES.get(step.prim.partition) or (_elementwise if _is_elementwise(step.prim) else None)
         if rule is None:
             raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
         out = rule(self, step, axes)
@@ -204,7 +200,7 @@ class _Split:
                 self.cut[slot] = axis
                 return axis
             step = self.producer.get(slot)
-            if step is not None and step.prim.name == "broadcast_to" \
+            if step is not None and step.prim.partition == "broadcast_to" \
                     and self.rebroadcast.get(slot, axis) == axis:
                 source = self._shape(step.ins[0])
                 k = axis - (len(self._shape(slot)) - len(source))
@@ -271,12 +267,14 @@ def _matmul(split: _Split, step: Eqn, axes: list) -> int | str:
 
 
 def _reduction(split: _Split, step: Eqn, axes: list) -> int | str:
+    """Over another axis the partition is kept; over it, partial results per chunk are
+    combined by the ufunc the entry declares (``combine``)."""
     a = axes[0]
     over = _axes(step.params.get("axis"), len(split._shape(step.ins[0])))
     if a in over:
-        if step.prim.name not in _COMBINED:
+        if step.prim.combine is None:
             raise NotChunked(f"{step.prim.name} over the partitioned axis has no per-chunk rule")
-        return _COMBINED[step.prim.name]
+        return step.prim.combine
     return a if step.params.get("keepdims") else a - sum(1 for o in over if o < a)
 
 
@@ -330,13 +328,14 @@ def _axes(axis: Any, ndim: int) -> set:
     return {a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))}
 
 
+# The rule of each kind an entry declares (``Primitive.declare``'s ``partition``).
 _RULES: dict[str, Callable] = {
     "matmul": _matmul, "permute_dims": _permute_dims, "reshape": _reshape,
-    "broadcast_to": _broadcast_to, "getitem": _getitem,
-    "concatenate": _concatenate, **dict.fromkeys(_REDUCTIONS, _reduction),
+    "broadcast_to": _broadcast_to, "getitem": _getitem, "concatenate": _concatenate,
+    "reduction": _reduction,
 }
 
-# The parameters that hold the partitioned axis's length, rewritten per chunk.
+# The parameters that hold the partitioned axis's length, rewritten per chunk, by kind.
 _SHAPE_PARAMS = {"reshape": "shape", "broadcast_to": "shape"}
 
 
@@ -664,7 +663,7 @@ def _subprogram(program: Program, inputs: list, steps: list, outputs: list, cons
     eqns = []
     for step in steps:
         params = {k: _with_host_arrays(v, arrays) for k, v in step.params.items()} if arrays else step.params
-        key = _SHAPE_PARAMS.get(step.prim.name)
+        key = _SHAPE_PARAMS.get(step.prim.partition)
         if split is not None and key is not None and (step.outs[0] in split.axis
                                                       or step.outs[0] in split.rebroadcast):
             params = {**params, key: shape(step.outs[0], tuple(params[key]))}

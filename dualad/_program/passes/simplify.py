@@ -189,9 +189,11 @@ class _Walk:
     def const(self, slot: int) -> Any:
         return self.consts.get(slot, _NONE)
 
-    def made_by(self, slot: int, name: str) -> Eqn | None:
+    def made_by(self, slot: int, kind: Callable[[Any], bool]) -> Eqn | None:
+        """The step that makes ``slot``, where its entry is of ``kind`` (a test of the
+        facts the entry declares), else None."""
         step = self.producer.get(slot)
-        return step if step is not None and step.prim.name == name else None
+        return step if step is not None and kind(step.prim) else None
 
     def once(self, slot: int) -> bool:
         """Only one step reads ``slot``, and it is not an output of the program."""
@@ -277,8 +279,22 @@ def _sub_zero(walk, step):
     return None
 
 
+# The kinds of entry the rules look for among the steps that make their operands.
+def _negation(prim: Any) -> bool:
+    return prim.ufunc == "negative"
+
+
+def _product(prim: Any) -> bool:
+    return prim.ufunc == "multiply"
+
+
+def _scatter(prim: Any) -> bool:
+    """A linear scatter: zeros of ``shape`` with its operand added at ``idx``."""
+    return prim.sparsity == "scatter" and prim.linear_args != ()
+
+
 def _neg_neg(walk, step):
-    inner = walk.made_by(step.ins[0], "negative")
+    inner = walk.made_by(step.ins[0], _negation)
     if inner is not None and walk.avals.get(inner.ins[0]) == walk.avals.get(step.outs[0]):
         return inner.ins[0]
     return None
@@ -286,7 +302,7 @@ def _neg_neg(walk, step):
 
 def _transpose(walk, step):
     axes = tuple(step.params["axes"])
-    inner = walk.made_by(step.ins[0], "permute_dims")
+    inner = walk.made_by(step.ins[0], lambda prim: prim is step.prim)
     if inner is not None and inner.xp is step.xp:
         axes = tuple(tuple(inner.params["axes"])[i] for i in axes)
         x = inner.ins[0]
@@ -340,7 +356,7 @@ def _neg_scale(walk, step):
 
 def _negated_product(walk, step):
     t = step.ins[0]
-    inner = walk.made_by(t, "multiply")
+    inner = walk.made_by(t, _product)
     if inner is None or not walk.once(t) or _kind(walk, step.outs[0]) != "f" \
             or walk.avals.get(t) != walk.avals.get(step.outs[0]):
         return None
@@ -358,7 +374,7 @@ def _scaled_negation(walk, step):
         return None
     for k in (0, 1):
         value, t = walk.const(step.ins[k]), step.ins[1 - k]
-        inner = walk.made_by(t, "negative")
+        inner = walk.made_by(t, _negation)
         if inner is not None and walk.once(t) and _number(value) \
                 and walk.avals.get(inner.ins[0]) == walk.avals.get(t):
             ins = list(step.ins)
@@ -377,7 +393,7 @@ def _two_scatters(walk, step) -> tuple | None:
     one namespace of NumPy's indexing; else None."""
     if len(step.ins) != 2:
         return None
-    a, b = walk.made_by(step.ins[0], "scatter"), walk.made_by(step.ins[1], "scatter")
+    a, b = walk.made_by(step.ins[0], _scatter), walk.made_by(step.ins[1], _scatter)
     if a is None or b is None or not (walk.once(step.ins[0]) and walk.once(step.ins[1])) \
             or a.xp is not b.xp or not _native_indexing(a.xp) or a.params["shape"] != b.params["shape"]:
         return None
@@ -440,6 +456,7 @@ class _ScatterSum(Step):
 
     name = "scatter_sum"
     new_array = True  # into the array it makes
+    lowering = "scatter"
 
     @staticmethod
     def impl(xp: Any, a: Any, b: Any, *, shape: tuple, dtype: Any, ranges: tuple) -> Any:
