@@ -14,15 +14,24 @@ again around each later run (:mod:`reverse._rng`), so a recomputation draws
 what the forward pass drew and leaves the streams where it found them.
 
 Value types the block uses without being passed them (a closure's weights,
-a model object's attribute Tensors) are found by :func:`reverse._reach.reach`
-and become extra operands of the primitive, after the arguments, so that the
-tape routes their cotangents like the arguments'. Each run of the block puts
-the operand as that run sees it (a raw array in ``impl``, a recomputation's
-own Tensor in the VJP, a Dual in the JVP) in the places where the value was
-found, and the value back after.
+a model object's attribute Tensors, an ``nn.Linear``'s parameters) are found
+by :func:`reverse._reach.reach` and become extra operands of the primitive,
+after the arguments, so that the tape routes their cotangents like the
+arguments'. Each run of the block puts the operand as that run sees it in the
+places where the value was found, and the value back after.
+
+What a run holds for an operand is a raw array in ``impl``, the
+recomputation's own Tensor in the VJP, a Dual in the JVP. Where checkpoint
+was given a Tensor (an argument or a value found), the block sees, in every
+run, a Tensor of that Tensor's class (PyTorch's methods for a ``Tensor``,
+NumPy's for the values the functional transforms pass into ``f``) around
+what the run holds, as PyTorch's block gets its tensors: :class:`_Views`
+makes them at levels of their own above every other, at which nothing is
+recorded, and takes them off the outputs.
 
 Against PyTorch (from the ``torch.utils.checkpoint`` documentation and
-source; torch is not installed here, so nothing was run): its default
+source; a block using an ``nn.Linear`` was compared with torch 2.13's
+checkpoint, test_rev_checkpoint.py, where torch is installed): its default
 ``preserve_rng_state=True`` stashes the default CPU and device generator
 states at the forward call and restores them for the recomputation inside
 ``torch.random.fork_rng``, which puts the surrounding states back after; it
@@ -35,9 +44,10 @@ the behaviour followed here.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
-from dualad.extend import bind, custom
+from dualad.extend import bind, custom, transform_level
 from dualad.interpreter import (
     SCALAR_TYPES,
     Value,
@@ -52,8 +62,53 @@ from dualad.interpreter import (
 from reverse._function import _is_operand, _tracks_derivative, merge_operands, split_operands
 from reverse._reach import reach
 from reverse._rng import RandomStreams
+from reverse._tensor import NUMPY_LEVELS, NumpyTensor, Tensor
 
 __all__ = ["checkpoint"]
+
+
+class _Views:
+    """How one run of the block sees its operands: those that checkpoint was given
+    as Tensors are Tensors of the same class around what the run holds.
+
+    Each class (``Tensor``, PyTorch's methods; ``NumpyTensor``, NumPy's) gets a
+    level of its own, open while the run lasts (``with _Views(kinds)``) and
+    above every other level, so the block's operations are computed on what
+    the views hold underneath, and nothing is recorded at these levels (no
+    view requires grad). ``kinds`` is in the order of the levels of the
+    Tensors given, so that, as without checkpoint, an operation of two kinds
+    gives the kind of the higher.
+    """
+
+    def __init__(self, kinds: tuple):
+        self.kinds = kinds
+        self.levels: dict[type, int] = {}
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> _Views:
+        with self._stack as stack:
+            for kind in self.kinds:
+                level = stack.enter_context(transform_level())
+                if kind is NumpyTensor:
+                    NUMPY_LEVELS.add(level)
+                    stack.callback(NUMPY_LEVELS.discard, level)
+                self.levels[kind] = level
+            self._stack = stack.pop_all()  # all opened: kept open until __exit__
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.close()
+
+    def show(self, x: Any, kind: type | None) -> Any:
+        """``x`` as the block sees it: itself, or a ``kind`` Tensor around it."""
+        return x if kind is None else Tensor._make(x, self.levels[kind])
+
+    def unwrap(self, out: Any) -> Any:
+        """An output leaf without the views around it."""
+        levels = self.levels.values()
+        while isinstance(out, Tensor) and out._level in levels:
+            out = out.value
+        return out
 
 
 class _Block:
@@ -62,14 +117,23 @@ class _Block:
 
     The primitive's operands are the array arguments (``n_args`` of them) and
     then the closed-over values not among them; ``slots[k]`` is the operand
-    that stands for ``reached.values[k]``.
+    that stands for ``reached.values[k]``. ``kinds[i]`` is the Tensor class the
+    block sees operand ``i`` as, or None where it was not given a Tensor;
+    ``view_kinds`` are those classes, in the order of the levels of their Tensors.
     """
 
     def __init__(self, fn: Callable, layout: list, build: Callable, n_args: int, reached, slots,
-                 tracked: tuple, streams: RandomStreams | None):
+                 operands: list, streams: RandomStreams | None):
         self.fn, self.layout, self.build = fn, layout, build
         self.n_args, self.reached, self.slots = n_args, reached, slots
-        self.tracked = tracked  # per operand: whether a transform tracks its derivative
+        # per operand: whether a transform tracks its derivative
+        self.tracked = tuple(_tracks_derivative(x) for x in operands)
+        self.kinds = tuple(type(x) if isinstance(x, Tensor) else None for x in operands)
+        highest = {}
+        for x, kind in zip(operands, self.kinds):
+            if kind is not None:
+                highest[kind] = max(highest.get(kind, x._level), x._level)
+        self.view_kinds = tuple(sorted(highest, key=highest.get))
         self.streams = streams  # None: preserve_rng_state=False
         self.out_build = None
 
@@ -78,20 +142,22 @@ class _Block:
 
     def call(self, operands) -> tuple:
         """``fn`` at ``operands`` (array leaves in order), as a tuple of output leaves."""
-        args = self.build(merge_operands(self.layout, operands[:self.n_args]))
         streams = self.streams
-        tokens = streams.enter() if streams is not None else None
-        try:
-            if self.slots:
-                with self.reached.substituted([operands[i] for i in self.slots]):
+        with _Views(self.view_kinds) as views:
+            shown = [views.show(x, kind) for x, kind in zip(operands, self.kinds)]
+            args = self.build(merge_operands(self.layout, shown[:self.n_args]))
+            tokens = streams.enter() if streams is not None else None
+            try:
+                if self.slots:
+                    with self.reached.substituted([shown[i] for i in self.slots]):
+                        out = self.fn(*args)
+                else:
                     out = self.fn(*args)
-            else:
-                out = self.fn(*args)
-        finally:
-            if streams is not None:
-                streams.exit(tokens)
-        out_leaves, self.out_build = flatten(out)
-        return tuple(out_leaves)
+            finally:
+                if streams is not None:
+                    streams.exit(tokens)
+            out_leaves, self.out_build = flatten(out)
+            return tuple([views.unwrap(o) for o in out_leaves])
 
 
 def _impl(xp, *operands, block):
@@ -99,11 +165,11 @@ def _impl(xp, *operands, block):
     for j, o in enumerate(outs):
         if isinstance(o, Value):
             raise TypeError(
-                f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__} although fn was run "
-                "on plain arrays: fn closes over a Tensor (or Dual) that checkpoint did not find in "
-                "its closure, the globals it names or the attributes of the objects those hold (a "
-                "class attribute, a __slots__ object, a partial's positional argument); pass every "
-                "Tensor that fn uses as an argument of checkpoint")
+                f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__} computed from a "
+                "value fn was not run on: fn closes over a Tensor (or Dual) that checkpoint did not "
+                "find in its closure, the globals it names or the attributes of the objects those "
+                "hold (a class attribute, a __slots__ object, a partial's positional argument); "
+                "pass every Tensor that fn uses as an argument of checkpoint")
         if not _is_operand(o):
             raise TypeError(f"checkpoint: output leaf {j} of {block!r} is a {type(o).__name__}; "
                             "fn must return arrays or floats (or tuples/lists/dicts of them)")
@@ -130,8 +196,7 @@ def _vjp(g, ans, *operands, block):
     cots = [None] * len(operands)
     if where:
         _, pullback = vjp(_restricted(block, operands, where), tuple(operands[i] for i in where),
-                          has_aux=False, who="checkpoint", unused_as_zeros=False,
-                          speaks_numpy=False)
+                          has_aux=False, who="checkpoint", unused_as_zeros=False)
         for i, c in zip(where, pullback(tuple(g))):
             cots[i] = c
     return tuple(cots)
@@ -170,11 +235,24 @@ def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
     cannot be read, is replaced by a seeded stand-in for both runs.
     :mod:`reverse._rng` says exactly what is covered.
 
+    ``fn`` receives its arguments as they were given, as PyTorch's block
+    does: a ``Tensor`` as a ``Tensor`` with PyTorch's methods
+    (``a.sin()``, ``a.std()`` unbiased, ``a.max(0)`` values and indices), a
+    value that ``reverse.grad`` or another functional transform passed into
+    ``f`` with NumPy's methods, an array as an array; the Tensors it uses
+    without being passed them (below) likewise. So it is the same code, with
+    the same numbers, as without checkpoint, both when it first runs and when
+    backward recomputes it. Those Tensors do not require grad inside ``fn``
+    (nothing is recorded there; ``checkpoint`` records the block as one
+    step), so ``requires_grad`` reads False on them.
+
     ``fn`` may use Tensors it is not passed, as PyTorch's non-reentrant
     checkpoint allows: weights in its closure, globals it names, attributes of
-    a model object (``checkpoint(model, x)`` with ``model.w1`` a Tensor), also
-    inside lists, dicts and tuples. They get the same gradients as without
-    checkpointing (a weight the block does not use keeps ``.grad`` None).
+    a model object (``checkpoint(model, x)`` with ``model.w1`` a Tensor), the
+    parameters of ``reverse.nn`` modules (``checkpoint(nn.Linear(2, 3), x)``,
+    a model of ``nn.Sequential`` layers), also inside lists, dicts and tuples.
+    They get the same gradients as without checkpointing (a weight the block
+    does not use keeps ``.grad`` None).
     Every Tensor found is an input of the block, used or not, so an in-place
     change to one before backward is refused as for an argument: give
     checkpoint the block itself (``checkpoint(model.block1, x)``) rather than
@@ -192,8 +270,9 @@ def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
     Parameters
     ----------
     fn : callable
-        A function of arrays (and constants), returning an array, a float,
-        or a tuple/list/dict of them.
+        A function of arrays or Tensors (and constants), such as an
+        ``nn.Module``, returning an array, a float, a Tensor, or a
+        tuple/list/dict of them.
     *args
         The arguments of ``fn``: arrays, floats and value types (``Tensor``,
         ``Dual``), or tuples/lists/dicts of them; ints, strings, ``None`` and
@@ -223,6 +302,18 @@ def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
     >>> np.allclose(x.grad, 2.0 * np.cos([0.0, 1.0]) * np.exp(np.sin([0.0, 1.0])))
     True
 
+    PyTorch code: the block gets ``x`` as a Tensor, and the parameters of the
+    module it uses get their gradients (``out = x W^T + b``, so ``dL/db`` is
+    the column sums of ``dL/dout = 2 out``):
+
+    >>> from reverse import nn
+    >>> lin = nn.Linear(2, 3, rng=np.random.default_rng(0))
+    >>> x = Tensor(np.ones((4, 2)), requires_grad=True)
+    >>> out = checkpoint(lambda a: lin(a.sin()), x, use_reentrant=False)
+    >>> (out ** 2).sum().backward()
+    >>> np.allclose(lin.bias.grad, 2.0 * out.detach().value.sum(0))
+    True
+
     Dropout inside the block gets the same mask in backward, and a closed-over
     weight gets its gradient:
 
@@ -250,8 +341,7 @@ def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
     if not operands:
         return fn(*args)
     streams = RandomStreams(list(reached.streams.values())) if preserve_rng_state else None
-    block = _Block(fn, layout, build, n_args, reached, slots,
-                   tuple(_tracks_derivative(x) for x in operands), streams)
+    block = _Block(fn, layout, build, n_args, reached, slots, operands, streams)
     outs = bind(_checkpoint_p, *operands, block=block)
     return block.out_build(list(outs))
 

@@ -28,7 +28,8 @@ It does not look into classes (class attributes), modules other than by
 name as above, objects without a ``__dict__`` (``__slots__``), the objects
 and globals of NumPy, SciPy, CuPy, dualad itself, ``logging`` and ``threading``
 (the closures of their functions, which hold user functions, it does look
-into), nor past ``MAX_OBJECTS`` objects per call (a warning says when it
+into; and the modules of ``reverse.nn``, which hold the user's weights, it
+looks into as into the user's own objects), nor past ``MAX_OBJECTS`` objects per call (a warning says when it
 stops there).
 """
 
@@ -55,6 +56,9 @@ MAX_OBJECTS = 20_000  # objects and items looked at, 3-6 us each (measured)
 _LIBRARIES = frozenset({
     "builtins", "numpy", "scipy", "cupy", "cupyx", "cupy_backends", "array_api_strict",
     "array_api_compat", "dualad", "reverse", "mixed", "logging", "threading"})
+# Modules of those packages whose objects hold the user's values: a model's layers
+# (``nn.Linear``) hold its weights.
+_HOLDERS = frozenset({"reverse.nn"})
 _ATOMS = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
           types.BuiltinFunctionType, types.CodeType)
 _ATOM_TYPES = frozenset(_ATOMS) | {np.ndarray, np.float64}  # the common ones, by a set lookup
@@ -221,8 +225,8 @@ def _library_function(fn: types.FunctionType) -> bool:
 @functools.lru_cache(maxsize=1024)
 def _class_info(cls: type) -> tuple[bool, types.FunctionType | None]:
     """Whether ``cls`` is a library's, and the Python ``__call__`` of its instances."""
-    library = _is_library(cls.__module__) and getattr(sys.modules.get(cls.__module__), cls.__name__,
-                                                      None) is cls
+    library = _is_library(cls.__module__) and cls.__module__ not in _HOLDERS and getattr(
+        sys.modules.get(cls.__module__), cls.__name__, None) is cls
     call = inspect.getattr_static(cls, "__call__", None)
     return library, call if isinstance(call, types.FunctionType) else None
 

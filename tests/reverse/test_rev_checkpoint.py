@@ -16,8 +16,9 @@ import reverse
 from dualad import ops
 from dualad.extend import EscapedValueError
 from dualad.testing import check_grads
-from reverse import Tensor, checkpoint, gradients
+from reverse import Tensor, checkpoint, gradients, nn
 from reverse._backward import _reachable
+from reverse._tensor import NumpyTensor
 
 
 def block(w, x):
@@ -307,7 +308,7 @@ def test_the_places_hold_the_users_tensors_again():
     assert model.w1 is w1 and model.w2 is w2
     out.sum().backward()
     assert model.w1 is w1 and model.w2 is w2
-    assert seen == [np.ndarray, Tensor]  # raw arrays forward, the recomputation's Tensors after
+    assert seen == [Tensor, Tensor]  # a Tensor, as given, in the forward run and the recomputation
     with pytest.raises(ValueError, match="inside the block"):
         checkpoint(block_fn, XS)
     assert model.w1 is w1
@@ -686,3 +687,159 @@ def test_use_reentrant_is_accepted_as_pytorch_2_asks(use_reentrant):
 def test_use_reentrant_must_be_a_bool():
     with pytest.raises(TypeError, match=r"use_reentrant must be True, False or None, got 'no'"):
         checkpoint(np.tanh, Tensor(np.ones(2), requires_grad=True), use_reentrant="no")
+
+
+# -- PyTorch-style blocks: the block sees what it was given, as torch.utils.checkpoint's ---
+X3 = np.array([0.3, 1.2, -0.7])
+
+
+def test_a_block_written_with_tensor_methods():
+    """d/dx sum(sin(x) x) = sin(x) + x cos(x); d2/dx2 = 2 cos(x) - x sin(x)."""
+    x = Tensor(X3, requires_grad=True)
+    y = checkpoint(lambda a: (a.sin() * a).sum(), x, use_reentrant=False)
+    np.testing.assert_allclose(y.value, np.sum(np.sin(X3) * X3), rtol=1e-15)
+    (g,) = gradients(y, [x], create_graph=True)
+    np.testing.assert_allclose(g.value, np.sin(X3) + X3 * np.cos(X3), rtol=1e-14)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad, 2.0 * np.cos(X3) - X3 * np.sin(X3), rtol=1e-14)
+
+
+def test_a_tensor_block_under_forward_mode():
+    t = np.array([1.0, 0.5, 2.0])
+    _, tangent = dualad.jvp(lambda v: checkpoint(lambda a: a.sin() * a, Tensor(v)).value, (X3,), (t,))
+    np.testing.assert_allclose(tangent, (np.sin(X3) + X3 * np.cos(X3)) * t, rtol=1e-14)
+
+
+def test_the_block_sees_what_it_was_given_in_every_run():
+    """A Tensor as a Tensor (PyTorch's std: unbiased) in the forward run and in the
+    recomputation, so the value and the gradient agree; an array as an array."""
+    seen = []
+
+    def block_fn(a, b):
+        seen.append((type(a), type(b)))
+        return a.std() * b.sum()
+
+    x, b = Tensor(X3, requires_grad=True), np.array([1.0, 2.0])
+    y = checkpoint(block_fn, x, b)
+    s = np.std(X3, ddof=1)
+    np.testing.assert_allclose(y.value, 3.0 * s, rtol=1e-15)
+    y.backward()
+    np.testing.assert_allclose(x.grad, 3.0 * (X3 - X3.mean()) / (2 * s), rtol=1e-14)
+    assert seen == [(Tensor, np.ndarray)] * 2
+
+
+def test_inside_the_functional_transforms_the_block_speaks_numpy():
+    """reverse.grad passes NumPy-speaking values: the block sees them so in every run
+    (NumPy's std, ddof=0: d std / dx = (x - mean) / (n std))."""
+    seen = []
+
+    def block_fn(a):
+        seen.append(type(a))
+        return a.std()
+
+    g = reverse.grad(lambda a: checkpoint(block_fn, a))(X3)
+    np.testing.assert_allclose(g, (X3 - X3.mean()) / (3 * np.std(X3)), rtol=1e-14)
+    assert seen == [NumpyTensor] * 2
+
+
+def test_each_tensor_keeps_its_own_methods_in_one_block():
+    """Inside reverse.grad, f's value speaks NumPy (std with ddof=0) and a Tensor the
+    user made speaks PyTorch (ddof=1), in the block as without checkpoint."""
+    w = Tensor(np.array([1.0, 2.0, 3.0, 4.0]))
+    g = reverse.grad(lambda a: checkpoint(lambda v: v.std() * w.std(), a))(X3)
+    expected = (X3 - X3.mean()) / (3 * np.std(X3)) * np.std([1.0, 2.0, 3.0, 4.0], ddof=1)
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+def _linear(rng_seed=0):
+    return nn.Linear(2, 3, rng=np.random.default_rng(rng_seed))
+
+
+XL = np.array([[0.5, -1.0], [2.0, 0.25], [-0.3, 0.8], [1.1, 1.4]])
+
+
+def test_checkpoint_of_an_nn_linear():
+    """out = x W^T + b; for L = sum(out^2): dL/dW = (2 out)^T x, dL/db = sum_rows(2 out),
+    dL/dx = 2 out W, as torch.utils.checkpoint.checkpoint(linear, x) gives them."""
+    lin = _linear()
+    w, bias = lin.weight.value.copy(), lin.bias.value.copy()
+    x = Tensor(XL, requires_grad=True)
+    out = checkpoint(lin, x, use_reentrant=False)
+    expected = XL @ w.T + bias
+    np.testing.assert_allclose(out.value, expected, rtol=1e-15)
+    (out ** 2).sum().backward()
+    np.testing.assert_allclose(lin.weight.grad, 2.0 * expected.T @ XL, rtol=1e-14)
+    np.testing.assert_allclose(lin.bias.grad, 2.0 * expected.sum(0), rtol=1e-14)
+    np.testing.assert_allclose(x.grad, 2.0 * expected @ w, rtol=1e-14)
+
+
+class Net(nn.Module):
+    """A PyTorch model: layers of reverse.nn, Tensor methods in forward."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(1)
+        self.body = nn.Sequential(nn.Linear(2, 4, rng=rng), nn.ReLU(), nn.Linear(4, 3, rng=rng))
+        self.scale = nn.Parameter(np.array([0.5, 2.0, -1.0]))
+
+    def forward(self, x):
+        h = self.body(x).tanh() * self.scale
+        return h.max(1).values + h.std(0, keepdim=True).sum()
+
+
+def _closing_over_a_linear(lin):
+    return lambda a: lin(a.sin()).tanh().sum(1)
+
+
+@pytest.mark.parametrize("make", [lambda: Net(), lambda: _closing_over_a_linear(_linear()),
+                                  lambda: Net().forward],
+                         ids=["model", "closure over a Linear", "bound forward"])
+def test_parameters_of_the_modules_a_block_uses_get_their_gradients(make):
+    """The same numbers as the block without checkpoint, which PyTorch's checkpoint gives."""
+    results = []
+    for use_checkpoint in (False, True):
+        fn = make()
+        owner = getattr(fn, "__self__", fn)
+        params = list(owner.parameters()) if isinstance(owner, nn.Module) else \
+            list(fn.__closure__[0].cell_contents.parameters())
+        x = Tensor(XL, requires_grad=True)
+        out = checkpoint(fn, x) if use_checkpoint else fn(x)
+        (out * np.array([1.0, -2.0, 0.5, 3.0])).sum().backward()
+        results.append([out.value, x.grad.value] + [p.grad.value for p in params])
+    assert len(results[1]) >= 4
+    for got, want in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def test_a_module_under_reverse_grad():
+    """g = d/dx sum(x W^T + b): the column sums of W, for each of the 4 rows of x; a
+    Tensor recorded as a function of W, as without checkpoint, so d sum(g) / dW = 4."""
+    lin = _linear()
+    g = reverse.grad(lambda a: checkpoint(lin, a).sum())(XL)
+    np.testing.assert_allclose(g.value, np.tile(lin.weight.value.sum(0), (4, 1)), rtol=1e-14)
+    g.sum().backward()
+    np.testing.assert_allclose(lin.weight.grad, np.full((3, 2), 4.0), rtol=1e-15)
+    assert lin.bias.grad is None
+
+
+def _torch_style_block(module):
+    return lambda a: module(a.sin()).tanh().std(0)
+
+
+def test_an_nn_linear_against_torch():
+    torch = pytest.importorskip("torch")
+    from torch.utils.checkpoint import checkpoint as torch_checkpoint
+    lin = _linear()
+    lin_t = torch.nn.Linear(2, 3).double()
+    with torch.no_grad():
+        lin_t.weight.copy_(torch.tensor(lin.weight.value))
+        lin_t.bias.copy_(torch.tensor(lin.bias.value))
+    results = []
+    for tensor, module, run in ((Tensor, lin, checkpoint), (torch.tensor, lin_t, torch_checkpoint)):
+        x = tensor(XL, requires_grad=True)
+        out = run(_torch_style_block(module), x, use_reentrant=False)
+        out.sum().backward()
+        results.append([np.asarray(t.detach()) if hasattr(t, "detach") else t
+                        for t in (out, x.grad, module.weight.grad, module.bias.grad)])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(np.asarray(getattr(ours, "value", ours)), theirs, rtol=1e-12)
