@@ -12,6 +12,9 @@ differentiates as it runs; both are recorded on the same tape. Names in
 :data:`CONFLICTING` are the ones whose meanings differ. On a NumPy-speaking
 value, PyTorch's keywords (``dim=``, ``keepdim=``, ``unbiased=``) raise a
 ``TypeError`` naming both spellings, since which meaning was wanted is unknown.
+A PyTorch-speaking ``Tensor`` takes NumPy's ``axis=`` and ``keepdims=`` for
+``dim=`` and ``keepdim=`` with PyTorch's meaning, as PyTorch does, on every
+method that has them (:func:`_numpy_aliases`).
 
 Each method is written with ``dualad.ops``, so it is recorded (and
 differentiated in every mode) like the operator or NumPy function it stands
@@ -29,8 +32,10 @@ Tensor, and recording reads many.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import numbers
+import types
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,10 +74,44 @@ def _dim(dim: Any, ndim: int, method: str) -> int:
     return int(dim) % n
 
 
+# NumPy's keywords that PyTorch's methods take for their own (its argument parser's aliases).
+_NUMPY_ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def _numpy_aliases(method: Any, name: str | None = None) -> Any:
+    """``method`` also taking NumPy's ``axis=`` and ``keepdims=`` for its ``dim`` and
+    ``keepdim``, as PyTorch's methods do (``x.max(axis=0)`` is ``x.max(dim=0)``);
+    errors call it ``name`` (its own name by default).
+
+    Giving one argument under both names (``x.sum(0, axis=0)``) is a TypeError
+    naming both. :class:`TorchMethods` wraps every method that has ``dim`` or
+    ``keepdim`` with it, so a new method takes the aliases without a line of its own.
+    """
+    names = list(inspect.signature(method).parameters)[1:]  # after self
+    aliases = [(numpy_name, torch_name, names.index(torch_name))
+               for numpy_name, torch_name in _NUMPY_ALIASES if torch_name in names]
+    if not aliases:
+        return method
+    name = name or method.__name__
+
+    @functools.wraps(method)
+    def takes_numpy_names(self, *args, **kwargs):
+        if kwargs:  # the common call has none: nothing to look up
+            for numpy_name, torch_name, position in aliases:
+                if numpy_name in kwargs:
+                    if torch_name in kwargs or len(args) > position:
+                        raise TypeError(f"{name}: got {torch_name}= (PyTorch's name) and "
+                                        f"{numpy_name}= (NumPy's, which PyTorch takes for it) for "
+                                        "one argument; pass one of them")
+                    kwargs[torch_name] = kwargs.pop(numpy_name)
+        return method(self, *args, **kwargs)
+    return takes_numpy_names
+
+
 # Names whose PyTorch and NumPy meanings differ: TorchMethods gives PyTorch's,
 # NumpyMethods NumPy's (ArrayLike's).
 CONFLICTING = ("transpose", "repeat", "std", "var", "max", "min", "argsort", "cumsum", "cumprod",
-               "nonzero", "flatten", "sum", "mean", "prod", "argmax", "argmin", "all", "any")
+               "nonzero", "flatten", "sum", "mean", "prod", "argmax", "argmin", "all", "any", "squeeze")
 
 
 class ValuesIndices(NamedTuple):
@@ -96,6 +135,8 @@ class _Size(int):
             return self.shape
         return self.shape[_dim(dim, len(self.shape), "size")]
 
+    __call__ = _numpy_aliases(__call__, "size")
+
 
 def _dims(dim: Any, ndim: int, method: str) -> Any:
     """PyTorch's ``dim`` (None, an int, or a tuple or list of ints) as NumPy's ``axis``."""
@@ -106,21 +147,12 @@ def _dims(dim: Any, ndim: int, method: str) -> Any:
     return _dim(dim, ndim, method)
 
 
-def _alias(dim: Any, axis: Any, method: str) -> Any:
-    """``dim``, or NumPy's ``axis=`` (which PyTorch also takes), not both."""
-    if axis is None:
-        return dim
-    if dim is not None:
-        raise TypeError(f"{method}: pass dim (PyTorch's) or axis (NumPy's), not both")
-    return axis
-
-
 def _torch_reduction(name: str) -> Any:
     """PyTorch's ``x.<name>(dim=None, keepdim=False, *, dtype=None)``."""
     op = getattr(ops, name)
 
-    def reduction(self, dim=None, keepdim=False, *, dtype=None, axis=None):
-        axis = _dims(_alias(dim, axis, name), self.ndim, name)
+    def reduction(self, dim=None, keepdim=False, *, dtype=None):
+        axis = _dims(dim, self.ndim, name)
         if name == "logsumexp" and axis is None:
             raise TypeError("logsumexp: dim is required, as in PyTorch")
         out = op(self, axis, keepdims=keepdim)
@@ -303,10 +335,10 @@ class TorchMethods:
         """A new axis of size 1 at ``dim`` (in ``[-ndim - 1, ndim]``; -1 appends one)."""
         return ops.expand_dims(self, _dim(dim, self.ndim + 1, "unsqueeze"))
 
-    def squeeze(self, dim: Any = None, *, axis: Any = None) -> Any:
+    def squeeze(self, dim: Any = None) -> Any:
         """Drop axes of size 1: all of them, or those among ``dim`` (an int or a
-        tuple); as in PyTorch, an axis in ``dim`` whose size is not 1 is kept.
-        With NumPy's ``axis=`` it behaves as NumPy's (which raises there instead).
+        tuple); as in PyTorch, an axis in ``dim`` whose size is not 1 is kept
+        (NumPy's ``squeeze`` raises there).
 
         Examples
         --------
@@ -316,10 +348,6 @@ class TorchMethods:
         >>> x.squeeze().shape, x.squeeze(1).shape, x.squeeze((0, 2)).shape
         ((3,), (1, 3, 1), (3,))
         """
-        if axis is not None:
-            if dim is not None:
-                raise TypeError("squeeze: pass dim (PyTorch's) or axis (NumPy's), not both")
-            return ops.squeeze(self, axis)
         if dim is None:
             return ops.squeeze(self, None)
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
@@ -404,7 +432,7 @@ class TorchMethods:
         return ops.repeat(self, repeats, None if dim is None else _dim_of(self, dim, "repeat_interleave"))
 
     def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None, axis: Any = None) -> Any:
+            correction: Any = None) -> Any:
         """The variance with Bessel's correction unless told otherwise
         (``unbiased=False`` or ``correction=0``), as ``torch.Tensor.var``.
 
@@ -415,21 +443,21 @@ class TorchMethods:
         >>> float(Tensor(np.array([1.0, 2.0, 3.0, 4.0])).var())
         1.6666666666666667
         """
-        return ops.var(self, *self._spread_args(dim, unbiased, keepdim, correction, axis, "var"))
+        return ops.var(self, *self._spread_args(dim, unbiased, keepdim, correction, "var"))
 
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None, axis: Any = None) -> Any:
+            correction: Any = None) -> Any:
         """The standard deviation with Bessel's correction unless told otherwise
         (``unbiased=False`` or ``correction=0``), as ``torch.Tensor.std``."""
-        return ops.std(self, *self._spread_args(dim, unbiased, keepdim, correction, axis, "std"))
+        return ops.std(self, *self._spread_args(dim, unbiased, keepdim, correction, "std"))
 
-    def _spread_args(self, dim, unbiased, keepdim, correction, axis, method):
+    def _spread_args(self, dim, unbiased, keepdim, correction, method):
         if isinstance(dim, bool):  # std(False): PyTorch's overload std(unbiased)
             dim, unbiased = None, dim
         if unbiased is not None and correction is not None:
             raise TypeError(f"{method}: pass unbiased or correction, not both")
         ddof = correction if correction is not None else 0 if unbiased is False else 1
-        return _dims(_alias(dim, axis, method), self.ndim, method), keepdim, ddof
+        return _dims(dim, self.ndim, method), keepdim, ddof
 
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The largest element; with ``dim``, ``(values, indices)`` along it; with a
@@ -705,7 +733,10 @@ for _name, _ufunc in (("neg", "negative"), ("reciprocal", "reciprocal"), ("squar
 for _name, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"),
                       ("long", "int64"), ("int", "int32"), ("bool", "bool")):
     setattr(TorchMethods, _name, _cast(_name, _dtype))
-del _name, _expression, _ufunc, _dtype
+for _name, _method in list(vars(TorchMethods).items()):
+    if isinstance(_method, types.FunctionType) and not _name.startswith("_"):
+        setattr(TorchMethods, _name, _numpy_aliases(_method))
+del _name, _expression, _ufunc, _dtype, _method
 
 
 # -- NumPy's meanings, for the values the functional transforms pass into f --------------

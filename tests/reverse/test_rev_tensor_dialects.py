@@ -174,3 +174,76 @@ def test_tensor_with_dtype_copies_as_without():
         a[0] = 9.0
         assert t.value[0] == 1.0
         a[0] = 1.0
+
+
+# PyTorch takes NumPy's axis= and keepdims= for dim= and keepdim= on every method
+# with those parameters (its argument parser's aliases). Each expression is paired
+# with the spelling whose numbers PyTorch recorded in the golden file; PyTorch
+# gives both the same (checked live below where it is installed).
+ALIASES = {
+    "x.sum(axis=0)": "x.sum(dim=0)",
+    "x.sum(axis=(0, 1), keepdims=True)": "x.sum(dim=(0, 1), keepdim=True)",
+    "x.mean(axis=1, keepdims=True)": "x.mean(1, keepdim=True)",
+    "x.prod(axis=1)": "x.prod(dim=1)",
+    "x.amax(axis=0)": "x.amax(dim=0)",
+    "x.amin(axis=1)": "x.amin(1)",
+    "x.logsumexp(axis=1)": "x.logsumexp(1)",
+    "x.argmax(axis=1)": "x.argmax(dim=1)",
+    "x.argmin(axis=0, keepdims=True)": "x.argmin(0, keepdim=True)",
+    "x.max(axis=0)": "x.max(0)",
+    "x.max(axis=1, keepdims=True)": "x.max(1, keepdim=True)",
+    "x.min(axis=1)": "x.min(1)",
+    "x.min(axis=0)": "x.min(dim=0)",
+    "x.sort(axis=1)": "x.sort(1)",
+    "x.sort(axis=0, descending=True)": "x.sort(0, descending=True)",
+    "x.argsort(axis=0, descending=True)": "x.argsort(0, descending=True)",
+    "x.cumsum(axis=1)": "x.cumsum(1)",
+    "x.cumprod(axis=0)": "x.cumprod(0)",
+    "x.std(axis=0)": "x.std(0)",
+    "x.std(axis=1, unbiased=False)": "x.std(dim=1, unbiased=False)",
+    "x.var(axis=1, keepdims=True)": "x.var(1, keepdim=True)",
+    "x.repeat_interleave(2, axis=1)": "x.repeat_interleave(2, 1)",
+    "x.softmax(axis=1)": "x.softmax(1)",
+    "x.log_softmax(axis=0)": "x.log_softmax(0)",
+    "x.gather(axis=1, index=idx)": "x.gather(1, idx)",
+    "x.scatter_add(axis=0, index=idx0, src=src)": "x.scatter_add(0, idx0, src)",
+    "x.size(axis=1)": "x.size(1)",
+}
+
+
+@pytest.mark.parametrize("expression", ALIASES)
+def test_numpys_axis_and_keepdims_mean_pytorchs_dim_and_keepdim(expression):
+    _compare(run("reverse", expression), GOLDEN["cases"][ALIASES[expression]], expression)
+
+
+@pytest.mark.parametrize("expression", ALIASES)
+def test_numpys_axis_and_keepdims_live(expression):
+    pytest.importorskip("torch")
+    _compare(run("reverse", expression), run("torch", expression), expression)
+
+
+def test_squeeze_and_unsqueeze_take_axis_with_pytorchs_meaning():
+    """``torch.zeros(1, 3).squeeze(axis=1)`` keeps the axis of size 3 (PyTorch's squeeze)."""
+    x = Tensor(np.zeros((1, 3)))
+    assert x.squeeze(axis=1).shape == (1, 3) and x.squeeze(axis=0).shape == (3,)
+    assert x.unsqueeze(axis=0).shape == (1, 1, 3)
+    assert Tensor(np.zeros((1, 3, 1))).squeeze(axis=(0, 2)).shape == (3,)
+
+
+@pytest.mark.parametrize("call", ["x.sum(0, axis=0)", "x.sum(dim=0, axis=0)", "x.max(0, axis=1)",
+                                  "x.mean(0, True, keepdims=True)", "x.var(keepdim=True, keepdims=True)",
+                                  "x.cumsum(1, axis=1)", "x.squeeze(0, axis=0)", "x.size(0, axis=0)"])
+def test_both_spellings_of_one_argument_is_an_error_naming_both(call):
+    x = Tensor(X)
+    both = r"(dim=.*axis=|keepdim=.*keepdims=)"
+    with pytest.raises(TypeError, match=rf"{call[2:call.index('(')]}: got {both}"):
+        eval(call, {"x": x})
+
+
+def test_numpy_values_inside_the_transforms_keep_numpys_squeeze():
+    """NumPy's squeeze(axis=) refuses an axis whose size is not 1; PyTorch's keeps it."""
+    def f(a):
+        return a.squeeze(axis=1).sum()
+
+    with pytest.raises(ValueError):
+        reverse.grad(f)(np.zeros((1, 3)))

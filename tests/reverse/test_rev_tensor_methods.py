@@ -168,15 +168,6 @@ def test_errors_match_torch():
             call(torch.zeros(shape, dtype=torch.float64))
 
 
-def test_squeeze_with_numpys_axis_keyword_is_numpys():
-    x = Tensor(np.zeros((1, 3)))
-    assert x.squeeze(axis=0).shape == (3,)
-    with pytest.raises(ValueError):  # NumPy's: an axis that is not of size 1
-        x.squeeze(axis=1)
-    with pytest.raises(TypeError, match="not both"):
-        x.squeeze(0, axis=0)
-
-
 # -- conversions -------------------------------------------------------------------------------
 @pytest.mark.parametrize("value, expected, kind", [
     (np.array([[2.5]]), 2.5, float), (np.array(3), 3, int), (np.array([True]), True, bool),
