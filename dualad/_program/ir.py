@@ -29,10 +29,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+import numpy as np
+
+from dualad._base.backend import _np_xp
 from dualad._base.core import bind
 from dualad._base.shapes import dtype_of, shape_of
 
-__all__ = ["GUARDS", "Eqn", "Guard", "GuardMiss", "Step", "apply_step", "aval", "inline", "reading"]
+__all__ = ["GUARDS", "Eqn", "Guard", "GuardMiss", "Step", "apply_step", "aval", "inline", "reading",
+           "ufunc_of"]
 
 # How a guard's outcome is computed from a value, by kind.
 GUARDS = {
@@ -142,3 +146,17 @@ def reading(step: Eqn | Guard, same: dict) -> Eqn | Guard:
 def inline(value: Any) -> bool:
     """Whether a constant prints as itself in a program's source (a number, a string)."""
     return value is None or type(value) in (bool, int, float, complex, str)
+
+
+def ufunc_of(step: Eqn) -> Any:
+    """The NumPy ufunc that computes ``step`` as its implementation does (its primitive's
+    declared ``ufunc``, at its ``ufunc_params``), a primitive that takes ``out=`` as a
+    ufunc does (a numexpr kernel), or None."""
+    if step.xp is not _np_xp:
+        return None
+    prim = step.prim
+    if prim.takes_out:
+        return prim
+    if prim.ufunc is not None and step.params == prim.ufunc_params:
+        return getattr(np, prim.ufunc)
+    return None

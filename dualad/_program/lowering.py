@@ -47,9 +47,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.backend import _np_xp
-from dualad._program.ir import Eqn, Guard, Step
+from dualad._program.ir import Eqn, Guard, Step, ufunc_of
 from dualad._program.passes.dce import eliminate_dead_code
-from dualad._program.passes.memory import ufunc_of
 
 __all__ = ["DTYPES", "MAX_STEPS", "MIN_STEPS", "UFUNCS", "Load", "LoopNest", "NotFinite", "Op", "lower",
            "size"]

@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.core import bind
-from dualad._program.ir import GUARDS, Guard, GuardMiss
-from dualad._program.passes.memory import plan, ufunc_of
+from dualad._program.ir import GUARDS, Guard, GuardMiss, ufunc_of
+from dualad._program.passes.memory import plan
 
 __all__ = ["generate"]
 

@@ -51,8 +51,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.backend import _np_xp
-from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss
-from dualad._program.passes.memory import ufunc_of
+from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss, ufunc_of
 from dualad._table.entries import moves_elements
 
 __all__ = ["MAX_ELEMENTS", "scalar_executor", "unrolled_us"]

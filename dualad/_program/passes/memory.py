@@ -11,7 +11,7 @@ and what other primitives make.
 What is planned is chosen so that no buffer can be seen from outside or
 change under a reader:
 
-- only the results of NumPy ufuncs (:func:`ufunc_of`: an entry's declared
+- only the results of NumPy ufuncs (:func:`~dualad._program.ir.ufunc_of`: an entry's declared
   ``ufunc``) and fused numexpr kernels (:mod:`dualad._program.passes.fusion`,
   ``takes_out``), whose ``out=`` gives the result eager evaluation gives
   (dtype and shape come from the trace);
@@ -36,25 +36,11 @@ from typing import Any
 import numpy as np
 
 from dualad._base.backend import _np_xp
-from dualad._program.ir import Eqn, Guard
+from dualad._program.ir import Eqn, Guard, ufunc_of
 
-__all__ = ["MIN_SIZE", "MemoryPlan", "plan", "ufunc_of"]
+__all__ = ["MIN_SIZE", "MemoryPlan", "plan"]
 
 MIN_SIZE = 4096
-
-
-def ufunc_of(step: Eqn) -> Any:
-    """The NumPy ufunc that computes ``step`` as its implementation does (its primitive's
-    declared ``ufunc``, at its ``ufunc_params``), a primitive that takes ``out=`` as a
-    ufunc does (a numexpr kernel), or None."""
-    if step.xp is not _np_xp:
-        return None
-    prim = step.prim
-    if prim.takes_out:
-        return prim
-    if prim.ufunc is not None and step.params == prim.ufunc_params:
-        return getattr(np, prim.ufunc)
-    return None
 
 
 class MemoryPlan:
