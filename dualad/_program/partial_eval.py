@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from dualad._program.executors.replay import replay
 from dualad._program.ir import Eqn, Guard, GuardMiss
 from dualad._program.program import Program
 
@@ -58,7 +59,7 @@ class Staged:
 
         Raises :class:`SpecializationRefused` where a guard on them gives
         another outcome."""
-        out = self.known.replay(values)
+        out = replay(self.known, values)
         if type(out) is GuardMiss:
             raise SpecializationRefused(self.guards[out.index], out.outcome,
                                         self.known.guards[out.index].expected)
@@ -99,7 +100,7 @@ def split(program: Program, known: Iterable[int]) -> Staged:
     def program(x0, x1):
         t3 = np.multiply(x1, x0)
         return t3
-    >>> staged.unknown.replay([np.array([2.0, 3.0]), *staged.residuals([np.array([0.0, np.pi])])])
+    >>> replay(staged.unknown, [np.array([2.0, 3.0]), *staged.residuals([np.array([0.0, np.pi])])])
     [array([ 2., -3.])]
     """
     n = program.n_inputs
@@ -194,7 +195,7 @@ def partial_eval(program: Program, known: dict[int, Any]) -> Program:
     def program(x0):
         t3 = np.multiply(c1, x0)
         return t3
-    >>> q.replay([np.array([2.0, 3.0])])
+    >>> replay(q, [np.array([2.0, 3.0])])
     [array([ 2., -3.])]
     """
     n = program.n_inputs

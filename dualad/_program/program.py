@@ -1,4 +1,4 @@
-"""``Program``: a traced list of primitive applications and guards, and its replay.
+"""``Program``: a traced list of primitive applications and guards, as data.
 
 A program is what :func:`dualad.compile` keeps from one trace: numbered
 slots (inputs first, then constants and results in the order they were
@@ -8,9 +8,10 @@ slots of the outputs. It prints as Python source with NumPy-like calls and
 draws as Graphviz DOT. Passes (``dualad._program.passes``) make new programs
 from it with :meth:`Program.with_steps`.
 
-Replay runs the generated executor (:mod:`dualad._program.executors.generated`),
-or, for a program of float64 scalars, Python on floats
-(:mod:`dualad._program.executors.scalar`).
+A program knows nothing of what runs it: its replay is chosen and made by
+:mod:`dualad._program.executors.replay` (the generated NumPy calls, or, for a
+program of float64 scalars, Python on floats), or by the executors that compile
+chooses.
 """
 
 from __future__ import annotations
@@ -19,11 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._program.executors.generated import generate
-from dualad._program.executors.scalar import scalar_executor
 from dualad._program.ir import Eqn, Guard, inline
-from dualad._program.lowering import NotFinite
-from dualad._program.passes.dce import eliminate_dead_code
 from dualad._program.passes.memory import plan
 
 __all__ = ["Program"]
@@ -67,8 +64,6 @@ class Program:
         self.avals = {} if avals is None else avals
         self.guards = [s for s in steps if type(s) is Guard]
         self.outcomes = tuple(g.expected for g in self.guards)
-        self._replay = None
-        self._generated = None
         # the program whose replay stands in for this one's where a kernel of it finds a
         # result that is not finite (NotFinite): its unlowered NumPy calls
         self.rerun_by: Program | None = None
@@ -98,11 +93,6 @@ class Program:
 
     def __len__(self) -> int:
         return len(self.steps)
-
-    def eliminate_dead_code(self) -> "Program":
-        """This program without the primitives no output or guard depends on
-        (:func:`~dualad._program.passes.dce.eliminate_dead_code`)."""
-        return eliminate_dead_code(self)
 
     # -- reading -----------------------------------------------------------------
     def _name(self, slot: int) -> str:
@@ -180,40 +170,6 @@ class Program:
             lines.append(f"  {made.get(s, f's{s}')} -> out{k};")
         lines.append("}")
         return "\n".join(lines)
-
-    # -- replay ------------------------------------------------------------------
-    def replay(self, inputs: list) -> Any:
-        """The output leaves for ``inputs`` (a list of raw arrays), or a ``GuardMiss``."""
-        return self.runner()(*inputs)
-
-    def runner(self) -> Callable:
-        """The replay as a function of the inputs, ``run(*inputs)``, made at its first use
-        (:meth:`replay` calls it; a caller that replays often keeps it)."""
-        run = self._replay
-        if run is None:
-            # the scalar executor falls back on the ordinary replay only where Python raises or
-            # an output is not finite: generated then, not before
-            run = scalar_executor(self, lambda *xs: self._ordinary()(*xs)) or self._ordinary()
-            if self.rerun_by is not None:
-                run = _rerun_where_not_finite(run, self.rerun_by)
-            self._replay = run
-        return run
-
-    def _ordinary(self) -> Callable:
-        """The ordinary replay, generated at its first use."""
-        if self._generated is None:
-            self._generated = generate(self)
-        return self._generated
-
-
-def _rerun_where_not_finite(run: Callable, other: Program) -> Callable:
-    """``run``, replayed by ``other`` instead where a kernel raises :class:`NotFinite`."""
-    def checked(*inputs: Any) -> Any:
-        try:
-            return run(*inputs)
-        except NotFinite:
-            return other.runner()(*inputs)
-    return checked
 
 
 def _describe(value: Any) -> str:

@@ -42,6 +42,7 @@ from dualad._base.tree import flatten, treedef
 from dualad._program.executors import chunks
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
+from dualad._program.executors.replay import replay, runner
 from dualad._program.executors.scalar import unrolled_us
 from dualad._program.ir import GuardMiss, aval
 from dualad._program.passes.cse import eliminate_common_subexpressions
@@ -294,7 +295,7 @@ class Compiled:
         program = self._first(key)
         if program is None:
             return self._trace(key, args, kwargs, inputs)
-        out = program.replay(inputs)
+        out = replay(program, inputs)
         if type(out) is GuardMiss:
             return self._missed(key, program, out, args, kwargs, inputs)
         if not kwargs and all(map(traceable, args)):
@@ -325,7 +326,7 @@ class Compiled:
             program = None if nxt is None else self._programs.get((key, nxt))
             if program is None:
                 return self._trace(key, args, kwargs, inputs, missed=True)
-            out = program.replay(inputs)
+            out = replay(program, inputs)
             if type(out) is not GuardMiss:
                 return self._replayed((key, nxt), program, out)
 
@@ -350,7 +351,7 @@ class Compiled:
             # the key object it is stored under; a copy of the items, which another thread's
             # replay may reorder meanwhile (iterating them then raises)
             cached = next(k for k, p in list(self._programs.items()) if p is program)
-            hot = (cached, program, program.runner())
+            hot = (cached, program, runner(program))
             types = tuple(map(type, args))
             if all(isinstance(a, (np.number, np.bool_)) for a in args):
                 self._hot[types] = hot
@@ -425,17 +426,17 @@ class Compiled:
             outcomes = self._by_key.get(key)
             if outcomes:
                 program = self._programs[(key, outcomes[0])]
-                if not program.guards or type(program.replay(inputs)) is not GuardMiss:
+                if not program.guards or type(replay(program, inputs)) is not GuardMiss:
                     return program
                 for o in outcomes:
                     candidate = self._programs[(key, o)]
-                    if type(candidate.replay(inputs)) is not GuardMiss:
+                    if type(replay(candidate, inputs)) is not GuardMiss:
                         return candidate
             self._trace(key, args, kwargs, inputs)
             if key not in self._eager:
                 for o in self._by_key[key]:
                     candidate = self._programs[(key, o)]
-                    if type(candidate.replay(inputs)) is not GuardMiss:
+                    if type(replay(candidate, inputs)) is not GuardMiss:
                         return candidate
         raise ValueError(f"compile: no program for these arguments: "
                          f"{why or self._eager.get(key, 'the guards keep missing')}")
@@ -561,7 +562,7 @@ class Compiled:
         program = retarget(program, array_api_compat.array_namespace(like), array_api_compat.device(like))
         want = self.f(*args, **kwargs)
         try:
-            out = program.replay(inputs)
+            out = replay(program, inputs)
             why = ("a guard gave another outcome" if type(out) is GuardMiss
                    else difference(program.rebuild(out), want))
         except Exception as err:  # a primitive the library cannot run as NumPy did

@@ -12,6 +12,7 @@ from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.transforms import _jvp
+from dualad._program.executors.replay import replay
 from dualad._program.ir import GuardMiss
 from dualad._program.partial_eval import SpecializationRefused, Staged, split
 from dualad._program.passes.fusion import fuse_elementwise
@@ -127,7 +128,7 @@ class _Linearized:
         if not all(map(traceable, t_leaves)):
             return _jvp(self.f, self.primals, tangents, "linearize")[1]
         for _, program, residuals in self._specialized(_key(t_leaves)):
-            out = program.replay([*t_leaves, *residuals])
+            out = replay(program, [*t_leaves, *residuals])
             if type(out) is not GuardMiss:
                 return program.rebuild(out)
         return self.trace(tangents)[1]

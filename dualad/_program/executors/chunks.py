@@ -61,6 +61,7 @@ import array_api_compat
 import numpy as np
 
 from dualad._base.backend import _np_xp, persist
+from dualad._program.executors.replay import replay
 from dualad._program.ir import Eqn, Guard
 from dualad._program.program import Program
 
@@ -344,8 +345,8 @@ class ChunkedProgram:
     (see the module's docstring): ``replay`` builds that graph, ``str()`` shows the parts.
 
     Answers what :class:`~dualad._staging.compile.Compiled` asks of a program
-    (``replay``, ``rebuild``, ``guards``, ``outcomes``); the program as traced is
-    ``traced``.
+    (``rebuild``, ``guards``, ``outcomes``) and of its executor (``runner``); the
+    program as traced is ``traced``.
     """
 
     def __init__(self, program: Program, split: _Split, prepare: Callable[[Program], Program]):
@@ -447,6 +448,10 @@ class ChunkedProgram:
             parts.append((f"{pass_}after (one task, the chunks' partial results combined first)",
                           self.after[r]))
         return "\n".join(f"# {title}\n{part.program}" for title, part in parts)
+
+    def runner(self) -> Callable:
+        """The replay as a function of the inputs, ``run(*inputs)``."""
+        return lambda *inputs: self.replay(list(inputs))
 
     def replay(self, inputs: list) -> list:
         """The outputs as Dask arrays of a graph of a task before, then per round one task
@@ -697,7 +702,7 @@ class _Part:
         ready = self._ready
         if ready is None:
             ready = self._ready = self.prepare(self.program)
-        return ready.replay(list(args))
+        return replay(ready, list(args))
 
     def __reduce__(self) -> tuple:
         p = self.program

@@ -12,6 +12,7 @@ import dualad
 import mixed
 import reverse
 from dualad import ops
+from dualad._program.executors.replay import replay
 from dualad._program.ir import Eqn
 from dualad._program.passes.cse import eliminate_common_subexpressions
 from dualad._program.passes.dce import eliminate_dead_code
@@ -243,6 +244,74 @@ def test_scatter_adds_by_index_arguments_are_replayed_with_their_gradients():
     _check(f, [(x, v, i) for i in indices], replays=2)
     _check(reverse.grad(f, argnums=(0, 1)), [(x, v, i) for i in indices], replays=2)
     assert "scatter_at" in str(dualad.compile(f).program(x, v, indices[0]))
+
+
+def _numpy_add_at_index(y, v, i):
+    """``y[i] += v`` in NumPy: a repeated position takes its last write, y[p] + v_last."""
+    y = y.copy()
+    y[i] += v
+    return y
+
+
+def _last_write(i, n):
+    """By hand: whether each write of ``y[i] = ...`` (y of length n) is its position's last."""
+    p = np.asarray(i) % n
+    return np.array([not np.any(p[k + 1:] == p[k]) for k in range(len(p))])
+
+
+def test_assignment_through_index_arguments_is_replayed_as_numpy_assigns():
+    """``y[i] += v`` with ``i`` an integer array argument crashed the trace ("'Tracer' object
+    has no attribute '__dlpack__'": which write of a repeated position is kept was decided on
+    the host); now an entry of the program decides it at each replay, as NumPy assigns."""
+    def f(y, v, i):
+        y = y * 1.0
+        y[i] += v
+        return y
+    y, v, w = np.arange(5.0), np.array([0.5, -2.0, 4.0]), np.array([1.0, -1.0, 2.0, 3.0, -0.5])
+    indices = [np.array([0, 2, 4]), np.array([1, 1, 3]), np.array([4, 0, 4]), np.array([-1, 2, -1])]
+    cf, cg = dualad.compile(f), dualad.compile(reverse.grad(lambda y, v, i: np.sum(w * f(y, v, i)),
+                                                            argnums=(0, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback
+        for i in indices:
+            np.testing.assert_array_equal(cf(y, v, i), _numpy_add_at_index(y, v, i))
+            gy, gv = cg(y, v, i)  # y[p] + v_last: dy = w; dv_k = w[p_k] for a kept write, else 0
+            np.testing.assert_array_equal(gy, w)
+            np.testing.assert_array_equal(gv, np.where(_last_write(i, 5), w[i], 0.0))
+    assert cf.stats["replays"] == cg.stats["replays"] == 3
+    assert cf.stats["eager"] == cg.stats["eager"] == 0
+
+
+def test_assignment_of_rows_through_index_arguments_is_replayed_as_numpy_assigns():
+    def f(y, v, i):
+        y = y * 1.0
+        y[i, 1:] = v
+        return y
+
+    def numpy_f(y, v, i):
+        y = y.copy()
+        y[i, 1:] = v
+        return y
+    y, v = np.arange(12.0).reshape(4, 3), np.array([[10.0, 11.0], [12.0, 13.0]])
+    cf = dualad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in [np.array([0, 3]), np.array([2, 2]), np.array([-1, 1])]:
+            np.testing.assert_array_equal(cf(y, v, i), numpy_f(y, v, i))
+    assert cf.stats["replays"] == 2
+
+
+def test_assignment_through_a_mask_argument_runs_eagerly_with_numpys_numbers():
+    """A traced mask's positions are its numbers: the call runs eagerly, with a warning,
+    where it crashed ("'Tracer' object has no attribute '__dlpack__'")."""
+    def f(y, m):
+        y = y * 1.0
+        y[m] = 7.0
+        return y
+    cf, masks = dualad.compile(f), [np.array([True, False, True]), np.array([False, True, True])]
+    with pytest.warns(RuntimeWarning, match="runs eagerly"):  # once for these shapes
+        for m in masks:
+            np.testing.assert_array_equal(cf(np.zeros(3), m), np.where(m, 7.0, 0.0))
 
 
 def test_astype_to_its_own_dtype_copies_as_numpy_does():
@@ -559,7 +628,7 @@ def test_dead_code_elimination_drops_unused_primitives_and_keeps_guards():
     assert "cos" in names and "sum" in names and len(p.guards) == 1  # a guard keeps what it reads
     assert not any(type(v) is float and v == 3.0 for v in p.consts.values())
     x = np.array([0.3, 0.1])
-    _same(p.rebuild(p.replay([x])), f(x))
+    _same(p.rebuild(replay(p, [x])), f(x))
     assert len(dualad.compile(f).program(np.zeros(2)).eqns) == len(p.eqns)  # optimize=True runs it
 
 
@@ -592,7 +661,7 @@ def test_common_subexpressions_read_constant_numbers_by_value():
     q = eliminate_dead_code(eliminate_common_subexpressions(p))
     assert [e.prim.name for e in q.eqns].count("multiply") == 5  # the two 2.0s merged
     x = np.array([-1.5, 0.0, np.inf])
-    for u, w in zip(q.replay([x]), p.replay([x]), strict=True):
+    for u, w in zip(replay(q, [x]), replay(p, [x]), strict=True):
         np.testing.assert_array_equal(np.signbit(u), np.signbit(w))
         np.testing.assert_array_equal(u, w)
 

@@ -208,8 +208,8 @@ def test_at_new_primals_specializes_the_same_programs():
 def test_at_replays_the_primal_half_and_generates_no_code(monkeypatch):
     """A new point costs one replay of the primal half, a program made once per trace:
     no step is interpreted and no code generated (both were done per point before)."""
+    import dualad._program.executors.replay as programs
     import dualad._program.partial_eval as partial
-    import dualad._program.program as programs
     x, t = RNG.standard_normal(8), RNG.standard_normal(8)
     _, f_jvp = dualad.linearize(reverse.grad(rosen), x)
     f_jvp(t)
