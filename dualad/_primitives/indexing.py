@@ -26,7 +26,7 @@ from dualad._base.shapes import (
     shape_of,
 )
 from dualad._primitives import elementwise as _ew
-from dualad._table.entries import custom, linear
+from dualad._table.entries import custom, linear, non_differentiable
 
 __all__ = ["getitem", "scatter", "index_add"]
 
@@ -40,7 +40,7 @@ def _normalize_index(idx, ndim):
     """``idx`` as a tuple without Ellipsis (so a batch axis can be prefixed)."""
     idx = idx if isinstance(idx, tuple) else (idx,)
     idx = tuple(_plain_index(i) for i in idx)
-    idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
+    idx = tuple(_sequence_index(i) if isinstance(i, (list, tuple)) else i for i in idx)
     used = builtins.sum(0 if i is None or i is Ellipsis else i.ndim if _is_advanced(i) and is_mask(i) else 1
                for i in idx)
     if any(i is Ellipsis for i in idx):
@@ -49,6 +49,12 @@ def _normalize_index(idx, ndim):
     elif used < ndim:
         idx = idx + (slice(None),) * (ndim - used)
     return idx
+
+
+def _sequence_index(i):
+    """A list or tuple inside an index as the index array NumPy reads it (``x[(0, 1), :]``
+    is ``x[[0, 1], :]``); an empty one selects nothing, with NumPy's integer dtype."""
+    return np.asarray(i) if len(i) else np.zeros(0, dtype=np.intp)
 
 
 def _plain_index(i):
@@ -91,7 +97,8 @@ def _flat_positions(shape, idx):
     """``arange(size).reshape(shape)[idx]`` on the host: the flat position of
     each selected element, in result order (for namespaces whose indexing is
     only the array API's: one integer array, masks alone, no mixing)."""
-    host = tuple(to_host(i) if _is_advanced(i) else i for i in idx)
+    # raw: a traced mask's numbers are read through the view that tells compile's trace
+    host = tuple(to_host(raw(i)) if _is_advanced(i) else i for i in idx)
     return np.arange(math.prod(shape)).reshape(shape)[host]
 
 
@@ -165,6 +172,35 @@ _scatter_at_p = custom(
                                                 *(None for _ in indices)),
     residual=lambda ans, values, *indices, shape, template: indices, fresh=True,
     piecewise_linear=True, sparsity="scatter")
+
+
+
+def _last_writes_impl(xp, *indices, shape, template):
+    """For each element of ``x[idx]`` (``x`` of ``shape``), whether ``x[idx] = values``
+    writes it last to its position: NumPy keeps the last write of a repeated position.
+    Computed on the host from the indices, which are concrete here (also at a replay)."""
+    positions = _flat_positions(shape, _filled(template, indices))
+    flat = positions.reshape(-1)
+    last = np.zeros(flat.shape, dtype=bool)
+    last[_last_of_each(flat)] = True
+    return xp.asarray(last.reshape(positions.shape))
+
+
+def _last_of_each(flat):
+    """The places in ``flat`` (host flat positions, in write order) of each position's
+    last write, which NumPy's assignment keeps; as many as there are distinct positions."""
+    return len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+
+
+_last_writes_p = non_differentiable("last_writes", _last_writes_impl, scalar_ok=False)
+
+
+def _last_writes(shape, idx):
+    """A mask of ``x[idx]``'s shape (``x`` of ``shape``): True at each element that
+    ``x[idx] = values`` writes last to its position (a repeated index's last). ``idx`` is a
+    normalized index holding index arrays that compile traces, read again at each replay."""
+    return bind(_last_writes_p, *_traced_indices(idx), shape=tuple(shape), template=_template(idx))
+
 
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)

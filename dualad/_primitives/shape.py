@@ -27,13 +27,17 @@ from dualad._base.shapes import (
     normalize_axis,
     raw,
     shape_of,
+    zeros,
 )
 from dualad._primitives import elementwise as _ew
 from dualad._primitives.indexing import (
     _flat_positions,
     _index_like,
     _is_advanced,
+    _last_of_each,
+    _last_writes,
     _normalize_index,
+    _traced_indices,
     getitem,
     scatter,
 )
@@ -423,17 +427,31 @@ def index_set(base, values, idx):
     shape = shape_of(base)
     nidx = _normalize_index(idx, len(shape))
     values = asarray(values, dtype_of(raw(base)), like=base)  # NumPy casts into the target
+    if _traced_indices(nidx):
+        return _index_set_traced(base, values, nidx)
     positions = _flat_positions(shape, nidx)  # the flat position of each target
     values = broadcast_to(values, positions.shape)
     flat = positions.reshape(-1)
     if any(_is_advanced(i) and not is_mask(i) for i in nidx):
-        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
+        last = _last_of_each(flat)
         if len(last) < len(flat):  # a repeated position: keep each one's last write
             kept = getitem(reshape(values, (-1,)), (_index_like(base, last),))
             return reshape(index_set(reshape(base, (-1,)), kept, (flat[last],)), shape)
     written = np.zeros(math.prod(shape), dtype=bool)
     written[flat] = True
     return _ew.where(_index_like(base, written.reshape(shape)), scatter(values, shape, nidx), base)
+
+
+def _index_set_traced(base, values, nidx):
+    """:func:`index_set` where ``nidx`` holds integer index arrays that ``dualad.compile``
+    traces (or vmap batches): what the host computes from the index in ``index_set`` is
+    computed by entries here, so a replay reads the new index. Each position takes the
+    value of its last write (a mask of the writes kept, zero elsewhere, scattered)."""
+    shape, zero = shape_of(base), zeros(base, ())
+    last = _last_writes(shape, nidx)
+    kept = _ew.where(last, broadcast_to(values, shape_of(last)), zero)
+    written = _ew.not_equal(scatter(_ew.astype(last, dtype_of(raw(base))), shape, nidx), zero)
+    return _ew.where(written, scatter(kept, shape, nidx), base)
 
 
 # -- prefix sums ------------------------------------------------------------------------

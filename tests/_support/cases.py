@@ -778,6 +778,28 @@ def _scatter_at_args():
 case("scatter_at", lambda v, i, shape, template: bind(REGISTRY["scatter_at"], v, i, shape=shape,
                                                       template=template),
      _scatter_at_args(), ("scatter_at",), notes="repeated indices accumulate")
+
+
+def _last_writes_args():
+    """Values for the elements of ``base[i]`` (``base`` of shape ``s``) and distinct keys
+    whose sort order, halved, is ``i``: positions 0, 0 and 1 in some order, so one repeats
+    (an index computed from an operand, as compile traces one; argsort's keeps the keys
+    away from a tie, where the order would change)."""
+    def build(s):
+        return st.tuples(
+            st.tuples(array((3,) + s[1:], floats(-3, 3)), array((3,), grid(), unique=True)),
+            st.just({"shape": s, "template": (Ellipsis,) + (slice(None),) * (len(s) - 1)}))
+    return shapes(min_dims=1).filter(lambda s: s[0] >= 2).flatmap(build)
+
+
+def _kept_writes(v, keys, shape, template):
+    """``v`` where ``base[i] = v`` keeps the write, zero where a later one overwrites it."""
+    i = ops.floor_divide(bind(REGISTRY["argsort"], keys, axis=-1), 2)
+    return ops.where(bind(REGISTRY["last_writes"], i, shape=shape, template=template), v, 0.0)
+
+
+case("last_writes", _kept_writes, _last_writes_args(), ("last_writes", "where"),
+     notes="NumPy's assignment keeps the last write of a repeated position")
 def _distinct(min_dims=1, axis=True):
     """One array of distinct grid values (sort has a kink where two entries tie)."""
     return shapes(min_dims=min_dims, min_side=1).flatmap(lambda s: st.tuples(

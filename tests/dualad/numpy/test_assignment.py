@@ -149,3 +149,16 @@ def test_asarray_stacks_values_and_lifts_numbers_into_their_dtype():
                 order=2, modes=("fwd", "rev"))
     assert ops.asarray([1.0, 2.0]).dtype == np.float64
     assert ops.asarray(np.ones(2), dtype=np.float32).dtype == np.float32
+
+
+def test_index_set_under_vmap_with_a_batched_index_assigns_as_numpy_does():
+    # The index of each element of the batch was read on the host ("'Batched' object has no
+    # attribute '__dlpack__'"); its last writes are an entry now, as under compile.
+    base = np.arange(8.0).reshape(2, 4)
+    idx = np.array([[0, 1, 0], [3, 3, 3]])
+    values = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    got = dualad.vmap(lambda b, i, v: ops.index_set(b, v, (i,)))(base, idx, values)
+    want = base.copy()
+    for k in range(2):
+        want[k][idx[k]] = values[k]
+    np.testing.assert_array_equal(got, want)
