@@ -18,17 +18,17 @@ from dualad import extend, ops
 from dualad._base.core import EscapedValueError, bind
 from dualad._base.tree import register_pytree_node
 from dualad._batching.vmap import vmap
-from dualad._forward.coloring import color_columns, color_symmetric
 from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
 from dualad._forward.jet import jet, jet_rules
-from dualad._forward.sparsity import hessian_sparsity, jacobian_sparsity, sparsity_rules
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
+from dualad._sparse.coloring import color_columns, color_symmetric
+from dualad._sparse.detection import hessian_sparsity, jacobian_sparsity, sparsity_rules
+from dualad._sparse.jacobian import SparseJacobian, sparse_jacfwd
 from dualad._staging.compile import Compiled, compile
 from dualad._staging.linearize import linear_transpose, linearize
-from dualad._staging.sparse_jacobian import SparseJacobian, sparse_jacfwd
 from dualad._table.entries import Primitive
 
 jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, never a ``compile``

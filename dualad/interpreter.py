@@ -36,7 +36,10 @@ Forward mode and Jacobian assembly
     replaced by their primals), ``check_inputs``, ``basis_chunks``,
     ``chunk_of``, ``split``, ``blocks``.
 Sparse derivatives
-    ``seed_matrix`` (one direction per colour of a colouring),
+    ``Compressed`` (a sparse derivative evaluated by its products with one
+    seed direction per colour: the base of ``SparseJacobian`` and
+    ``mixed.SparseHessian``), ``per_point`` (one made per shape and dtype of
+    the point), ``seed_matrix`` (one direction per colour of a colouring),
     ``recover_symmetric`` (a Hessian from its products with those directions,
     for a star colouring), ``check_point`` (the 1-d floating NumPy point a
     sparsity trace takes, of the shape and dtype a pattern was detected for).
@@ -86,24 +89,25 @@ from dualad._base.checks import (
 from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
 from dualad._base.shapes import dtype_of, is_complex, raw, reported_dtype, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
-from dualad._forward.coloring import recover_symmetric, seed_matrix
 from dualad._forward.dual import Dual
-from dualad._forward.sparsity import check_point
 from dualad._forward.transforms import basis_chunks, blocks, check_inputs, chunk_of, jvp, primals_at, split
 from dualad._numpy.arraylike import ArrayLike
+from dualad._sparse.coloring import recover_symmetric, seed_matrix
+from dualad._sparse.compressed import Compressed, per_point
+from dualad._sparse.detection import check_point
 from dualad._staging.compile import compiled_on_repeat, traceable
 from dualad._table.ownership import Accumulator, is_large, made_by_call
 from dualad._table.vjp import Dropped, aval, shared_by_key
 
 __all__ = [
-    "Accumulator", "ArrayLike", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
+    "Accumulator", "ArrayLike", "Compressed", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
     "basis_chunks", "bind", "blocks", "check_argnums", "check_callable", "check_count",
     "check_differentiable", "check_inputs", "check_number", "check_output_leaves", "check_point",
     "check_scalar_output", "chunk_of",
     "compiled_on_repeat", "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed",
     "is_complex", "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
-    "match_chunks", "namespace_of", "new_level", "paired_leaves", "persist", "positions", "primals_at",
-    "raw", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
+    "match_chunks", "namespace_of", "new_level", "paired_leaves", "per_point", "persist", "positions",
+    "primals_at", "raw", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
     "validate_tangent",
     "zeros",

@@ -13,18 +13,25 @@ closes over are read at its trace. The Hessian's nonzeros are read from the
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 import dualad
-from dualad.interpreter import check_point, compiled_on_repeat, describe, recover_symmetric, seed_matrix
+from dualad.interpreter import (
+    Compressed,
+    check_point,
+    compiled_on_repeat,
+    describe,
+    per_point,
+    recover_symmetric,
+)
 from mixed._hvp import check_objective, grad_and_hvp, hvp
 
 __all__ = ["SparseHessian", "sparse_hessian"]
 
 
-class SparseHessian:
+class SparseHessian(Compressed):
     """The Hessian of scalar ``f`` as a ``scipy.sparse.csr_matrix``: detected and
     star-coloured once (at ``x``), evaluated at many points with one
     forward-over-reverse Hessian-vector product per colour.
@@ -64,33 +71,25 @@ class SparseHessian:
            [   0.,    0.,    0., -400.,  200.]])
     """
 
+    who = "SparseHessian"
+
     def __init__(self, f: Callable, x: np.ndarray, *, args: tuple = ()):
         self._f, self._args = check_objective(f, args, "SparseHessian"), args
         x = check_point(x, "SparseHessian")
         self.shape, self.dtype = (x.size, x.size), x.dtype
         self.pattern = dualad.hessian_sparsity(self._f, x)
         self.colors = dualad.color_symmetric(self.pattern)
-        self._seeds = seed_matrix(self.colors, x.dtype)
-        self.n_colors = self._seeds.shape[0]
-        self._recover = recover_symmetric(self.pattern, self.colors)
-        seeds, f_of_x = self._seeds, self._f
+        f_of_x = self._f
         # The products with the seeds: at the first point one eager pass carrying them all;
-        # from the second one program of one product per colour (measured at n = 1e5,
-        # Rosenbrock, 3 colours: 9.3 f replayed by NumPy, where a (3, n) block of them took
-        # 11 f, its steps broadcast and unfused; 4.3 f by Numba's loops).
-        self._products = compiled_on_repeat(lambda v: [hvp(f_of_x, v, seed) for seed in seeds],
-                                            first=lambda v: grad_and_hvp(f_of_x, v, seeds)[1])
+        # from the second one program of one product per colour, which replays faster than a
+        # (c, n) block of them (benchmarks/README.md, "Measurements behind the code").
+        self._compress(x, lambda seeds: compiled_on_repeat(
+            lambda v: [hvp(f_of_x, v, seed) for seed in seeds],
+            first=lambda v: grad_and_hvp(f_of_x, v, seeds)[1]), recover_symmetric(self.pattern, self.colors))
 
     def __repr__(self) -> str:
         n, nnz = self.shape[0], self.pattern.nnz
         return f"<SparseHessian {n}x{n} nnz={nnz} colors={self.n_colors}>"
-
-    def __call__(self, x: np.ndarray) -> Any:
-        """The Hessian at ``x`` (of the shape and dtype the pattern was detected for)."""
-        x = check_point(x, "SparseHessian", (self.shape[:1], self.dtype))
-        if not self.n_colors:
-            return self._recover(np.zeros((0, x.size), dtype=x.dtype))
-        return self._recover(np.stack(self._products(x)))
 
 
 def sparse_hessian(f: Callable) -> Callable:
@@ -128,16 +127,8 @@ def sparse_hessian(f: Callable) -> Callable:
     if not callable(f):
         raise TypeError(f"sparse_hessian: f must be the objective, a function f(x, *args) returning a "
                         f"scalar, got {describe(f)}")
-    cache: dict[tuple, SparseHessian] = {}
-
-    def hess(x: np.ndarray, *args: Any) -> Any:
-        x = check_point(x, "sparse_hessian")
-        held = cache.get((x.shape, x.dtype))
-        if held is None or not _same_args(args, held._args):
-            held = cache[(x.shape, x.dtype)] = SparseHessian(f, x, args=args)
-        return held(x)
-
-    return hess
+    return per_point(lambda x, *args: SparseHessian(f, x, args=args), "sparse_hessian",
+                     lambda held, args: _same_args(args, held._args))
 
 
 def _same_args(args: tuple, held: tuple) -> bool:

@@ -93,6 +93,7 @@ FLOORS = [
     ("numpy composites", ["dualad._numpy", "dualad.ops", "dualad.numpy"]),
     ("modes and programs", ["dualad._forward", "dualad._batching", "dualad._program"]),
     ("staging", ["dualad._staging"]),
+    ("sparse derivatives", ["dualad._sparse"]),
     ("public API", ["dualad", "dualad.extend", "dualad.interpreter", "dualad.testing", "dualad._alias",
                     "dualad.reverse", "dualad.mixed"]),
     ("reverse", ["reverse"]),

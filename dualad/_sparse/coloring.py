@@ -234,7 +234,7 @@ def seed_matrix(colors: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from dualad._forward.coloring import seed_matrix
+    >>> from dualad._sparse.coloring import seed_matrix
     >>> seed_matrix(np.array([0, 1, 0]))
     array([[1., 0., 1.],
            [0., 1., 0.]])
@@ -255,7 +255,7 @@ def recover_symmetric(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray]
     Examples
     --------
     >>> import numpy as np
-    >>> from dualad._forward.coloring import color_symmetric, recover_symmetric, seed_matrix
+    >>> from dualad._sparse.coloring import color_symmetric, recover_symmetric, seed_matrix
     >>> h = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 4.0], [0.0, 4.0, 5.0]])
     >>> colors = color_symmetric(h != 0)
     >>> recover_symmetric(h != 0, colors)(seed_matrix(colors) @ h).toarray()
@@ -281,6 +281,38 @@ def recover_symmetric(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray]
         if np.shape(compressed) != (n_colors, n):
             raise ValueError(f"recover_symmetric: compressed must have shape {(n_colors, n)}, got "
                              f"{np.shape(compressed)}")
-        return sp.csr_matrix((np.take(compressed, flat), indices, indptr), shape=(n, n))
+        return sp.csr_matrix((np.take(compressed, flat), indices.copy(), indptr.copy()), shape=(n, n))
     return recover
 
+
+
+def recover_columns(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray], Any]:
+    """From a pattern and a colouring of its columns, ``compressed -> J``: ``compressed``
+    is ``(J @ seed_matrix(colors).T).T`` (``c x m``: the product with each colour's seed
+    direction), ``J`` comes back as a CSR matrix; each stored ``J[i, j]`` is read at
+    ``compressed[colour j, i]``, where no other column of its colour has a nonzero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad._sparse.coloring import color_columns, recover_columns, seed_matrix
+    >>> j = np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 4.0]])
+    >>> colors = color_columns(j != 0)
+    >>> recover_columns(j != 0, colors)(seed_matrix(colors) @ j.T).toarray()
+    array([[1., 2., 0.],
+           [0., 3., 4.]])
+    """
+    sp = _sparse()
+    p = _ones(pattern, "recover_columns")
+    m = p.shape[0]
+    n_colors = int(colors.max()) + 1 if colors.size else 0
+    rows = np.repeat(np.arange(m), np.diff(p.indptr))
+    flat = colors[p.indices] * m + rows  # in compressed.ravel()
+    indices, indptr = p.indices.copy(), p.indptr.copy()
+
+    def recover(compressed: np.ndarray) -> Any:
+        if np.shape(compressed) != (n_colors, m):
+            raise ValueError(f"recover_columns: compressed must have shape {(n_colors, m)}, got "
+                             f"{np.shape(compressed)}")
+        return sp.csr_matrix((np.take(compressed, flat), indices.copy(), indptr.copy()), shape=p.shape)
+    return recover

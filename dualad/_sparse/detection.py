@@ -59,10 +59,10 @@ from dualad._base.checks import check_callable
 from dualad._base.core import Value, bind, transform_level
 from dualad._base.shapes import batched, shape_of
 from dualad._base.tree import flatten
-from dualad._forward.coloring import _sparse
 from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
 from dualad._primitives.indexing import _filled
+from dualad._sparse.coloring import _sparse
 from dualad._table.entries import REGISTRY, Primitive, piecewise_linear_at
 
 __all__ = ["hessian_sparsity", "jacobian_sparsity", "sparsity_rules"]
@@ -286,7 +286,7 @@ def sparsity_rules(order: int = 1) -> dict[str, str]:
         ``"linear"`` (linear or piecewise linear: ``abs`` is linear on real
         values only), ``"product"``, ``"quotient"``, ``"matmul"`` or
         ``"nonlinear"`` (every pair of the output's inputs). See
-        :mod:`dualad._forward.sparsity`.
+        :mod:`dualad._sparse.detection`.
 
     Examples
     --------

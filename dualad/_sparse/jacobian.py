@@ -1,26 +1,27 @@
 """Sparse Jacobians by compressed forward mode: detected and coloured once
-(:mod:`dualad._forward.sparsity`, :mod:`dualad._forward.coloring`), then one forward
-pass carrying one direction per colour, compiled (:func:`dualad.compile`): the
-seeds are constants of the program, so what the Jacobian does not take from the
-point (the linear parts of a residual) is folded once, and each evaluation
-replays the rest."""
+(:mod:`dualad._sparse.detection`, :mod:`dualad._sparse.coloring`), then one forward
+pass carrying one direction per colour (:mod:`dualad._sparse.compressed`), compiled
+(:func:`dualad.compile`): the seeds are constants of the program, so what the
+Jacobian does not take from the point (the linear parts of a residual) is folded
+once, and each evaluation replays the rest."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from dualad._base.checks import check_callable
-from dualad._forward.coloring import _sparse, color_columns, seed_matrix
-from dualad._forward.sparsity import _output, check_point, jacobian_sparsity
 from dualad._forward.transforms import jvp
+from dualad._sparse.coloring import color_columns, recover_columns
+from dualad._sparse.compressed import Compressed, per_point
+from dualad._sparse.detection import _output, jacobian_sparsity
 from dualad._staging.compile import compiled_on_repeat
 
 __all__ = ["SparseJacobian", "sparse_jacfwd"]
 
 
-class SparseJacobian:
+class SparseJacobian(Compressed):
     """The Jacobian of ``f`` as a sparse matrix: detected and coloured once (at ``x``),
     evaluated at many points with one forward pass of one direction per colour.
 
@@ -56,31 +57,17 @@ class SparseJacobian:
            [ 0.,  0., -6.,  1.]])
     """
 
+    who = "SparseJacobian"
+
     def __init__(self, f: Callable, x: np.ndarray):
         self.f = f
         self.shape, self.dtype = x.shape, x.dtype
         self.pattern = jacobian_sparsity(f, x)
         self.colors = color_columns(self.pattern)
-        self._seeds = seed_matrix(self.colors, x.dtype)
-        self.n_colors = self._seeds.shape[0]
-        m = self.pattern.shape[0]
-        rows = np.repeat(np.arange(m), np.diff(self.pattern.indptr))
-        self._read = self.colors[self.pattern.indices] * m + rows  # in the compressed Jacobian
-        seeds = self._seeds
-        # the Jacobian times the seeds (one JVP of n_colors directions)
-        self._compressed = compiled_on_repeat(
-            lambda v: jvp(lambda u: _output(f(u), "SparseJacobian"), (v,), (seeds,))[1])
-
-    def __call__(self, x: np.ndarray) -> Any:
-        """The Jacobian at ``x`` (of the shape and dtype the pattern was detected for)."""
-        x = check_point(x, "SparseJacobian", (self.shape, self.dtype))
-        sp = _sparse()
-        p = self.pattern
-        if self.n_colors:
-            data = np.take(np.asarray(self._compressed(x)), self._read)
-        else:
-            data = np.zeros(0, dtype=x.dtype)
-        return sp.csr_matrix((data, p.indices.copy(), p.indptr.copy()), shape=p.shape)
+        # the Jacobian times the seeds: one JVP of n_colors directions
+        self._compress(x, lambda seeds: compiled_on_repeat(
+            lambda v: jvp(lambda u: _output(f(u), "SparseJacobian"), (v,), (seeds,))[1]),
+            recover_columns(self.pattern, self.colors))
 
 
 def sparse_jacfwd(f: Callable) -> Callable:
@@ -111,13 +98,5 @@ def sparse_jacfwd(f: Callable) -> Callable:
            [0., 0., 2.]])
     """
     check_callable(f, "sparse_jacfwd")
-    cache: dict[tuple, SparseJacobian] = {}
-
-    def jac(x: np.ndarray) -> Any:
-        x = check_point(x, "sparse_jacfwd")
-        key = (x.shape, x.dtype)
-        if key not in cache:
-            cache[key] = SparseJacobian(f, x)
-        return cache[key](x)
-
-    return jac
+    at = per_point(lambda x: SparseJacobian(f, x), "sparse_jacfwd", lambda held, args: True)
+    return lambda x: at(x)

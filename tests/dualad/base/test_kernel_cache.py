@@ -28,7 +28,7 @@ PACKAGE = pathlib.Path(dualad.__file__).resolve().parent
 # module of the package) and a generated kernel of a compiled program.
 SCRIPT = textwrap.dedent("""
     import json, numpy as np, dualad
-    from dualad._forward import coloring
+    from dualad._sparse import coloring
     from dualad._program.executors import numba as numba_executor
     colors = dualad.color_columns(np.eye(4) + np.eye(4, k=1), native=True)
     f = dualad.compile(lambda x: np.sum(np.cos(x[1:]) * x[:-1] - 0.25), executor="numba")

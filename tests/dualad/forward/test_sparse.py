@@ -1,4 +1,4 @@
-"""Sparse Jacobians (dualad._forward.sparsity): the detected pattern holds every nonzero of
+"""Sparse Jacobians (dualad._sparse.detection): the detected pattern holds every nonzero of
 the dense Jacobian and the compressed one equals it, on every case of the table; known
 structures get their exact patterns and colour counts; errors name what was wrong."""
 
