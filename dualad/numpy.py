@@ -35,7 +35,7 @@ from typing import Any
 import numpy as _np
 
 from dualad import ops as _ops
-from dualad._numpy.buffer import Buffer, _carries_derivative
+from dualad._numpy.buffer import Buffer, holds_derivative
 from dualad._table.host import on_values
 
 __all__ = ["Buffer", "array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
@@ -47,7 +47,7 @@ def array(object: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
     into one value (``np.array([x, 2 * y])``)."""
     if isinstance(object, Buffer):
         object = object.content
-    if _carries_derivative(object):
+    if holds_derivative(object):
         return _ops.copy(_ops.asarray(object, dtype))
     return _np.array(object, dtype, *args, **kwargs)
 
@@ -56,7 +56,7 @@ def asarray(a: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
     """``numpy.asarray``; a value with a derivative, or lists of them, stay differentiable."""
     if isinstance(a, Buffer):
         a = a.content
-    if _carries_derivative(a):
+    if holds_derivative(a):
         return _ops.asarray(a, dtype)
     return _np.asarray(a, dtype, *args, **kwargs)
 
@@ -90,7 +90,7 @@ _full_like_numbers = _buffer_like(_np.full_like)
 def full_like(prototype: Any, fill_value: Any, *args: Any, **kwargs: Any) -> Buffer:
     """``numpy.full_like`` of any value, as a :class:`Buffer`; a fill value with a derivative
     carries it into every entry."""
-    if _carries_derivative([fill_value]):
+    if holds_derivative([fill_value]):
         return Buffer(_ops.full_like(prototype, fill_value, *args, **kwargs))
     return _full_like_numbers(prototype, fill_value, *args, **kwargs)
 
@@ -104,7 +104,7 @@ class _Concatenator:
 
     def __getitem__(self, key: Any) -> Any:
         items = key if isinstance(key, tuple) else (key,)
-        if not _carries_derivative(list(items)):
+        if not holds_derivative(list(items)):
             return self._numpy[key]
         if any(isinstance(i, (slice, str)) for i in items):
             raise TypeError("np.r_/np.c_ with slices or strings and values with derivatives: "

@@ -22,8 +22,8 @@ import numpy as np
 
 from dualad._base.taint import TaintingNamespace, TracedArray, tainting_namespace
 
-_np_xp = array_api_compat.array_namespace(np.zeros(0))
-# The types ``bind`` sends straight to ``_np_xp`` (with Python numbers beside them),
+NUMPY_XP = array_api_compat.array_namespace(np.zeros(0))
+# The types ``bind`` sends straight to ``NUMPY_XP`` (with Python numbers beside them),
 # as ``namespace_of`` would: arrays, and the scalars that indexing them gives.
 NUMPY_ARRAY, NUMPY_FLOAT64 = np.ndarray, np.float64
 SCALAR_TYPES = (float, int, bool, complex)
@@ -122,11 +122,11 @@ def namespace_of(args) -> object:
         return xp
     arrays = [a for a in args if type(a) not in SCALAR_TYPES and a is not None]
     if not arrays:  # math has no complex functions: complex scalars go to NumPy
-        xp = _np_xp if complex in types else scalar_xp
+        xp = NUMPY_XP if complex in types else scalar_xp
     elif all(type(a) is np.ndarray or isinstance(a, np.generic) for a in arrays):
-        xp = _np_xp
+        xp = NUMPY_XP
     else:
-        staged = tainting_namespace(arrays, _np_xp)  # numbers read from compile's traced values
+        staged = tainting_namespace(arrays, NUMPY_XP)  # numbers read from compile's traced values
         if staged is not None:
             return staged
         try:
@@ -161,7 +161,7 @@ def scipy_module(xp, submodule: str, name: str):
     ``name`` is the function asking, for the errors: an ImportError when SciPy is
     missing, NotImplementedError on a namespace that has no such module.
     """
-    if xp is scalar_xp or xp is _np_xp or type(xp) is TaintingNamespace:
+    if xp is scalar_xp or xp is NUMPY_XP or type(xp) is TaintingNamespace:
         try:
             return importlib.import_module(f"scipy.{submodule}")
         except ImportError as err:

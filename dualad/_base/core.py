@@ -18,7 +18,7 @@ import itertools
 import threading
 from typing import Any
 
-from dualad._base.backend import NUMPY_ARRAY, NUMPY_FLOAT64, _np_xp, namespace_of, scalar_xp
+from dualad._base.backend import NUMPY_ARRAY, NUMPY_FLOAT64, NUMPY_XP, namespace_of, scalar_xp
 
 __all__ = ["EscapedValueError", "Value", "bind", "get_cut", "is_closed", "new_level", "set_cut",
            "transform_level"]
@@ -185,7 +185,7 @@ def as_arrays(args: tuple) -> tuple:
             others.append(a)
     xp = namespace_of(others)
     if xp is scalar_xp:
-        xp = _np_xp
+        xp = NUMPY_XP
     return tuple(xp.asarray(a) if type(a) is list or type(a) is tuple else a for a in args)
 
 
@@ -214,7 +214,7 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
             break
     else:
         if any_array:
-            return prim.impl(_np_xp, *args, **params)
+            return prim.impl(NUMPY_XP, *args, **params)
         if prim.scalar_ok:
             return prim.impl(scalar_xp, *args, **params)
     top = None
@@ -241,6 +241,6 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
             return top._constant(bind(prim, *[strip(a, max(cut, 0)) for a in args], **params))
     xp = namespace_of(args)
     if xp is scalar_xp and not prim.scalar_ok:
-        xp = _np_xp
-        args = tuple(_np_xp.asarray(a) if type(a) in (int, float) else a for a in args)
+        xp = NUMPY_XP
+        args = tuple(NUMPY_XP.asarray(a) if type(a) in (int, float) else a for a in args)
     return prim.impl(xp, *args, **params)

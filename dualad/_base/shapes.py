@@ -213,7 +213,7 @@ def is_mask(x: Any) -> bool:
     return namespace_of([x]).isdtype(x.dtype, "bool")
 
 
-def _reshape_impl(xp, x, *, shape):
+def reshape_impl(xp, x, *, shape):
     """``xp.reshape`` of a raw array, where Dask's fails (the reshape entry's impl; getitem's too)."""
     if 0 in shape_of(x):  # nothing to move; Dask's reshape fails on an empty array
         return xp.zeros(shape, dtype=x.dtype)

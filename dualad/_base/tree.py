@@ -58,7 +58,7 @@ def _sorted_keys(d: dict) -> list:
         return sorted(d, key=lambda k: (type(k).__name__, repr(k)))
 
 
-def _node(tree: Any) -> tuple | None:
+def tree_node(tree: Any) -> tuple | None:
     """``(kind, aux, children, labels)`` for a container, None for a leaf."""
     if tree is None:
         return None, None, [], []
@@ -91,7 +91,7 @@ def _rebuild(kind: Any, aux: Any, values: list) -> Any:
 
 
 def _flatten(tree: Any, leaves: list) -> Any:
-    node = _node(tree)
+    node = tree_node(tree)
     if node is None:
         # a container (dualad.numpy's buffer) stands for the value it holds
         leaves.append(tree._contents() if isinstance(tree, Value) and tree.container else tree)
@@ -151,7 +151,7 @@ def treedef(tree: Any) -> Any:
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:
     """Human-readable names of the leaves, for error messages."""
-    node = _node(tree)
+    node = tree_node(tree)
     if node is None:
         return [prefix]
     return [p for child, label in zip(node[2], node[3]) for p in leaf_paths(child, prefix + label)]

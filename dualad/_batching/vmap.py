@@ -15,7 +15,7 @@ from dualad import ops
 from dualad._base.checks import check_callable, describe
 from dualad._base.core import transform_level
 from dualad._base.shapes import ndim_of, shape_of
-from dualad._base.tree import _node, flatten, leaf_paths, structure
+from dualad._base.tree import flatten, leaf_paths, structure, tree_node
 from dualad._batching.batched import Batched
 
 __all__ = ["vmap"]
@@ -98,7 +98,7 @@ def _check_spec(spec: Any, name: str) -> None:
     """Every leaf of ``spec`` is an int or None (checked when the transform is made)."""
     if _is_axis(spec):
         return
-    node = _node(spec)
+    node = tree_node(spec)
     if node is None:
         raise TypeError(f"vmap: {name} must be an int, None, or a pytree of them, got {describe(spec)}")
     for child in node[2]:
@@ -122,7 +122,7 @@ def _prefix_axes(spec: Any, tree: Any, name: str, path: str = "") -> list:
     """The axis of each leaf of ``tree``, from ``spec``, a pytree prefix of it."""
     if _is_axis(spec):
         return [spec] * len(flatten(tree)[0])
-    node, spec_node = _node(tree), _node(spec)
+    node, spec_node = tree_node(tree), tree_node(spec)
     if node is None or node[:2] != spec_node[:2] or len(node[2]) != len(spec_node[2]):
         raise ValueError(f"vmap: {name}{path} must be an int, None, or a pytree prefix of the value it "
                          f"describes, {structure(tree)}; got {structure(spec)}")

@@ -84,10 +84,10 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, has_aux: bool = False) -> 
     (5.0, 2.0)
     """
     check_callable(f, "jvp")
-    return _jvp(f, primals, tangents, "jvp", has_aux)
+    return named_jvp(f, primals, tangents, "jvp", has_aux)
 
 
-def _jvp(f: Callable, primals: tuple, tangents: tuple, who: str, has_aux: bool = False) -> tuple:
+def named_jvp(f: Callable, primals: tuple, tangents: tuple, who: str, has_aux: bool = False) -> tuple:
     """:func:`jvp`, with errors about ``f``'s output in the name of the transform ``who``."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(f"{who}: primals and tangents must be tuples (one entry per argument of f), "
@@ -134,7 +134,7 @@ def derivative(f: Callable) -> Callable:
                             "directional derivative or dualad.jacfwd(f)(x) for the Jacobian")
         # zeros(x) is of x's own shape: () under vmap too, where raw(x) holds the batch
         one = 1.0 if type(x) is float else zeros(x) + 1
-        return _jvp(f, (x,), (one,), "derivative")[1]
+        return named_jvp(f, (x,), (one,), "derivative")[1]
     return df
 
 
@@ -243,7 +243,7 @@ def _jacfwd(f: Callable, argnums: int | tuple, has_aux: bool, chunk_size: int | 
         n = sum(math.prod(shape_of(leaf)) for leaf in x_leaves)
         pieces, out, aux = [], None, None
         for directions in basis_chunks(x_leaves, chunk_of(n, chunk_size)):
-            res = _jvp(sel.f_of_x, (sel.x,), (x_build(directions),), who, has_aux)
+            res = named_jvp(sel.f_of_x, (sel.x,), (x_build(directions),), who, has_aux)
             out, t = res[0], res[1]
             aux = res[2] if has_aux else None
             pieces.append((shape_of(directions[0])[0], flatten(t)[0]))

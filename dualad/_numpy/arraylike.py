@@ -74,7 +74,7 @@ def _converting_caller() -> str:
     return ""
 
 
-def _scipy_special_ufunc(ufunc: Any) -> Any:
+def scipy_special_ufunc(ufunc: Any) -> Any:
     """The ``ops`` function of a ``scipy.special`` ufunc of the same name (then
     registered), or None. SciPy is not imported here: a caller holding one of
     its ufuncs has imported it already."""
@@ -286,7 +286,7 @@ class ArrayLike:
                 "`import dualad.numpy as np` (np.zeros, ...), or write acc = acc + term")
         if method != "__call__" or kwargs:
             raise _no_rule(f"numpy.{ufunc.__name__}.{method} with {sorted(kwargs) or 'no'} keywords")
-        fn = NUMPY_FUNCTIONS.get(ufunc) or _scipy_special_ufunc(ufunc)
+        fn = NUMPY_FUNCTIONS.get(ufunc) or scipy_special_ufunc(ufunc)
         if fn is None:
             raise _no_rule(f"numpy.{ufunc.__name__}")
         return fn(*inputs)

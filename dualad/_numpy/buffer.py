@@ -59,7 +59,7 @@ class Buffer(ArrayLike, Value):
 
     def __setitem__(self, idx, value):
         value = value.content if type(value) is Buffer else value
-        if _carries_derivative(value) or isinstance(self.content, Value):
+        if holds_derivative(value) or isinstance(self.content, Value):
             self.content = ops.index_set(self.content, value, idx)
         else:
             self.content[idx] = value
@@ -88,10 +88,10 @@ class Buffer(ArrayLike, Value):
         return self.content._value_hint()
 
 
-def _carries_derivative(obj: Any) -> bool:
+def holds_derivative(obj: Any) -> bool:
     """Whether ``obj`` (nested lists allowed) holds a value with a derivative."""
     if isinstance(obj, (list, tuple)):
-        return any(map(_carries_derivative, obj))
+        return any(map(holds_derivative, obj))
     if type(obj) is Buffer:
         return isinstance(obj.content, Value)
     return isinstance(obj, Value)

@@ -15,20 +15,17 @@ from dualad._base.shapes import ndim_of, raw, shape_of
 from dualad._numpy import diagonals as _diagonals
 from dualad._numpy import products as _products
 from dualad._numpy.products import matvec, vecdot, vecmat
+from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
 from dualad._primitives.linalg.common import (
-    _T,
     EighResult,
     EigResult,
     QRResult,
     SlogdetResult,
     SVDResult,
-    _check_matrix,
-    _constant,
-    _div,
-    _eye,
-    _mul,
-    _sub,
+    check_matrix,
+    constant_like,
+    eye_like,
 )
 from dualad._primitives.linalg.decompositions import cholesky, lu, qr
 from dualad._primitives.linalg.determinants import det, slogdet
@@ -52,11 +49,11 @@ def matrix_power(a, n):
     """``a`` to the integer power ``n`` by repeated squaring (``inv(a)`` for ``n < 0``)."""
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
-    _check_matrix(a, "matrix_power")
+    check_matrix(a, "matrix_power")
     if n < 0:
         a, n = inv(a), -n
     if n == 0:
-        return _shape.broadcast_to(_eye(a, shape_of(a)[-1]), shape_of(a))
+        return _shape.broadcast_to(eye_like(a, shape_of(a)[-1]), shape_of(a))
     out = None
     while n:
         if n & 1:
@@ -86,8 +83,8 @@ def cond(x, p=None):
     if p is None or p in (2, -2):
         s = svdvals(x)
         big, small = s[..., 0], s[..., -1]
-        return _div(small, big) if p == -2 else _div(big, small)
-    return _mul(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+        return _ew.divide(small, big) if p == -2 else _ew.divide(big, small)
+    return _ew.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
@@ -107,17 +104,17 @@ def lstsq(a, b, rcond=None):
 
     ``x``, ``residuals`` and ``s`` are differentiable where the rank of ``a`` does not change.
     """
-    _check_matrix(a, "lstsq", square=False)
+    check_matrix(a, "lstsq", square=False)
     m, n = shape_of(a)
     rank = matrix_rank(a, rtol=rcond)
     x = matmul(pinv(a, rcond=rcond), b)
     if _all_full_rank(rank, n, "lstsq") and m > n:
-        resid = _sub(b, matmul(a, x))
-        residuals = _shape.sum(_mul(resid, resid), axis=0)
+        resid = _ew.subtract(b, matmul(a, x))
+        residuals = _shape.sum(_ew.multiply(resid, resid), axis=0)
         if ndim_of(b) == 1:
             residuals = _shape.reshape(residuals, (1,))
     else:
-        residuals = _constant(a, "zeros", (0,))
+        residuals = constant_like(a, "zeros", (0,))
     return x, residuals, rank, svdvals(a)
 
 
@@ -173,4 +170,4 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def matrix_transpose(x, /):
-    return _T(x)
+    return _shape.matrix_transpose(x)

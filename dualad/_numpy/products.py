@@ -9,7 +9,6 @@ from dualad._base.core import as_arrays
 from dualad._base.shapes import ndim_of, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
-from dualad._primitives.linalg.common import _mul
 from dualad._primitives.linalg.matmul import matmul
 
 __all__ = ["tensordot", "dot", "vdot", "inner", "outer", "kron", "cross", "vecdot", "matvec", "vecmat"]
@@ -104,7 +103,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """The array API's (and NumPy's) ``vecdot``: ``sum(conj(x1) * x2, axis)``."""
-    return _shape.sum(_mul(_ew.conj(x1), x2), axis=axis)
+    return _shape.sum(_ew.multiply(_ew.conj(x1), x2), axis=axis)
 
 
 def matvec(x1, x2, /):

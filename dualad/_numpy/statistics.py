@@ -21,7 +21,7 @@ from dualad._primitives import elementwise as _ew
 from dualad._primitives import indexing as _indexing
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
-from dualad._primitives.linalg.common import _diag_part
+from dualad._primitives.linalg.common import diag_part
 from dualad._primitives.linalg.matmul import matmul
 
 __all__ = ["median", "quantile", "percentile", "nanquantile", "nanmedian", "nansum", "nanmean",
@@ -253,5 +253,5 @@ def corrcoef(x, y=None, rowvar=True):
     c = cov(x, y, rowvar)
     if ndim_of(c) == 0:
         return c / c
-    d = _ew.sqrt(_diag_part(c))
+    d = _ew.sqrt(diag_part(c))
     return c / _shape.reshape(d, (-1, 1)) / _shape.reshape(d, (1, -1))

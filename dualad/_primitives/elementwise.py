@@ -14,8 +14,7 @@ from functools import partial as _partial
 
 import numpy as np
 
-from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of, scalar_xp
-from dualad._base.backend import _np_xp as _NUMPY_XP
+from dualad._base.backend import NUMPY_XP, SCALAR_TYPES, is_float_dtype, namespace_of, scalar_xp
 from dualad._base.core import Value, bind
 from dualad._base.shapes import dtype_of, is_complex, raw, zeros
 from dualad._table import operations
@@ -419,13 +418,13 @@ def astype(x, dtype):
             return x
         # a value type around a Python number keeps its derivative: cast as a 0-d array
         dtype = np.dtype(_PYTHON_DTYPES.get(dtype, dtype))
-        if not is_float_dtype(_NUMPY_XP, dtype):
-            return on_values(lambda v: _NUMPY_XP.astype(_NUMPY_XP.asarray(v), dtype), x)
+        if not is_float_dtype(NUMPY_XP, dtype):
+            return on_values(lambda v: NUMPY_XP.astype(NUMPY_XP.asarray(v), dtype), x)
         return bind(_astype_p, x, dtype=dtype)
     if isinstance(dtype, str) or dtype in _PYTHON_DTYPES:
         xp = namespace_of([r])
         name = _PYTHON_DTYPES.get(dtype, dtype)
-        dtype = np.dtype(name) if xp is _NUMPY_XP else getattr(xp, name)
+        dtype = np.dtype(name) if xp is NUMPY_XP else getattr(xp, name)
     if dtype_of(r) == dtype:
         return x
     if not is_float_dtype(namespace_of([r]), dtype):

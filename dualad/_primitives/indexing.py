@@ -11,11 +11,9 @@ import math
 
 import numpy as np
 
-from dualad._base.backend import SCALAR_TYPES, namespace_of, positions, to_host
-from dualad._base.backend import _np_xp as _NUMPY_XP
+from dualad._base.backend import NUMPY_XP, SCALAR_TYPES, namespace_of, positions, to_host
 from dualad._base.core import Value, bind
 from dualad._base.shapes import (
-    _reshape_impl,
     batched,
     concrete,
     dtype_of,
@@ -23,6 +21,7 @@ from dualad._base.shapes import (
     ndim_of,
     primal,
     raw,
+    reshape_impl,
     shape_of,
 )
 from dualad._primitives import elementwise as _ew
@@ -88,9 +87,9 @@ def _getitem_batch(params, k):
     return {"idx": (slice(None),) + idx}
 
 
-def _native_indexing(xp) -> bool:
+def native_indexing(xp) -> bool:
     """NumPy and CuPy index (and scatter-add) with every NumPy index form."""
-    return xp is _NUMPY_XP or xp.__name__.startswith(("cupy", "array_api_compat.cupy"))
+    return xp is NUMPY_XP or xp.__name__.startswith(("cupy", "array_api_compat.cupy"))
 
 
 def _flat_positions(shape, idx):
@@ -103,11 +102,11 @@ def _flat_positions(shape, idx):
 
 
 def _getitem_impl(xp, x, *, idx):
-    if _native_indexing(xp) or not any(_is_advanced(i) for i in idx):
+    if native_indexing(xp) or not any(_is_advanced(i) for i in idx):
         return x[idx]
     pos = _flat_positions(x.shape, idx)
-    flat = xp.take(_reshape_impl(xp, x, shape=(math.prod(x.shape),)), positions(xp, pos.reshape(-1)), axis=0)
-    return _reshape_impl(xp, flat, shape=pos.shape)
+    flat = xp.take(reshape_impl(xp, x, shape=(math.prod(x.shape),)), positions(xp, pos.reshape(-1)), axis=0)
+    return reshape_impl(xp, flat, shape=pos.shape)
 
 
 _getitem_p = linear(
@@ -148,13 +147,13 @@ def _template(idx):
     return tuple(_OPERAND if isinstance(i, Value) else i for i in idx)
 
 
-def _filled(template, indices):
+def filled_index(template, indices):
     it = iter(indices)
     return tuple(next(it) if i is _OPERAND else i for i in template)
 
 
 _gather_p = custom(
-    "gather", lambda xp, x, *indices, template: _getitem_impl(xp, x, idx=_filled(template, indices)),
+    "gather", lambda xp, x, *indices, template: _getitem_impl(xp, x, idx=filled_index(template, indices)),
     jvp=lambda primals, tangents, ans, *, template: bind(_gather_p, tangents[0], *primals[1:],
                                                          template=template),
     vjp=lambda g, res, *, template: (bind(_scatter_at_p, g, *res[1], shape=res[0], template=template),
@@ -165,7 +164,7 @@ _gather_p = custom(
 _scatter_at_p = custom(
     "scatter_at", lambda xp, values, *indices, shape, template: _scatter_impl(
         xp, xp.asarray(values) if type(values) in SCALAR_TYPES else values, shape=shape,
-        idx=_filled(template, indices)),  # a cotangent may be a number (of a 0-d gather)
+        idx=filled_index(template, indices)),  # a cotangent may be a number (of a 0-d gather)
     jvp=lambda primals, tangents, ans, *, shape, template: bind(
         _scatter_at_p, tangents[0], *primals[1:], shape=shape, template=template),
     vjp=lambda g, indices, *, shape, template: (bind(_gather_p, g, *indices, template=template),
@@ -179,7 +178,7 @@ def _last_writes_impl(xp, *indices, shape, template):
     """For each element of ``x[idx]`` (``x`` of ``shape``), whether ``x[idx] = values``
     writes it last to its position: NumPy keeps the last write of a repeated position.
     Computed on the host from the indices, which are concrete here (also at a replay)."""
-    positions = _flat_positions(shape, _filled(template, indices))
+    positions = _flat_positions(shape, filled_index(template, indices))
     flat = positions.reshape(-1)
     last = np.zeros(flat.shape, dtype=bool)
     last[_last_of_each(flat)] = True
@@ -205,7 +204,7 @@ def _last_writes(shape, idx):
 def _scatter_impl(xp, values, *, shape, idx):
     out = xp.zeros(shape, dtype=values.dtype)
     advanced = any(_is_advanced(i) for i in idx)
-    if _native_indexing(xp):
+    if native_indexing(xp):
         if not advanced:
             out[idx] = values  # basic indices select each element once
         else:

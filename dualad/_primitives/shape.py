@@ -19,13 +19,13 @@ import numpy as np
 from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._base.core import Value, as_arrays, bind
 from dualad._base.shapes import (
-    _reshape_impl,
     dtype_of,
     is_mask,
     ndim_of,
     normalize_axes,
     normalize_axis,
     raw,
+    reshape_impl,
     shape_of,
     zeros,
 )
@@ -56,7 +56,7 @@ __all__ = [
 # -- reshape and friends ------------------------------------------------------
 
 _reshape_p = linear(
-    "reshape", _reshape_impl,
+    "reshape", reshape_impl,
     lambda g, x, *, shape: (reshape(g, x[0]),),
     batch=lambda params, k: {"shape": (k,) + params["shape"]}, simplifications=("same_shape",), fresh=True,
     moves_elements=True, sparsity="selection", partition="reshape")

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dualad._base.backend import _np_xp
+from dualad._base.backend import NUMPY_XP
 from dualad._base.core import bind
 from dualad._base.shapes import dtype_of, shape_of
 
@@ -152,7 +152,7 @@ def ufunc_of(step: Eqn) -> Any:
     """The NumPy ufunc that computes ``step`` as its implementation does (its primitive's
     declared ``ufunc``, at its ``ufunc_params``), a primitive that takes ``out=`` as a
     ufunc does (a numexpr kernel), or None."""
-    if step.xp is not _np_xp:
+    if step.xp is not NUMPY_XP:
         return None
     prim = step.prim
     if prim.takes_out:

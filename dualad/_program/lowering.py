@@ -46,7 +46,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._base.backend import _np_xp
+from dualad._base.backend import NUMPY_XP
 from dualad._program.ir import Eqn, Guard, Step, ufunc_of
 from dualad._program.passes.dce import eliminate_dead_code
 
@@ -283,7 +283,7 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
     outs += [step.outs[0] for step in late if step.prim.lowering != "sum"]
     nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums), tuple(scatters),
                     tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets))
-    return Eqn(nest, {}, tuple(ins), tuple(outs), _np_xp)
+    return Eqn(nest, {}, tuple(ins), tuple(outs), NUMPY_XP)
 
 
 def _load(avals: dict, consts: dict, slot: int, shape: tuple, starts: tuple, ndim: int,
@@ -307,7 +307,7 @@ def _load(avals: dict, consts: dict, slot: int, shape: tuple, starts: tuple, ndi
 
 def _op_name(step: Eqn) -> str | None:
     """The name of ``step`` among :data:`UFUNCS` (its NumPy ufunc's, or ``where``), or None."""
-    if step.prim.lowering == "where" and step.xp is _np_xp and not step.params:
+    if step.prim.lowering == "where" and step.xp is NUMPY_XP and not step.params:
         return "where"
     ufunc = ufunc_of(step)
     return ufunc.__name__ if isinstance(ufunc, np.ufunc) and ufunc.__name__ in UFUNCS else None
@@ -369,7 +369,7 @@ def _ending(program: Any, step: Any, owner: dict) -> _Group | None:
 def _scatter(program: Any, step: Any) -> bool:
     """Whether ``step`` adds two 1-d values of one length into a new float array at ranges
     one apart (the two scatters' sum of :mod:`dualad._program.passes.simplify`)."""
-    if type(step) is not Eqn or step.prim.lowering != "scatter" or step.xp is not _np_xp:
+    if type(step) is not Eqn or step.prim.lowering != "scatter" or step.xp is not NUMPY_XP:
         return False
     (i, j), (k, m) = step.params["ranges"]
     a, b = (program.avals.get(s, (None, None, None)) for s in step.ins)
@@ -380,7 +380,7 @@ def _scatter(program: Any, step: Any) -> bool:
 
 def _full_sum(program: Any, step: Any) -> bool:
     """Whether ``step`` sums a float32 or float64 array over every axis into a scalar."""
-    if type(step) is not Eqn or step.prim.lowering != "sum" or step.xp is not _np_xp:
+    if type(step) is not Eqn or step.prim.lowering != "sum" or step.xp is not NUMPY_XP:
         return False
     kind, shape, dtype = program.avals.get(step.ins[0], (None, None, None))
     out = program.avals.get(step.outs[0], (None, None, None))
@@ -394,7 +394,7 @@ def _full_sum(program: Any, step: Any) -> bool:
 def _view(program: Any, step: Eqn) -> tuple | None:
     """``(array slot, starts)`` where ``step`` takes a slice of unit steps of a NumPy
     array (a view a nest can read at an offset), else None."""
-    if step.prim.lowering != "view" or step.xp is not _np_xp or set(step.params) != {"idx"}:
+    if step.prim.lowering != "view" or step.xp is not NUMPY_XP or set(step.params) != {"idx"}:
         return None
     kind, shape, _ = program.avals.get(step.ins[0], (None, None, None))
     idx = step.params["idx"]

@@ -61,7 +61,7 @@ from dualad._base.shapes import batched, shape_of
 from dualad._base.tree import flatten
 from dualad._forward.dual import PrimalShaped
 from dualad._numpy.arraylike import ArrayLike
-from dualad._primitives.indexing import _filled
+from dualad._primitives.indexing import filled_index
 from dualad._sparse.coloring import _sparse
 from dualad._table.entries import REGISTRY, Primitive, piecewise_linear_at
 
@@ -191,7 +191,7 @@ def _gather_selection(prim, primals, rows, ans, params):
 
 def _scatter(prim, primals, rows, ans, params):
     values = primals[0]
-    idx = params["idx"] if "idx" in params else _filled(params["template"], primals[1:])
+    idx = params["idx"] if "idx" in params else filled_index(params["template"], primals[1:])
     target = _numbers(params["shape"])[idx]
     source = np.broadcast_to(_numbers(shape_of(values)), target.shape)
     return [_carry(target, source, _size(ans), rows[0])] + [None] * (len(primals) - 1)

@@ -11,7 +11,7 @@ from dualad._base.calling import paired_leaves
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.tree import flatten, leaf_paths
-from dualad._forward.transforms import _jvp
+from dualad._forward.transforms import named_jvp
 from dualad._program.executors.replay import replay
 from dualad._program.ir import GuardMiss
 from dualad._program.partial_eval import SpecializationRefused, Staged, split
@@ -119,14 +119,14 @@ class _Linearized:
 
     def __call__(self, *tangents: Any) -> Any:
         if self.traced is None:
-            return _jvp(self.f, self.primals, tangents, "linearize")[1]
+            return named_jvp(self.f, self.primals, tangents, "linearize")[1]
         if self.flat and len(tangents) == len(self.primals) \
                 and all(type(t) is np.ndarray for t in tangents):
             t_leaves = list(tangents)  # arrays for arrays: their structure is the primals'
         else:
             t_leaves = paired_leaves(self.primals, tangents, "primals", "tangents", "linearize")[1]
         if not all(map(traceable, t_leaves)):
-            return _jvp(self.f, self.primals, tangents, "linearize")[1]
+            return named_jvp(self.f, self.primals, tangents, "linearize")[1]
         for _, program, residuals in self._specialized(_key(t_leaves)):
             out = replay(program, [*t_leaves, *residuals])
             if type(out) is not GuardMiss:
@@ -162,10 +162,10 @@ class _Linearized:
         kept for these tangents' key, and specialized to the primals."""
         f = self.f
         t_leaves = flatten(tangents)[0]
-        program, result, why = record(lambda p, t: _jvp(f, p, t, "linearize"),
+        program, result, why = record(lambda p, t: named_jvp(f, p, t, "linearize"),
                                       (self.primals, tangents), {}, [*self.leaves, *t_leaves])
         if result is None:  # it returned a value type built around traced values
-            return _jvp(f, self.primals, tangents, "linearize")
+            return named_jvp(f, self.primals, tangents, "linearize")
         out, t_out = result
         if program is None:  # spoiled: a new trace would be too, so later calls run the JVP
             self.traced = None

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dualad._base.backend import _np_xp, to_host
+from dualad._base.backend import NUMPY_XP, to_host
 from dualad._base.tree import flatten, treedef
 from dualad._program.ir import Eqn
 from dualad._program.program import Program
@@ -33,7 +33,7 @@ def retarget(program: Program, xp: Any, device: Any) -> Program:
     NumPy constants (arrays and NumPy scalars, which promote as 0-d arrays) made
     ``xp`` arrays on ``device``."""
     steps = [Eqn(s.prim, {k: _moved(v, xp, device) for k, v in s.params.items()}, s.ins, s.outs, xp)
-             if type(s) is Eqn and s.xp is _np_xp else s for s in program.steps]
+             if type(s) is Eqn and s.xp is NUMPY_XP else s for s in program.steps]
     consts = {slot: _moved(v, xp, device) for slot, v in program.consts.items()}
     return program.with_steps(steps, consts=consts)
 

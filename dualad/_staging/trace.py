@@ -27,7 +27,7 @@ from dualad._base.backend import namespace_of, scalar_xp
 from dualad._base.core import EscapedValueError, Value, bind
 from dualad._base.shapes import dtype_of, shape_of
 from dualad._base.taint import TracedArray, taint
-from dualad._numpy.arraylike import NUMPY_FUNCTIONS, ArrayLike, _scipy_special_ufunc
+from dualad._numpy.arraylike import NUMPY_FUNCTIONS, ArrayLike, scipy_special_ufunc
 from dualad._program.ir import GUARDS, Eqn, Guard
 
 __all__ = ["Trace", "Tracer"]
@@ -236,7 +236,7 @@ class Tracer(ArrayLike, Value):
 
     # -- NumPy functions without a rule: computed, and the trace spoiled ----------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        fn = NUMPY_FUNCTIONS.get(ufunc) or _scipy_special_ufunc(ufunc)
+        fn = NUMPY_FUNCTIONS.get(ufunc) or scipy_special_ufunc(ufunc)
         if method == "__call__" and not kwargs and fn is not None:
             return fn(*inputs)
         self.trace.spoil(f"numpy.{ufunc.__name__}.{method} (keywords {sorted(kwargs)}) has no "

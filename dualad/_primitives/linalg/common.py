@@ -55,7 +55,7 @@ EigResult = _result_type("EigResult", ("eigenvalues", "eigenvectors"), "The resu
 
 
 # -- helpers: constants in the operand's backend and dtype, and matrix pieces --
-def _constant(like, creator, *args):
+def constant_like(like, creator, *args):
     """``xp.<creator>(*args)`` in the namespace, dtype and device of ``like``."""
     r = raw(like)
     fn = getattr(namespace_of([r]), creator)
@@ -68,17 +68,17 @@ def _constant(like, creator, *args):
     return fn(*args, dtype=r.dtype)
 
 
-def _eye(like, n):
-    return _constant(like, "eye", n)
+def eye_like(like, n):
+    return constant_like(like, "eye", n)
 
 
 def _eye_mask(like, n):
-    return _eye(like, n) == 1
+    return eye_like(like, n) == 1
 
 
 def _tril_mask(like, n, k=0, cols=None):
     """A 0/1 float matrix (n x n, or n x cols) that is 1 on and below the k-th diagonal."""
-    ones = _constant(like, "ones", (n, n if cols is None else cols))
+    ones = constant_like(like, "ones", (n, n if cols is None else cols))
     return namespace_of([ones]).tril(ones, k=k)
 
 
@@ -93,14 +93,14 @@ def _sym(x):
     return _mul(_add(x, _T(x)), 0.5)
 
 
-def _diag_part(x):
+def diag_part(x):
     """The diagonals of a stack of square matrices, shape ``(..., n)``."""
-    return _shape.sum(_mul(x, _eye(x, shape_of(x)[-1])), axis=-1)
+    return _shape.sum(_mul(x, eye_like(x, shape_of(x)[-1])), axis=-1)
 
 
 def _diag_embed(v):
     """Diagonal matrices from a stack of vectors."""
-    return _mul(_shape.expand_dims(v, -1), _eye(v, shape_of(v)[-1]))
+    return _mul(_shape.expand_dims(v, -1), eye_like(v, shape_of(v)[-1]))
 
 
 def _row(v):
@@ -130,7 +130,7 @@ def _batched(primals, tangents):
     return any(t is not None and ndim_of(t) > ndim_of(p) for p, t in zip(primals, tangents))
 
 
-def _check_matrix(a, name, arg="a", square=True):
+def check_matrix(a, name, arg="a", square=True):
     s = shape_of(a)
     if len(s) < 2:
         raise ValueError(f"{name}: {arg} must be a matrix or a stack of matrices "

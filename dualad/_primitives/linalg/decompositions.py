@@ -10,14 +10,14 @@ from dualad._primitives.linalg.common import (
     _T,
     QRResult,
     _add,
-    _check_matrix,
-    _eye,
     _mul,
     _neg,
     _real_only,
     _sub,
     _sym,
     _tril_mask,
+    check_matrix,
+    eye_like,
 )
 from dualad._primitives.linalg.matmul import matmul
 from dualad._primitives.linalg.solve import _solve_m
@@ -30,7 +30,7 @@ __all__ = ["cholesky", "qr", "lu"]
 def _phi(x):
     """The lower triangle of ``x`` with its diagonal halved."""
     n = shape_of(x)[-1]
-    return _mul(x, _sub(_tril_mask(x, n), _mul(_eye(x, n), 0.5)))
+    return _mul(x, _sub(_tril_mask(x, n), _mul(eye_like(x, n), 0.5)))
 
 
 def _cholesky_jvp(primals, tangents, ans):
@@ -68,7 +68,7 @@ def cholesky(a, /, *, upper=False):
     0.25
     """
     _real_only(a, "cholesky")
-    _check_matrix(a, "cholesky")
+    check_matrix(a, "cholesky")
     low = bind(_cholesky_p, a)
     return _T(low) if upper else low
 
@@ -138,7 +138,7 @@ def qr(a, mode="reduced"):
     True
     """
     _real_only(a, "qr")
-    _check_matrix(a, "qr", square=False)
+    check_matrix(a, "qr", square=False)
     m, n = shape_of(a)[-2:]
     if mode not in ("reduced", "r", "complete"):
         raise ValueError(f"qr: mode must be 'reduced', 'r' or 'complete', got {mode!r}")
@@ -175,10 +175,10 @@ def _lu_square(low, up):
     n = shape_of(up)[-1]
     if m > k:
         low = _add(_shape.pad(low, _widths(ndim_of(low), cols=m - k)),
-                   _shape.pad(_eye(low, m - k), ((k, 0), (k, 0))))
+                   _shape.pad(eye_like(low, m - k), ((k, 0), (k, 0))))
     if n > k:
         up = _add(_shape.pad(up, _widths(ndim_of(up), rows=n - k)),
-                  _shape.pad(_eye(up, n - k), ((k, 0), (k, 0))))
+                  _shape.pad(eye_like(up, n - k), ((k, 0), (k, 0))))
     return low, up
 
 
@@ -265,6 +265,6 @@ def lu(a, permute_l=False):
     >>> bool(np.allclose(p @ (dl @ u + l @ du), np.eye(2)))
     True
     """
-    _check_matrix(a, "lu", square=False)
+    check_matrix(a, "lu", square=False)
     p, low, up = bind(_lu_p, a)
     return (matmul(p, low), up) if permute_l else (p, low, up)

@@ -13,13 +13,13 @@ from dualad._primitives.linalg.common import (
     _T,
     SlogdetResult,
     _any,
-    _check_matrix,
-    _eye,
     _eye_mask,
     _mat,
     _mul,
     _real_only,
     _row,
+    check_matrix,
+    eye_like,
 )
 from dualad._primitives.linalg.matmul import matmul
 from dualad._primitives.linalg.solve import inv
@@ -48,7 +48,7 @@ def _cofactor(a, d):
     sign = _mul(det(raw(u)), det(raw(vh)))
     others = _red.prod(_ew.where(_eye_mask(s, n), 1.0, _row(s)), axis=-1)
     from_svd = _mul(_mat(sign), matmul(_mul(u, _row(others)), vh))
-    from_inv = _mul(_mat(d), _T(inv(_ew.where(mask, _eye(a, n), a))))
+    from_inv = _mul(_mat(d), _T(inv(_ew.where(mask, eye_like(a, n), a))))
     return _ew.where(mask, from_svd, from_inv)
 
 
@@ -81,7 +81,7 @@ def det(a):
     array([[ 4., -2.],
            [-2.,  1.]])
     """
-    _check_matrix(a, "det")
+    check_matrix(a, "det")
     return bind(_det_p, a)
 
 
@@ -91,7 +91,7 @@ def _inv_t_or_nan(a, logabsdet):
     if not _any(singular):
         return _T(inv(a))
     mask = _mat(singular)
-    safe = _ew.where(mask, _eye(a, shape_of(a)[-1]), a)
+    safe = _ew.where(mask, eye_like(a, shape_of(a)[-1]), a)
     return _ew.where(mask, math.nan, _T(inv(safe)))
 
 
@@ -133,5 +133,5 @@ def slogdet(a):
            [ 0.  ,  0.25]])
     """
     _real_only(a, "slogdet")
-    _check_matrix(a, "slogdet")
+    check_matrix(a, "slogdet")
     return SlogdetResult(bind(_slogdet_p, a))

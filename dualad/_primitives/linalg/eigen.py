@@ -8,23 +8,23 @@ from dualad._base.core import bind
 from dualad._base.shapes import is_complex, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
-from dualad._primitives.indexing import _native_indexing
+from dualad._primitives.indexing import native_indexing
 from dualad._primitives.linalg.common import (
     _H,
     _T,
     EighResult,
     EigResult,
     _add,
-    _check_matrix,
     _col,
     _diag_embed,
-    _diag_part,
     _div,
     _eye_mask,
     _mul,
     _row,
     _sub,
     _tril_mask,
+    check_matrix,
+    diag_part,
 )
 from dualad._primitives.linalg.matmul import matmul
 from dualad._primitives.linalg.solve import inv
@@ -40,7 +40,7 @@ def _eigh_impl(xp, a, *, upper=False):
     # themselves, so that the eigenvectors carry the signs (phases) numpy.linalg.eigh(a, "U")
     # gives (LAPACK's depend on the triangle). The array API's eigh reads the lower
     # triangle only.
-    if upper and _native_indexing(xp):
+    if upper and native_indexing(xp):
         user = xp.swapaxes(a, -1, -2)
         w, v = xp.linalg.eigh(xp.conj(user) if user.dtype.kind == "c" else user, UPLO="U")
     else:
@@ -84,7 +84,7 @@ def _from_lower(x):
     if not is_complex(x):
         return _add(_mul(x, _tril_mask(x, n)), _T(_mul(x, _tril_mask(x, n, -1))))
     strict = _mul(x, _tril_mask(x, n, -1))
-    return _add(_add(strict, _H(strict)), _diag_embed(_ew.real(_diag_part(x))))
+    return _add(_add(strict, _H(strict)), _diag_embed(_ew.real(diag_part(x))))
 
 
 def _from_lower_transpose(b):
@@ -95,7 +95,7 @@ def _from_lower_transpose(b):
     if not is_complex(b):
         return _add(_mul(b, _tril_mask(b, n)), _mul(_T(b), _tril_mask(b, n, -1)))
     strict = _mul(_add(b, _H(b)), _tril_mask(b, n, -1))
-    return _add(strict, _diag_embed(_ew.real(_diag_part(b))))
+    return _add(strict, _diag_embed(_ew.real(diag_part(b))))
 
 
 def _eigh_jvp(primals, tangents, ans, *, upper=False):
@@ -104,7 +104,7 @@ def _eigh_jvp(primals, tangents, ans, *, upper=False):
     # imaginary diagonal of V^H dV, a change of the eigenvectors' phases, is 0 (JAX's).
     (ta,), (w, v) = tangents, ans
     s = matmul(_H(v), matmul(_from_lower(ta), v))
-    return _ew.real(_diag_part(s)), matmul(v, _mul_or_zero(_gap_inverse(w), s))
+    return _ew.real(diag_part(s)), matmul(v, _mul_or_zero(_gap_inverse(w), s))
 
 
 def _eigh_vjp(g, ans, a, *, upper=False):
@@ -153,7 +153,7 @@ def eigh(a, UPLO="L"):
     >>> w.tolist(), dw.round(12).tolist()
     ([1.0, 3.0], [-1.0, 1.0])
     """
-    _check_matrix(a, "eigh")
+    check_matrix(a, "eigh")
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     if UPLO == "U":  # the rules read the lower triangle; that of a^H is a's upper, conjugated
@@ -169,7 +169,7 @@ def _eig_jvp(primals, tangents, ans):
     m = matmul(inv(v), matmul(ta, v))
     du = matmul(v, _mul_or_zero(_gap_inverse(w), m))
     stretch = _ew.real(_shape.sum(_mul(_ew.conj(v), du), axis=-2))
-    return _diag_part(m), _sub(du, _mul(v, _row(stretch)))
+    return diag_part(m), _sub(du, _mul(v, _row(stretch)))
 
 
 def _eig_vjp(g, ans, a):
@@ -207,7 +207,7 @@ def eig(a):
     >>> dw.real.tolist()
     [1.0, 1.0]
     """
-    _check_matrix(a, "eig")
+    check_matrix(a, "eig")
     return EigResult(bind(_eig_p, a))
 
 

@@ -10,7 +10,7 @@ from types import MappingProxyType
 from dualad._base.core import bind
 from dualad._base.shapes import shape_of
 from dualad._primitives import shape as _shape
-from dualad._primitives.linalg.common import _add, _batched, _constant, _eye
+from dualad._primitives.linalg.common import _add, _batched, constant_like, eye_like
 from dualad._table.entries import custom
 
 __all__ = ["einsum"]
@@ -81,13 +81,13 @@ def _einsum_vjp(g, ans, *args, subscripts):
                 c2 = next(fresh)
                 target.append(c2)
                 extra_subs.append(c + c2)
-                extra_ops.append(_eye(args[i], sizes[c]))
+                extra_ops.append(eye_like(args[i], sizes[c]))
                 continue
             seen.add(c)
             target.append(c)
             if c not in available:
                 extra_subs.append(c)
-                extra_ops.append(_constant(args[i], "ones", (sizes[c],)))
+                extra_ops.append(constant_like(args[i], "ones", (sizes[c],)))
         subs = ",".join([out] + [terms[j] for j in others] + extra_subs) + "->" + "".join(target)
         cots.append(bind(_einsum_p, g, *[args[j] for j in others], *extra_ops, subscripts=subs))
     return tuple(cots)

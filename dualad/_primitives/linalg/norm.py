@@ -9,7 +9,7 @@ from dualad._base.shapes import dtype_of, is_complex, ndim_of, normalize_axes, r
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import reductions as _red
 from dualad._primitives import shape as _shape
-from dualad._primitives.linalg.common import _check_matrix, _div, _mul
+from dualad._primitives.linalg.common import _div, _mul, check_matrix
 from dualad._primitives.linalg.svd import svd
 from dualad._table.entries import custom
 
@@ -188,5 +188,5 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     >>> float(ops.linalg.matrix_norm(np.eye(2), ord="nuc"))
     2.0
     """
-    _check_matrix(x, "matrix_norm", "x", square=False)
+    check_matrix(x, "matrix_norm", "x", square=False)
     return _matrix_norm(x, ord, (-2, -1), keepdims)

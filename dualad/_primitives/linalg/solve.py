@@ -10,13 +10,13 @@ from dualad._primitives.linalg.common import (
     _add,
     _batched,
     _broadcast_batch,
-    _check_matrix,
     _col,
-    _eye,
     _lift,
     _neg,
     _real_only,
     _sub,
+    check_matrix,
+    eye_like,
 )
 from dualad._primitives.linalg.matmul import matmul
 from dualad._table.entries import custom
@@ -110,7 +110,7 @@ def solve(a, b):
     >>> x.tolist(), dx.tolist()
     ([1.0, 1.0], [0.5, 0.0])
     """
-    _check_matrix(a, "solve")
+    check_matrix(a, "solve")
     sa, sb = shape_of(a), shape_of(b)
     n = sa[-1]
     if len(sb) == 0:
@@ -153,7 +153,7 @@ def inv(a):
     >>> float(derivative(lambda s: ops.linalg.inv(s * np.eye(2))[0, 0])(2.0))
     -0.25
     """
-    _check_matrix(a, "inv")
+    check_matrix(a, "inv")
     return bind(_inv_p, a)
 
 
@@ -161,8 +161,8 @@ def _pinv_jvp(primals, tangents, ans, **_):
     (a,), (ta,) = primals, tangents
     p = ans
     m, n = shape_of(a)[-2], shape_of(a)[-1]
-    left = _sub(_eye(a, m), matmul(a, p))   # I - A P, m x m
-    right = _sub(_eye(a, n), matmul(p, a))  # I - P A, n x n
+    left = _sub(eye_like(a, m), matmul(a, p))   # I - A P, m x m
+    right = _sub(eye_like(a, n), matmul(p, a))  # I - P A, n x n
     tt = _T(ta)
     return _add(_sub(matmul(matmul(p, _T(p)), matmul(tt, left)), matmul(p, matmul(ta, p))),
                 matmul(right, matmul(tt, matmul(_T(p), p))))
@@ -171,8 +171,8 @@ def _pinv_jvp(primals, tangents, ans, **_):
 def _pinv_vjp(g, ans, a, **_):
     p = ans
     m, n = shape_of(a)[-2], shape_of(a)[-1]
-    left = _sub(_eye(a, m), matmul(a, p))
-    right = _sub(_eye(a, n), matmul(p, a))
+    left = _sub(eye_like(a, m), matmul(a, p))
+    right = _sub(eye_like(a, n), matmul(p, a))
     gt, pt = _T(g), _T(p)
     return (_add(_sub(matmul(left, matmul(gt, matmul(p, pt))), matmul(pt, matmul(g, pt))),
                  matmul(matmul(pt, p), matmul(gt, right))),)
@@ -202,6 +202,6 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=None):
     (True, True)
     """
     del hermitian
-    _check_matrix(a, "pinv", square=False)
+    check_matrix(a, "pinv", square=False)
     _real_only(a, "pinv")
     return bind(_pinv_p, a, rcond=rtol if rtol is not None else rcond)

@@ -10,13 +10,13 @@ from dualad._primitives.linalg.common import (
     _T,
     SVDResult,
     _add,
-    _check_matrix,
     _col,
     _diag_embed,
-    _diag_part,
     _mul,
     _row,
     _sub,
+    check_matrix,
+    diag_part,
 )
 from dualad._primitives.linalg.eigen import _div_or_zero, _gap_inverse, _mul_or_zero
 from dualad._primitives.linalg.matmul import matmul
@@ -41,13 +41,13 @@ def _svd_jvp(primals, tangents, ans):
     m, n = shape_of(a)[-2:]
     v = _H(vh)
     ds_mat = matmul(_H(u), matmul(ta, v))
-    ds = _ew.real(_diag_part(ds_mat))
+    ds = _ew.real(diag_part(ds_mat))
     f = _gap_inverse(_ew.square(s))
     dss = _mul(ds_mat, _row(s))
     sds = _mul(_col(s), ds_mat)
     inner = _mul_or_zero(f, _add(dss, _H(dss)))
     if is_complex(ds_mat):
-        inner = _add(inner, _diag_embed(_div_or_zero(_sub(_diag_part(ds_mat), ds), s)))
+        inner = _add(inner, _diag_embed(_div_or_zero(_sub(diag_part(ds_mat), ds), s)))
     du = matmul(u, inner)
     dv = matmul(v, _mul_or_zero(f, _add(sds, _H(sds))))
     if m > n:
@@ -77,7 +77,7 @@ def _svd_vjp(g, ans, a):
         j = _mul_or_zero(f, utgu)
         t = _mul(_add(j, _H(j)), _row(s))
         if is_complex(utgu):
-            diag = _diag_part(utgu)
+            diag = diag_part(utgu)
             t = _add(t, _diag_embed(_div_or_zero(_sub(diag, _ew.real(diag)), s)))
         z = t if z is None else _add(z, t)
         if m > n:
@@ -135,7 +135,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     >>> s.tolist(), ds.round(12).tolist()
     ([3.0, 1.0], [1.0, 0.0])
     """
-    _check_matrix(a, "svd", square=False)
+    check_matrix(a, "svd", square=False)
     m, n = shape_of(a)[-2:]
     if full_matrices and compute_uv and m != n:
         raise ValueError(f"svd: full_matrices=True for a non-square matrix (shape {shape_of(a)}) "

@@ -60,7 +60,7 @@ from typing import Any, Callable
 import array_api_compat
 import numpy as np
 
-from dualad._base.backend import _np_xp, persist
+from dualad._base.backend import NUMPY_XP, persist
 from dualad._program.executors.replay import replay
 from dualad._program.ir import Eqn, Guard
 from dualad._program.program import Program
@@ -673,7 +673,7 @@ def _subprogram(program: Program, inputs: list, steps: list, outputs: list, cons
                                                       or step.outs[0] in split.rebroadcast):
             params = {**params, key: shape(step.outs[0], tuple(params[key]))}
         eqns.append(Eqn(step.prim, params, tuple(map(new, step.ins)), tuple(map(new, step.outs)),
-                        None if step.xp is None else _np_xp))
+                        None if step.xp is None else NUMPY_XP))
     read = {s for step in steps for s in step.ins} | set(outputs)
     made = {s for step in steps for s in step.outs}
     kept = {new(s): v for s, v in consts.items() if s in read and s not in number}
@@ -715,7 +715,7 @@ def _part(token: str, definition: tuple, prepare: Callable) -> _Part:
     part = _PARTS.get(token)
     if part is None:
         n_inputs, consts, steps, outputs, avals = definition
-        eqns = [Eqn(prim, params, ins, outs, None if plain else _np_xp)
+        eqns = [Eqn(prim, params, ins, outs, None if plain else NUMPY_XP)
                 for prim, params, ins, outs, plain in steps]
         part = _Part(Program(n_inputs, consts, eqns, outputs, None, avals), prepare, token)
     return part

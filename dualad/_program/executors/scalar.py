@@ -50,7 +50,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._base.backend import _np_xp
+from dualad._base.backend import NUMPY_XP
 from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss, ufunc_of
 from dualad._table.entries import moves_elements
 
@@ -254,7 +254,7 @@ def _walk(program: Any, fallback: Callable | None) -> _Unroll | None:
 def _walk_steps(program: Any, fallback: Callable | None) -> _Unroll | None:
     u = _Unroll(program, fallback)
     eqns = [s for s in program.steps if type(s) is not Guard]
-    if program.n_inputs == 0 or not eqns or any(s.xp is not _np_xp for s in eqns):
+    if program.n_inputs == 0 or not eqns or any(s.xp is not NUMPY_XP for s in eqns):
         return None  # nothing to unroll, or a program retargeted to another library
     for i in range(program.n_inputs):
         aval = u.aval(i)

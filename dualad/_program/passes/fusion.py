@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dualad._base.backend import _np_xp
+from dualad._base.backend import NUMPY_XP
 from dualad._program.ir import Eqn, Guard, Step
 
 try:
@@ -110,7 +110,7 @@ def fuse_elementwise(program: Any) -> Any:
                 names: dict[int, str] = {}
                 expression = _expression(program, step, fusible, inlined, names)
                 kernel = Fused(expression, tuple(f"v{i}" for i in range(len(names))))
-                step = Eqn(kernel, {}, tuple(names), step.outs, _np_xp)
+                step = Eqn(kernel, {}, tuple(names), step.outs, NUMPY_XP)
         out_steps.append(step)
     if len(out_steps) == len(steps):  # nothing inlined, so no kernel made
         return program
@@ -121,7 +121,7 @@ def _fusible(program: Any, step: Eqn) -> bool:
     """Whether ``step`` declares its Python form on floats (``Primitive.declare``'s
     ``scalar_form``, which numexpr's syntax reads the same, bit for bit) at its
     parameters, on float64 arrays of one shape and at least :data:`MIN_SIZE` entries."""
-    if step.xp is not _np_xp or len(step.outs) != 1:
+    if step.xp is not NUMPY_XP or len(step.outs) != 1:
         return False
     if step.prim.scalar_form is None or step.params != step.prim.ufunc_params:
         return False

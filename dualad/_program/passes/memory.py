@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dualad._base.backend import _np_xp
+from dualad._base.backend import NUMPY_XP
 from dualad._program.ir import Eqn, Guard, ufunc_of
 
 __all__ = ["MIN_SIZE", "MemoryPlan", "plan"]
@@ -87,7 +87,7 @@ def plan(program: Any) -> MemoryPlan:
     def safe_reader(r: int) -> bool:  # keeps no reference to the buffer it reads
         step = steps[r]
         return type(step) is Guard or ufuncs[r] is not None or (
-            step.xp is _np_xp and step.prim.new_array)
+            step.xp is NUMPY_XP and step.prim.new_array)
 
     def planned(i: int) -> bool:
         step = steps[i]

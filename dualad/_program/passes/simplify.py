@@ -65,7 +65,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._primitives.indexing import _native_indexing
+from dualad._primitives.indexing import native_indexing
 from dualad._program.ir import Eqn, Guard, Step, apply_step, reading
 from dualad._program.program import Program
 
@@ -395,7 +395,7 @@ def _two_scatters(walk, step) -> tuple | None:
         return None
     a, b = walk.made_by(step.ins[0], _scatter), walk.made_by(step.ins[1], _scatter)
     if a is None or b is None or not (walk.once(step.ins[0]) and walk.once(step.ins[1])) \
-            or a.xp is not b.xp or not _native_indexing(a.xp) or a.params["shape"] != b.params["shape"]:
+            or a.xp is not b.xp or not native_indexing(a.xp) or a.params["shape"] != b.params["shape"]:
         return None
     return a, b
 

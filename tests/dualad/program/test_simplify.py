@@ -262,7 +262,7 @@ def test_scatters_at_two_slices_become_one_step_with_the_sums_signed_zeros(ia, i
 def test_scatter_sum_gives_the_two_scatters_sum_bit_for_bit_at_every_pair_of_ranges():
     """Its impl writes each stretch once (``a + b``, ``a + 0.0``, ``0.0 + b`` or zeros):
     every pair of ranges of a 5-vector, empty, apart, touching, nested, with signed zeros."""
-    from dualad._base.backend import _np_xp
+    from dualad._base.backend import NUMPY_XP
     from dualad._program.passes.simplify import SCATTER_SUM
     values = np.array([-0.0, 0.0, 1.5, -2.0, np.inf])
     ranges = [(lo, hi) for lo in range(6) for hi in range(lo, 6)]
@@ -272,7 +272,7 @@ def test_scatter_sum_gives_the_two_scatters_sum_bit_for_bit_at_every_pair_of_ran
             first, second = np.zeros(5), np.zeros(5)
             first[i:j], second[k:m] = a, b
             want = first + second
-            got = SCATTER_SUM.impl(_np_xp, a, b, shape=(5,), dtype=np.float64, ranges=((i, j), (k, m)))
+            got = SCATTER_SUM.impl(NUMPY_XP, a, b, shape=(5,), dtype=np.float64, ranges=((i, j), (k, m)))
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
             np.testing.assert_array_equal(got, want)
 

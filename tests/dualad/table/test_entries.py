@@ -8,7 +8,7 @@ import string
 import numpy as np
 import pytest
 
-from dualad._base.backend import _np_xp
+from dualad._base.backend import NUMPY_XP
 from dualad._program.ir import Step
 from dualad._program.passes.fusion import Fused
 from dualad._program.passes.simplify import REWRITES, SCATTER_SUM
@@ -36,7 +36,7 @@ def test_declared_facts_are_consistent(name):
     ufunc = getattr(np, entry.ufunc)
     assert isinstance(ufunc, np.ufunc) and ufunc.nout == 1
     args = _operands(entry, ufunc)
-    np.testing.assert_array_equal(entry.impl(_np_xp, *args, **entry.ufunc_params), ufunc(*args))
+    np.testing.assert_array_equal(entry.impl(NUMPY_XP, *args, **entry.ufunc_params), ufunc(*args))
     if entry.scalar_form is not None:
         fields = {f for _, f, _, _ in string.Formatter().parse(entry.scalar_form) if f is not None}
         assert fields <= {str(i) for i in range(ufunc.nin)}
@@ -47,7 +47,7 @@ def test_declared_facts_are_consistent(name):
 @pytest.mark.parametrize("name", [n for n in ENTRIES if REGISTRY[n].new_array])
 def test_new_array_entries_share_no_memory(name):
     x = np.arange(12.0).reshape(3, 4)
-    out = REGISTRY[name].impl(_np_xp, x, axis=0, keepdims=False)
+    out = REGISTRY[name].impl(NUMPY_XP, x, axis=0, keepdims=False)
     assert not np.shares_memory(out, x)
 
 
@@ -57,5 +57,5 @@ def test_program_steps_share_the_base_and_its_answers():
     assert DRAW.effect and DRAW.format is not None and not SCATTER_SUM.effect
     assert Fused.takes_out and Fused.format is not None and SCATTER_SUM.format is None
     a, b = np.ones(3), np.ones(2)
-    out = SCATTER_SUM.impl(_np_xp, a, b, shape=(5,), dtype=np.float64, ranges=((0, 3), (3, 5)))
+    out = SCATTER_SUM.impl(NUMPY_XP, a, b, shape=(5,), dtype=np.float64, ranges=((0, 3), (3, 5)))
     assert SCATTER_SUM.new_array and not np.shares_memory(out, a) and not np.shares_memory(out, b)
