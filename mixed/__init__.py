@@ -16,8 +16,10 @@ array([12., 48.])
 from mixed import scipy as scipy  # mixed.scipy after `import mixed`; it imports no SciPy
 from mixed._hvp import grad_and_hvp, hessian, hvp
 from mixed._linearize import HessianOperator, linearize
-from mixed._newton import OptimizeResult, newton_cg, trust_region
+from mixed._newton_cg import newton_cg
+from mixed._result import OptimizeResult
 from mixed._sparse_hessian import SparseHessian, sparse_hessian
+from mixed._trust_region import trust_region
 
 __all__ = ["HessianOperator", "OptimizeResult", "SparseHessian", "grad_and_hvp", "hessian", "hvp",
            "linearize", "newton_cg", "sparse_hessian", "trust_region"]

@@ -131,8 +131,8 @@ def test_a_small_x0_is_solved_on_the_client_with_h_formed(solver, dtype, tol, rt
 
 def test_a_larger_x0_keeps_one_product_per_computation(monkeypatch):
     """Above ``FORMED_AT_MOST`` entries the iterates stay on the cluster (H v per product)."""
-    import mixed._newton
-    monkeypatch.setattr(mixed._newton, "FORMED_AT_MOST", N_FEATURES - 1)
+    import mixed._oracles
+    monkeypatch.setattr(mixed._oracles, "FORMED_AT_MOST", N_FEATURES - 1)
     res, run, _, ref = _formed_solve(newton_cg, np.float64, tol=1e-8)
     assert res.success and (res.nit, res.nfev, res.nhev) == (ref.nit, ref.nfev, ref.nhev)
     assert len(run.graphs) > res.nfev + res.nhev
@@ -141,9 +141,9 @@ def test_a_larger_x0_keeps_one_product_per_computation(monkeypatch):
 
 def test_h_formed_in_several_passes_is_the_same_solve(monkeypatch):
     """H's directions a few to a pass over each chunk (memory bounded): the same solve."""
-    import mixed._newton
+    import mixed._oracles
     one, _, _, ref = _formed_solve(newton_cg, np.float64, tol=1e-8)
-    monkeypatch.setattr(mixed._newton, "DIRECTIONS_PER_PASS", 3)  # 4 directions: 2 passes
+    monkeypatch.setattr(mixed._oracles, "DIRECTIONS_PER_PASS", 3)  # 4 directions: 2 passes
     two, run, _, _ = _formed_solve(newton_cg, np.float64, tol=1e-8)
     assert (two.nit, two.nfev) == (one.nit, one.nfev) == (ref.nit, ref.nfev)
     assert len(run.graphs) == 1 + two.nfev
