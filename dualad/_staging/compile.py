@@ -39,9 +39,9 @@ from dualad._base.checks import check_callable
 from dualad._base.core import Value, transform_level
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
-from dualad._program.executors import chunks
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
+from dualad._program.executors.dask_graph import dask_program
 from dualad._program.executors.replay import replay, runner
 from dualad._program.executors.scalar import unrolled_us
 from dualad._program.ir import GuardMiss, aval
@@ -118,7 +118,7 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         over) are traced as they are, and the program is split into a task
         before, one task per chunk of the data and a task after, and again
         per chunk and after for a value of each chunk read after a sum over
-        them all (see :mod:`dualad._program.executors.chunks`): a call builds
+        them all (see :mod:`dualad._program.executors.dask_graph`): a call builds
         a graph of that many tasks, whatever the number of primitives, and
         each part runs on NumPy chunks with the executor below. Where the
         program does not split so (a guard, on any value; a primitive without
@@ -538,7 +538,7 @@ class Compiled:
 
     def _chunk(self, key: Any, program: Program, inputs: list, result: Any) -> Any:
         """Keep ``program`` (traced on Dask arrays) as a task before, one per chunk and
-        one after (:mod:`dualad._program.executors.chunks`), where it splits so, and
+        one after (:mod:`dualad._program.executors.dask_graph`), where it splits so, and
         return its replay; else the result of the trace (a Dask graph, built eagerly).
 
         The trace's own graph is not returned where the program splits: its keys are
@@ -546,7 +546,7 @@ class Compiled:
         another form, and a distributed scheduler that saw both warns "Detected
         different run_spec" (dask/dask#9888)."""
         prepare = functools.partial(_prepare, optimized=self.optimize, executor=self.executor, fuse=self.fuse)
-        split = chunks.chunked(optimize(program, fuse=False) if self.optimize else program, inputs, prepare)
+        split = dask_program(optimize(program, fuse=False) if self.optimize else program, inputs, prepare)
         if isinstance(split, str):
             self._eager[key] = why = f"its Dask arrays do not split into one task per chunk: {split}"
             self._warn(key, why)

@@ -188,7 +188,7 @@ class Primitive:
         ``"square"``, ``"exp"``, ``"log"``, ``"sqrt"``, ``"sin"``, ``"cos"``,
         ``"tanh"``, ``"power"`` or ``"integer_pow"`` (by default its JVP, linear
         or differentiated along the series); ``partition``, its rule where an operand
-        is split into chunks along an axis (``dualad._program.executors.chunks``):
+        is split into chunks along an axis (``dualad._program.passes.partition``):
         ``"matmul"``, ``"permute_dims"``, ``"reshape"``, ``"broadcast_to"``,
         ``"getitem"``, ``"concatenate"`` or ``"reduction"`` (by default an entry that
         broadcasts is split as it is, others not at all), with ``combine``, for a

@@ -1,5 +1,5 @@
 """``dualad.compile`` on Dask arrays: a program split into a task before, one task per
-chunk and one after (dualad/_program/executors/chunks.py).
+chunk and one after (dualad/_program/executors/dask_graph.py).
 
 Oracles: the same functions on NumPy arrays (eager); the graph a call builds (one
 task per chunk of the data, two more, and one per output block); and the reasons

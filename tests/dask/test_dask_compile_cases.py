@@ -1,6 +1,6 @@
 """``dualad.compile`` of every case of the table on Dask arrays split in rows: the
 trace and a replay at new arguments equal the case on NumPy, whether the program
-splits into tasks per chunk (dualad/_program/executors/chunks.py) or, with the
+splits into tasks per chunk (dualad/_program/executors/dask_graph.py) or, with the
 reason as a warning, runs eagerly.
 
 The arguments are the draw's, each split along its first axis in two chunks of

@@ -1,4 +1,4 @@
-"""The Dask executor: a program over Dask arrays replayed chunk by chunk, one task per chunk.
+"""The Dask executor: a program over Dask arrays replayed as a graph of tasks, one per chunk.
 
 Evaluating a program primitive by primitive on Dask arrays builds a graph of
 several tasks per primitive and chunk, in Python, at every call: for a
@@ -29,19 +29,10 @@ chunk and two more, whatever the number of primitives. Values that are
 partitioned keep their chunks in the outputs; the others are arrays of one
 chunk.
 
-A program splits where every step reading a partitioned value keeps the
-partition along one axis, with a rule here: elementwise entries (other
-operands broadcast along that axis, or are constants cut into the same
-chunks, or broadcasts made again at each chunk's size), ``matmul``, batched
-or not (rows of the left operand, columns of the right, a batch axis, or the
-contracted axis: a partial sum), sums (over the axis: a partial sum; over
-others: the axis moves), ``max``/``min``/``prod`` over other axes,
-``permute_dims``, ``reshape`` and ``broadcast_to`` that keep the axis, and
-``getitem`` with a full slice along it. What has no rule (a sort along the
-axis, a slice of part of it, a guard: ``float(x)``, of any value, which no task checks)
-gives the reason instead, and
-:func:`~dualad._staging.compile.compile` runs such a function eagerly, as
-Dask does.
+A program splits where the partition planner
+(:mod:`dualad._program.passes.partition`) finds a per-chunk rule for every step
+reading a partitioned value; where it does not, the reason is given instead, and
+:func:`~dualad._staging.compile.compile` runs such a function eagerly, as Dask does.
 
 The numbers are NumPy's on each chunk. A sum over the partitioned axis adds
 the chunks' partial sums in chunk order, where Dask adds them in a tree:
@@ -50,8 +41,6 @@ the two agree to rounding (at most ``2 (n - 1) eps sum |x_i|`` apart).
 
 from __future__ import annotations
 
-import math
-import numbers
 import operator
 import uuid
 from collections import OrderedDict
@@ -62,19 +51,15 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP, persist
 from dualad._program.executors.replay import replay
-from dualad._program.ir import Eqn, Guard
+from dualad._program.ir import Eqn
+from dualad._program.passes.partition import SHAPE_PARAMS, NotPartitioned, Partition, partition
 from dualad._program.program import Program
 
-__all__ = ["ChunkedProgram", "chunked"]
+__all__ = ["DaskProgram", "dask_program"]
 
 
-
-class NotChunked(Exception):
-    """Why a program does not split into per-chunk tasks."""
-
-
-def chunked(program: Program, inputs: list,
-            prepare: Callable[[Program], Program]) -> "ChunkedProgram | str":
+def dask_program(program: Program, inputs: list,
+                 prepare: Callable[[Program], Program]) -> "DaskProgram | str":
     """``program`` (traced on Dask arrays ``inputs`` and constants, optimized) split into a
     task before, one per chunk and one after (see the module's docstring), each part made
     ready to replay by ``prepare``; or why it does not split, as a sentence.
@@ -102,245 +87,12 @@ def chunked(program: Program, inputs: list,
         return t...
     """
     try:
-        return ChunkedProgram(program, _Split(program, inputs), prepare)
-    except NotChunked as why:
+        return DaskProgram(program, partition(program, inputs), prepare)
+    except NotPartitioned as why:
         return str(why)
 
 
-class _Split:
-    """Which slots of a program are partitioned (``axis``: slot -> axis), which are
-    partial results over the partitioned axis (``partial``: slot -> the ufunc that
-    combines the chunks' results, ``add`` for a sum), which are replicated and
-    computed after those sums (``late``); the others are replicated and computed
-    before. ``round`` numbers the passes over the chunks (slot -> 1, 2, ...): a value
-    of each chunk computed from one made after the sums of round k is of round k + 1.
-    ``rows`` are the chunks' sizes along the partitioned axis; ``cut`` are the
-    constants also read chunk by chunk (slot -> axis), ``rebroadcast`` the replicated
-    broadcasts made again in each chunk (slot -> axis); ``producer`` is the step that
-    makes each slot."""
-
-    def __init__(self, program: Program, inputs: list):
-        self.program, self.inputs = program, inputs
-        self.axis: dict[int, int] = {}
-        self.partial: dict[int, str] = {}
-        self.late: set[int] = set()
-        self.round: dict[int, int] = {}
-        self.rebroadcast: dict[int, int] = {}
-        self.producer = {o: step for step in program.steps if type(step) is Eqn for o in step.outs}
-        self.cut: dict[int, int] = {}
-        self.rows: tuple | None = None
-        for slot in list(range(program.n_inputs)) + list(program.consts):
-            self._source(slot)
-        for step in program.steps:
-            self._step(step)
-
-    # -- the sources: inputs and constants ---------------------------------------------
-    def _source(self, slot: int) -> None:
-        """Record the partition of an input or constant that is a Dask array."""
-        value = self._dask_value(slot)
-        if value is None:
-            return
-        split = [a for a, c in enumerate(value.chunks) if len(c) > 1]
-        if len(split) > 1:
-            raise NotChunked(f"{self._name(slot)} is chunked along {len(split)} axes; a program runs "
-                             "chunk by chunk along one")
-        if not split:
-            return
-        a = split[0]
-        if self.rows is None:
-            self.rows = value.chunks[a]
-        elif value.chunks[a] != self.rows:
-            raise NotChunked(f"{self._name(slot)} is chunked as {value.chunks[a]} along axis {a}, "
-                             f"another partitioned array as {self.rows}: rechunk them alike")
-        self.axis[slot] = a
-
-    def _dask_value(self, slot: int) -> Any:
-        """The Dask array of an input (its aval) or constant, or None."""
-        value = self.inputs[slot] if slot < self.program.n_inputs else self.program.consts[slot]
-        return value if array_api_compat.is_dask_array(value) else None
-
-    def _name(self, slot: int) -> str:
-        return f"input {slot}" if slot < self.program.n_inputs else f"a constant of shape {self._shape(slot)}"
-
-    # -- the steps ---------------------------------------------------------------------------
-    def _shape(self, slot: int) -> tuple:
-        return tuple(self.program.avals[slot][1] or ())
-
-    def _step(self, step: Any) -> None:
-        if type(step) is Guard:  # not checked by a graph of tasks: on any value, eager
-            raise NotChunked(f"it turns a value into a Python {step.kind} (a guard), which a "
-                             "program of tasks does not check")
-        axes = [self.axis.get(s) for s in step.ins]
-        after = [self.round[s] for s in step.ins if s in self.partial or s in self.late]
-        if all(a is None for a in axes):
-            if after:
-                self.late.update(step.outs)
-                self.round.update(dict.fromkeys(step.outs, max(after)))
-            return
-        name = step.prim.name
-        if step.prim.multiple_results or step.prim.effect:
-            raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
-        rule = _RULES.get(step.prim.partition) or (_elementwise if _is_elementwise(step.prim) else None)
-        if rule is None:
-            raise NotChunked(f"{name} of a partitioned value has no per-chunk rule")
-        out = rule(self, step, axes)
-        if type(out) is str:
-            self.partial[step.outs[0]] = out
-        else:
-            self.axis[step.outs[0]] = out
-        self.round[step.outs[0]] = max([self.round.get(s, 1) for s, a in zip(step.ins, axes) if a is not None]
-                                       + [k + 1 for k in after])
-
-    def cut_constant(self, slot: int, axis: int, name: str) -> int:
-        """A replicated operand of ``name`` spanning the partitioned axis: a constant is cut
-        into the chunks too (``axis``), a broadcast along it (a mean's gradient, say) made
-        again in each chunk at the chunk's size (``rebroadcast``); another computed value
-        cannot be."""
-        if self._shape(slot)[axis] == self.n:
-            if slot in self.program.consts and self.cut.get(slot, axis) == axis:
-                self.cut[slot] = axis
-                return axis
-            step = self.producer.get(slot)
-            if step is not None and step.prim.partition == "broadcast_to" \
-                    and self.rebroadcast.get(slot, axis) == axis:
-                source = self._shape(step.ins[0])
-                k = axis - (len(self._shape(slot)) - len(source))
-                if k < 0 or source[k] == 1:
-                    self.rebroadcast[slot] = axis
-                    return axis
-        raise NotChunked(f"{name} reads a value of the whole partitioned axis that is computed, "
-                         "not a constant or a broadcast, together with values of each chunk")
-
-    @property
-    def n(self) -> int:
-        return sum(self.rows)
-
-
-def _is_elementwise(prim: Any) -> bool:
-    return prim.broadcasts or prim.ufunc is not None
-
-
-# -- per-chunk rules: the partitioned axis of the output, or for a partial result the ufunc
-# that combines the chunks' ------------------------------------------------------------------
-def _elementwise(split: _Split, step: Eqn, axes: list) -> int:
-    nd = len(split._shape(step.outs[0]))
-    where = {nd - len(split._shape(s)) + a for s, a in zip(step.ins, axes) if a is not None}
-    if len(where) != 1:
-        raise NotChunked(f"{step.prim.name} lines up partitioned axes of its operands that differ")
-    out = where.pop()
-    for s, a in zip(step.ins, axes):
-        shape = split._shape(s)
-        k = out - (nd - len(shape))
-        if a is None and k >= 0 and shape[k] != 1:
-            split.cut_constant(s, k, step.prim.name)
-    return out
-
-
-def _matmul(split: _Split, step: Eqn, axes: list) -> int | str:
-    """NumPy's matmul, batched and broadcast: a partition along the contracted axis gives
-    partial sums; along the rows of the left operand, the columns of the right one, or a
-    batch axis, it stays where matmul puts that axis."""
-    (a, b), (pa, pb) = step.ins, axes
-    na, nb, nd = len(split._shape(a)), len(split._shape(b)), len(split._shape(step.outs[0]))
-    contracted = (na - 1, 0 if nb == 1 else nb - 2)
-    if all(p in (c, None) for p, c in zip(axes, contracted)):  # a partial sum
-        for s, p, c in zip(step.ins, axes, contracted):
-            if p is None:
-                split.cut_constant(s, c, "matmul")
-        return "add"
-    rows = na - 2 if na >= 2 else None
-    columns = nb - 1 if nb >= 2 else None
-    if pa == rows and pb is None:
-        return nd - 1 - (nb >= 2)
-    if pa is None and pb == columns:
-        return nd - 1
-    batch = nd - (na >= 2) - (nb >= 2)  # the broadcast batch axes come first in the output
-    where = {batch - (n - 2) + p for n, p in ((na, pa), (nb, pb)) if p is not None and p < n - 2}
-    if len(where) != 1 or (pa is not None and pa >= na - 2) or (pb is not None and pb >= nb - 2):
-        raise NotChunked("matmul of partitioned values along axes other than the contracted one, "
-                         "the rows of the left operand, the columns of the right one or a batch axis")
-    out = where.pop()
-    for s, p, n in ((a, pa, na), (b, pb, nb)):
-        k = out - batch + (n - 2)
-        if p is None and k >= 0 and split._shape(s)[k] != 1:
-            split.cut_constant(s, k, "matmul")
-    return out
-
-
-def _reduction(split: _Split, step: Eqn, axes: list) -> int | str:
-    """Over another axis the partition is kept; over it, partial results per chunk are
-    combined by the ufunc the entry declares (``combine``)."""
-    a = axes[0]
-    over = _axes(step.params.get("axis"), len(split._shape(step.ins[0])))
-    if a in over:
-        if step.prim.combine is None:
-            raise NotChunked(f"{step.prim.name} over the partitioned axis has no per-chunk rule")
-        return step.prim.combine
-    return a if step.params.get("keepdims") else a - sum(1 for o in over if o < a)
-
-
-def _permute_dims(split: _Split, step: Eqn, axes: list) -> int:
-    return list(step.params["axes"]).index(axes[0])
-
-
-def _reshape(split: _Split, step: Eqn, axes: list) -> int:
-    a, old, new = axes[0], split._shape(step.ins[0]), tuple(step.params["shape"])
-    before = math.prod(old[:a])
-    for k, size in enumerate(new):
-        if math.prod(new[:k]) == before and size == old[a]:
-            return k
-    raise NotChunked(f"reshape from {old} to {new} does not keep the partitioned axis {a}")
-
-
-def _broadcast_to(split: _Split, step: Eqn, axes: list) -> int:
-    return len(step.params["shape"]) - len(split._shape(step.ins[0])) + axes[0]
-
-
-def _getitem(split: _Split, step: Eqn, axes: list) -> int:
-    a, idx = axes[0], step.params["idx"]
-    idx = idx if type(idx) is tuple else (idx,)
-    basic = [i is None or isinstance(i, (numbers.Integral, slice)) for i in idx]
-    at = [k for k, i in enumerate(idx) if i is not None]  # the entry of each axis of the operand
-    if not all(basic) or len(at) > a and idx[at[a]] != slice(None):
-        raise NotChunked("getitem of a partitioned value takes a full slice along the partitioned "
-                         "axis, and integers, slices and newaxis elsewhere")
-    before = idx[:at[a]] if len(at) > a else idx
-    return a + sum(1 for i in before if i is None) - sum(1 for i in before if i is not None and
-                                                          not isinstance(i, slice))
-
-
-def _concatenate(split: _Split, step: Eqn, axes: list) -> int:
-    nd = len(split._shape(step.outs[0]))
-    joined = step.params.get("axis", 0) % nd
-    where = {a for a in axes if a is not None}
-    if len(where) != 1 or joined in where:
-        raise NotChunked("concatenate of partitioned values joins them along another axis than "
-                         "the partitioned one, where it is the same in each")
-    out = where.pop()
-    for s, a in zip(step.ins, axes):
-        if a is None:
-            split.cut_constant(s, out, "concatenate")
-    return out
-
-
-def _axes(axis: Any, ndim: int) -> set:
-    if axis is None:
-        return set(range(ndim))
-    return {a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))}
-
-
-# The rule of each kind an entry declares (``Primitive.declare``'s ``partition``).
-_RULES: dict[str, Callable] = {
-    "matmul": _matmul, "permute_dims": _permute_dims, "reshape": _reshape,
-    "broadcast_to": _broadcast_to, "getitem": _getitem, "concatenate": _concatenate,
-    "reduction": _reduction,
-}
-
-# The parameters that hold the partitioned axis's length, rewritten per chunk, by kind.
-_SHAPE_PARAMS = {"reshape": "shape", "broadcast_to": "shape"}
-
-
-class ChunkedProgram:
+class DaskProgram:
     """A program of Dask arrays replayed as a task before, one per chunk and one after
     (see the module's docstring): ``replay`` builds that graph, ``str()`` shows the parts.
 
@@ -349,75 +101,25 @@ class ChunkedProgram:
     program as traced is ``traced``.
     """
 
-    def __init__(self, program: Program, split: _Split, prepare: Callable[[Program], Program]):
+    def __init__(self, program: Program, split: Partition, prepare: Callable[[Program], Program]):
         self.traced, self.rebuild = program, program.rebuild
         self.guards, self.outcomes = [], ()
         self.rows = split.rows or ()
         self._before_inputs = [s for s in range(program.n_inputs) if s not in split.axis]
-        consts, axis, partial, late = program.consts, split.axis, split.partial, split.late
-        for slot in program.outputs:
-            if slot >= program.n_inputs and slot not in consts or slot in axis:
-                continue
-            value = split.inputs[slot] if slot < program.n_inputs else consts[slot]
-            if not array_api_compat.is_dask_array(value):
-                raise NotChunked("it returns a value that is not a Dask array")
-        eqns = [s for s in program.steps if type(s) is Eqn]
-        n_rounds = max(split.round.values(), default=1)
+        _check_outputs(program, split)
+        axis, partial, late = split.axis, split.partial, split.late
+        n_rounds = split.n_rounds
         rounds = range(1, n_rounds + 1)
-        per_chunk = {r: [s for s in eqns if (s.outs[0] in axis or s.outs[0] in partial)
-                         and split.round[s.outs[0]] == r] for r in rounds}
-        after = {r: [s for s in eqns if s.outs[0] in late and split.round[s.outs[0]] == r] for r in rounds}
-        made = {s for step in eqns for s in step.outs}
-        later = {s for step in eqns for s in step.outs if s in axis or s in partial or s in late}
-        before = [s for s in eqns if s.outs[0] not in later]
-
-        def source(s: int) -> bool:  # an input or a constant
-            return s < program.n_inputs or s in consts
-
-        def block(s: int) -> bool:  # a source read chunk by chunk
-            return source(s) and (s in axis or s in split.cut)
-
-        def from_before(s: int) -> bool:  # a replicated input, or a value made before
-            return (s in made and s not in later) or (s < program.n_inputs and s not in axis)
-
+        before, per_chunk, after = split.parts()
         outputs = set(program.outputs)
         chunk_outputs = [s for s in program.outputs if s in axis]
-        # what each part reads (inputs) and returns (outputs), by slot; a part's input comes
-        # from the task of the part that returns it, a block from the data
-        self._reads: dict[tuple, list] = {}
-        returns: dict[tuple, list] = {}
         self._partials = {r: sorted(s for s in partial if split.round[s] == r) for r in rounds}
-        for r in rounds:  # each round's chunks make again the broadcasts they read
-            read = {s for step in per_chunk[r] for s in step.ins}
-            per_chunk[r] = [split.producer[s] for s in sorted(split.rebroadcast) if s in read] + per_chunk[r]
-        for r in rounds:
-            reads = {s for step in per_chunk[r] for s in step.ins} - set(split.rebroadcast)
-            if r == 1:
-                reads |= {s for s in chunk_outputs if source(s)}
-            self._reads["chunk", r] = sorted(s for s in reads if block(s) or from_before(s)
-                                             or (s in made and split.round.get(s, 0) < r))
-            reads = {s for step in after[r] for s in step.ins} | (outputs - set(chunk_outputs)
-                                                                 if r == n_rounds else set())
-            partials = self._partials[r]
-            self._reads["after", r] = partials + sorted(
-                s for s in reads if s not in partials and not (s in made and split.round.get(s) == r)
-                and (from_before(s) or s in made))
-        for r in rounds:
-            made_here = {s for step in per_chunk[r] for s in step.outs} - set(split.rebroadcast)
-            wanted = {s for (kind, k), reads in self._reads.items() for s in reads
-                      if kind == "chunk" and k > r and s in made_here}
-            wanted |= {s for s in chunk_outputs if s in made_here or (r == 1 and source(s))}
-            returns["chunk", r] = self._partials[r] + sorted(wanted - set(partial))
-            if r < n_rounds:
-                mine = set(self._reads["after", r]) | {s for step in after[r] for s in step.outs}
-                returns["after", r] = sorted(s for s in mine if any(
-                    s in reads for (kind, k), reads in self._reads.items() if k > r) and s in later)
         self._post_outputs = [s for s in program.outputs if s not in axis]
-        returns["after", n_rounds] = self._post_outputs
-        returns["before"] = sorted({s for reads in self._reads.values() for s in reads if from_before(s)})
-        self._returns = returns
+        self._reads, self._returns = _wiring(split, per_chunk, after, self._partials, chunk_outputs,
+                                             self._post_outputs)
+        returns = self._returns
         self._combine = {r: [getattr(np, partial[s]) for s in self._partials[r]] for r in rounds}
-        self._blocks = sorted({s for reads in self._reads.values() for s in reads if block(s)})
+        self._blocks = sorted({s for reads in self._reads.values() for s in reads if split.is_block(s)})
         self._dask_inputs = [s for s in range(program.n_inputs)
                              if array_api_compat.is_dask_array(split.inputs[s])]
         all_after = [s for r in rounds for s in after[r]]
@@ -435,7 +137,7 @@ class ChunkedProgram:
                           for r in rounds for n in sorted(set(self.rows))}
         self._axis = {s: axis[s] for s in program.outputs if s in axis}
         self._axis.update({s: split.axis.get(s, split.cut.get(s)) for s in self._blocks})
-        self._round_of_output = {s: (1 if source(s) else split.round[s]) for s in chunk_outputs}
+        self._round_of_output = {s: (1 if split.is_source(s) else split.round[s]) for s in chunk_outputs}
         self._round, self._combined = split.round, set(partial) | set(late)
         self.n_rounds = n_rounds
 
@@ -528,6 +230,54 @@ class ChunkedProgram:
         return _Picks(picks), sources
 
 
+def _check_outputs(program: Program, split: Partition) -> None:
+    """Every output that is an input or a constant, and not partitioned, is a Dask array."""
+    for slot in program.outputs:
+        if slot >= program.n_inputs and slot not in program.consts or slot in split.axis:
+            continue
+        value = split.inputs[slot] if slot < program.n_inputs else program.consts[slot]
+        if not array_api_compat.is_dask_array(value):
+            raise NotPartitioned("it returns a value that is not a Dask array")
+
+
+def _wiring(split: Partition, per_chunk: dict, after: dict, partials_of: dict, chunk_outputs: list,
+            post_outputs: list) -> tuple[dict, dict]:
+    """``(reads, returns)``: the slots each part reads (its inputs) and returns (its
+    outputs), by part (``("chunk", r)``, ``("after", r)``, ``"before"``). A part's input
+    comes from the task of the part that returns it, a block from the data; a round's
+    partial results come first in what its chunks return and its task after reads."""
+    source, block, from_before, made = split.is_source, split.is_block, split.from_before, split.is_made
+    n_rounds, partial = split.n_rounds, split.partial
+    rounds = range(1, n_rounds + 1)
+    reads_of: dict[tuple, list] = {}
+    returns: dict = {}
+    for r in rounds:
+        reads = {s for step in per_chunk[r] for s in step.ins} - set(split.rebroadcast)
+        if r == 1:
+            reads |= {s for s in chunk_outputs if source(s)}
+        reads_of["chunk", r] = sorted(s for s in reads if block(s) or from_before(s)
+                                      or (made(s) and split.round.get(s, 0) < r))
+        reads = {s for step in after[r] for s in step.ins} | (set(post_outputs) if r == n_rounds else set())
+        partials = partials_of[r]
+        reads_of["after", r] = partials + sorted(
+            s for s in reads if s not in partials and not (made(s) and split.round.get(s) == r)
+            and (from_before(s) or made(s)))
+    for r in rounds:
+        made_here = {s for step in per_chunk[r] for s in step.outs} - set(split.rebroadcast)
+        wanted = {s for (kind, k), reads in reads_of.items() for s in reads
+                  if kind == "chunk" and k > r and s in made_here}
+        wanted |= {s for s in chunk_outputs if s in made_here or (r == 1 and source(s))}
+        returns["chunk", r] = partials_of[r] + sorted(wanted - set(partial))
+        if r < n_rounds:
+            mine = set(reads_of["after", r]) | {s for step in after[r] for s in step.outs}
+            returns["after", r] = sorted(s for s in mine if any(
+                s in reads for (kind, k), reads in reads_of.items() if k > r)
+                and made(s) and split.later(s))
+    returns["after", n_rounds] = post_outputs
+    returns["before"] = sorted({s for reads in reads_of.values() for s in reads if from_before(s)})
+    return reads_of, returns
+
+
 class _Picks:
     """Where a part's inputs are in the results of the tasks it reads: ``(task, place)``
     pairs, place None for a block of the data (held apart: Dask reads tuples in a task's
@@ -558,7 +308,7 @@ def _key(array: Any, axis: int | None, i: int) -> tuple:
     return (array.name, *[i if k == axis else 0 for k in range(array.ndim)])
 
 
-def _on_host(program: Program, split: _Split, steps: list, reads_after: set) -> tuple[dict, dict]:
+def _on_host(program: Program, split: Partition, steps: list, reads_after: set) -> tuple[dict, dict]:
     """``(constants, arrays)``: the program's constants with its Dask arrays of one chunk
     computed (and what the parts before and after read of a partitioned one, though that
     is rare: a sum of the data itself), and ``id -> NumPy array`` of the Dask arrays among
@@ -600,7 +350,7 @@ def _with_host_arrays(value: Any, arrays: dict) -> Any:
     return value
 
 
-def _cut_constants(program: Program, split: _Split, host: dict) -> dict:
+def _cut_constants(program: Program, split: Partition, host: dict) -> dict:
     """Slot -> Dask array of each partitioned constant: the data chunked in the rows
     themselves; what the trace computed from them, and the constants of one chunk spanning
     the partitioned axis cut into the rows' chunks from their numbers (``host``:
@@ -651,7 +401,7 @@ def _own_keys(array: Any) -> Any:
 
 
 def _subprogram(program: Program, inputs: list, steps: list, outputs: list, consts: dict, arrays: dict,
-                split: _Split | None = None, rows: int | None = None) -> Program:
+                split: Partition | None = None, rows: int | None = None) -> Program:
     """The NumPy program of ``steps`` of ``program`` with those ``inputs`` and ``outputs``
     (``consts`` and the parameters' ``arrays`` computed: :func:`_on_host`); with ``split``,
     the program of a chunk of ``rows`` rows (its shapes and the shape parameters of its
@@ -668,7 +418,7 @@ def _subprogram(program: Program, inputs: list, steps: list, outputs: list, cons
     eqns = []
     for step in steps:
         params = {k: _with_host_arrays(v, arrays) for k, v in step.params.items()} if arrays else step.params
-        key = _SHAPE_PARAMS.get(step.prim.partition)
+        key = SHAPE_PARAMS.get(step.prim.partition)
         if split is not None and key is not None and (step.outs[0] in split.axis
                                                       or step.outs[0] in split.rebroadcast):
             params = {**params, key: shape(step.outs[0], tuple(params[key]))}
