@@ -53,7 +53,8 @@ Cotangent buffers
 Errors that read the same in every mode
     ``describe``, ``is_operand``, ``check_callable``, ``check_count``, ``check_number``,
     ``check_differentiable``, ``check_scalar_output``, ``check_output_leaves``,
-    ``validate_tangent``.
+    ``validate_tangent``; ``user_frames`` (the frames of the stack that are the
+    user's code, told by module name, for a message that points at a line).
 
 Examples
 --------
@@ -87,6 +88,7 @@ from dualad._base.checks import (
     validate_tangent,
 )
 from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
+from dualad._base.frames import user_frames
 from dualad._base.shapes import dtype_of, is_complex, raw, reported_dtype, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.dual import Dual
@@ -109,6 +111,6 @@ __all__ = [
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "per_point", "persist", "positions",
     "primals_at", "raw", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
-    "validate_tangent",
+    "user_frames", "validate_tangent",
     "zeros",
 ]

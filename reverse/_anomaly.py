@@ -10,6 +10,7 @@ does neither: recording tests one flag and the walk one local per node.
 from __future__ import annotations
 
 import cmath
+import itertools
 import sys
 import threading
 import traceback
@@ -17,7 +18,7 @@ from contextlib import ContextDecorator
 from typing import Any
 
 from dualad import Dual
-from dualad.interpreter import SCALAR_TYPES, Value, describe, namespace_of
+from dualad.interpreter import SCALAR_TYPES, Value, describe, namespace_of, user_frames
 
 __all__ = ["ANOMALY", "checked_vjp", "detect_anomaly", "recorded_at"]
 
@@ -29,10 +30,9 @@ class _AnomalyState(threading.local):
 
 ANOMALY = _AnomalyState()
 
-# A summary keeps the user's frames: this library's are left out everywhere, and the
-# array libraries' (NumPy's dispatch to dualad) at the recording end.
-_OURS = frozenset({"dualad", "reverse", "mixed"})
-_ARRAY_LIBRARIES = frozenset({"numpy", "scipy", "cupy", "array_api_strict", "array_api_compat"})
+# A summary keeps the user's frames (dualad.interpreter.user_frames): this library's are
+# left out everywhere, and the array libraries' (NumPy's dispatch to dualad) at the
+# recording end.
 _FRAMES = 8  # the innermost user frames kept
 
 
@@ -86,13 +86,7 @@ class detect_anomaly(ContextDecorator):
 def recorded_at() -> traceback.StackSummary:
     """The user's frames of the stack recording an operation, innermost last (as
     tracebacks print); source lines are read only if the summary is printed."""
-    frames = []
-    frame = sys._getframe(1)
-    while frame is not None and len(frames) < _FRAMES:
-        package = frame.f_globals.get("__name__", "").partition(".")[0]
-        if package not in _OURS and (frames or package not in _ARRAY_LIBRARIES):
-            frames.append((frame, frame.f_lineno))
-        frame = frame.f_back
+    frames = [(frame, frame.f_lineno) for frame in itertools.islice(user_frames(sys._getframe(1)), _FRAMES)]
     summary = traceback.StackSummary.extract(iter(frames), lookup_lines=False)
     summary.reverse()
     return summary

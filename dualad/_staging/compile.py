@@ -26,6 +26,7 @@ import contextlib
 import functools
 import operator
 import random
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -37,6 +38,7 @@ import numpy as np
 from dualad._base.backend import dask_host_reads, to_host
 from dualad._base.checks import check_callable
 from dualad._base.core import Value, transform_level
+from dualad._base.frames import ours_then_user
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
 from dualad._program.executors import cupy as cupy_executor
@@ -599,8 +601,9 @@ class Compiled:
             return
         self._warned.add(why)
         name = getattr(self.f, "__qualname__", repr(self.f))
+        ours = ours_then_user(sys._getframe())[0]  # the warning points at the user's call
         warnings.warn(f"dualad.compile({name}) runs eagerly (no program) at these argument shapes: "
-                      f"{why}", RuntimeWarning, stacklevel=4)
+                      f"{why}", RuntimeWarning, stacklevel=len(ours) + 1)
 
 
 def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:

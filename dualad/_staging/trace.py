@@ -19,16 +19,20 @@ computing eagerly, and the program is not kept.
 
 from __future__ import annotations
 
+import sys
+from types import FrameType
 from typing import Any
 
 import numpy as np
 
 from dualad._base.backend import namespace_of, scalar_xp
 from dualad._base.core import EscapedValueError, Value, bind
+from dualad._base.frames import line_of, ours_then_user
 from dualad._base.shapes import dtype_of, shape_of
 from dualad._base.taint import TracedArray, taint
 from dualad._numpy.arraylike import NUMPY_FUNCTIONS, ArrayLike, scipy_special_ufunc
 from dualad._program.ir import GUARDS, Eqn, Guard
+from dualad._table.entries import running_operation
 
 __all__ = ["Trace", "Tracer"]
 
@@ -63,8 +67,11 @@ class Trace:
         return slot
 
     def spoil(self, reason: str) -> None:
+        """The trace cannot become a program, for ``reason``; the first reason is kept,
+        with the line of the user's code that was running (to say which line to change)."""
         if self.active and self.spoiled is None:
-            self.spoiled = reason
+            user = ours_then_user(sys._getframe(1))[1]
+            self.spoiled = reason if user is None else f"{reason}, at {line_of(user)}"
 
     def guard(self, slot: int, kind: str, outcome: Any) -> None:
         if self.active:
@@ -75,10 +82,11 @@ class Trace:
         itself and the read is a Python conversion, else the trace is spoiled."""
         if slot is not None and kind in GUARDS:
             self.guard(slot, kind, outcome)
-        else:
-            self.spoil("the numbers of a traced value were read on the host (a value-dependent "
-                       "shape or index: nonzero, boolean indexing, unique, ...) or used in a "
-                       "computation outside dualad's primitives")
+        elif self.active and self.spoiled is None:
+            reader = _reader(ours_then_user(sys._getframe(1))[0])
+            self.spoil(f"the numbers of a traced value were read on the host, by {reader} (a "
+                       "value-dependent shape or index: nonzero, boolean indexing, unique, ...; or a "
+                       "computation outside dualad's primitives)")
 
     def operand(self, a: Any) -> tuple[int, Any]:
         """The slot and concrete value of one operand of a recorded primitive."""
@@ -127,6 +135,19 @@ class Trace:
         slot = self.new_slot(ans)
         self.steps.append(Eqn(prim, params, tuple(ins), (slot,), xp))
         return Tracer(ans, slot, self, level)
+
+
+def _reader(ours: list[FrameType]) -> str:
+    """What read a traced value's numbers, from the frames of ours on the stack (innermost
+    first): the innermost entry running (``prod's VJP``), else the function the user's
+    code called (NumPy's, where NumPy dispatched to us)."""
+    running = running_operation(ours)
+    if running is not None:
+        return running
+    if not ours:
+        return "code outside dualad"
+    called = ours[-1].f_locals.get("func", ours[-1].f_locals.get("ufunc"))  # NumPy's dispatch
+    return f"numpy.{called.__name__}" if hasattr(called, "__name__") else ours[-1].f_code.co_name
 
 
 def _staged(p: Any) -> bool:

@@ -646,6 +646,23 @@ def moves_elements(prim: Any, params: dict) -> bool:
     return bool(moves(params) if callable(moves) else moves)
 
 
+_RULES = {"jvp": "JVP", "vjp": "VJP", "transpose": "transpose", "batch": "batch rule"}
+
+
+def running_operation(frames: list) -> str | None:
+    """The innermost entry that the stack ``frames`` (innermost first) is running, as a
+    message names it: ``"prod's VJP"`` in its VJP, ``"prod"`` elsewhere (its ``impl``,
+    ``bind`` of it); None where no frame runs one. For warnings and errors that name the
+    operation at fault (read on that path only: it reads the frames' locals)."""
+    for frame in frames:
+        local = frame.f_locals
+        entry = local.get("self", local.get("prim"))
+        if isinstance(entry, Primitive):
+            rule = _RULES.get(frame.f_code.co_name)
+            return f"{entry.name}'s {rule}" if rule else entry.name
+    return None
+
+
 def seal_builtins() -> None:
     """Mark every entry registered so far as dualad's own: called once the
     table's modules have loaded, so that entries users add later are not."""

@@ -1,6 +1,7 @@
 """dualad.compile: every replay equals eager evaluation, guards re-trace, and what a
 program cannot hold runs eagerly with a warning (never a silently wrong replay)."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -312,6 +313,34 @@ def test_assignment_through_a_mask_argument_runs_eagerly_with_numpys_numbers():
     with pytest.warns(RuntimeWarning, match="runs eagerly"):  # once for these shapes
         for m in masks:
             np.testing.assert_array_equal(cf(np.zeros(3), m), np.where(m, 7.0, 0.0))
+
+
+def _eager_warning(call):
+    """The one RuntimeWarning of ``call()`` (a compiled call that runs eagerly)."""
+    with pytest.warns(RuntimeWarning, match="runs eagerly") as caught:
+        call()
+    assert len(caught) == 1
+    return caught[0]
+
+
+def test_running_eagerly_names_the_operation_and_the_line_that_forced_it():
+    """jit(grad(f)) of np.prod ran eagerly with a generic warning ("the numbers of a traced
+    value were read on the host ..."): it names prod's VJP now, and the user's line, told
+    by module name (this file's path holds "/dualad/", as a clone's would)."""
+    x = np.array([1.0, 2.0, 3.0])
+    g = dualad.compile(reverse.grad(lambda x: np.prod(x)))
+    line = inspect.currentframe().f_lineno + 1
+    caught = _eager_warning(lambda: np.testing.assert_array_equal(g(x), [6.0, 3.0, 2.0]))
+    assert "were read on the host, by prod's VJP (" in str(caught.message)
+    assert str(caught.message).endswith(f", at {__file__}:{line}")
+    assert (caught.filename, caught.lineno) == (__file__, line)  # the warning points there too
+
+    def f(x):
+        return x[np.nonzero(x > 1.5)]  # the line that reads
+    read = inspect.getsourcelines(f)[1] + 1
+    caught = _eager_warning(lambda: np.testing.assert_array_equal(dualad.compile(f)(x), [2.0, 3.0]))
+    assert "were read on the host, by numpy.nonzero (" in str(caught.message)
+    assert str(caught.message).endswith(f", at {__file__}:{read}")
 
 
 def test_astype_to_its_own_dtype_copies_as_numpy_does():
