@@ -66,8 +66,8 @@ def _as_input_cotangent(g, primal):
     if g is None:
         g = zeros(primal)
     elif type(g) in (float, int) or (hasattr(g, "dtype") and not hasattr(g, "shape")):
-        g = zeros(primal) + g
-    elif isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
+        g = zeros(primal) + g  # a NumPy scalar where primal is 0-d: made an array below
+    if isinstance(g, np.generic):  # NumPy reductions return scalars for 0-d results
         return np.asarray(g, dtype=primal.dtype)
     return match_chunks(g, primal)
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from dualad._base.backend import SCALAR_TYPES, namespace_of, to_host
 from dualad._base.core import as_arrays
-from dualad._base.shapes import primal, raw
+from dualad._base.shapes import across_batch, is_complex, primal, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import indexing as _indexing
 from dualad._primitives import reductions as _red
@@ -19,7 +19,8 @@ from dualad._table.host import on_values
 __all__ = ["clip", "sigmoid", "softplus", "logsumexp", "softmax",
            "log_softmax", "positive", "fmax", "fmin", "nan_to_num", "sinc", "deg2rad",
            "rad2deg", "radians", "degrees", "logaddexp2", "mod",
-           "fmod", "divmod", "copysign", "heaviside", "fix", "modf", "ldexp", "frexp", "float_power"]
+           "fmod", "divmod", "copysign", "heaviside", "fix", "modf", "ldexp", "frexp", "float_power",
+           "real_if_close"]
 
 
 def clip(x, a_min=None, a_max=None):
@@ -208,3 +209,35 @@ def frexp(x):
     exponent = (math.frexp(r)[1] if _is_scalar(r) else
                 on_values(lambda v: _indexing._numbers_like(v, np.frexp(to_host(v))[1]), x))
     return _ew.divide(x, _ew.power(2.0, exponent)), exponent
+
+
+def real_if_close(a, tol=100):
+    """``a``'s real part where every imaginary part is below ``tol`` in size, else ``a``,
+    as ``numpy.real_if_close``: ``tol`` above 1 counts machine epsilons of ``a``'s dtype.
+
+    The choice is NumPy's, taken on the values (a guard under ``dualad.compile``, one
+    choice for a whole batch under ``vmap``); the derivative is that of the result,
+    ``real`` or the identity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jvp, ops
+    >>> jvp(ops.real_if_close, (np.array([2.0 + 1e-20j]),), (np.array([1.0 + 1.0j]),))
+    (array([2.]), array([1.]))
+    """
+    if isinstance(a, (list, tuple)):
+        a = _shape.asarray(a)
+    if not is_complex(a):
+        return a
+    if tol > 1:
+        r = raw(a)
+        finfo = np.finfo(np.float64) if type(r) is complex else namespace_of([r]).finfo(r.dtype)
+        tol = float(finfo.eps) * tol
+    p = across_batch(a)
+    if math.prod(shape_of(p)) == 0:
+        return _ew.real(a)  # all of no imaginary parts are small
+    # The largest imaginary part, by entries (a guard under compile): a NaN makes it NaN,
+    # which is not below tol, as NumPy's all(abs(imag) < tol) is False at a NaN.
+    largest = _red.max(_ew.abs(_ew.imag(p)))
+    return _ew.real(a) if bool(_ew.less(largest, tol)) else a

@@ -73,6 +73,8 @@ def cotangent_for(c: Any, x: Any) -> Any:
         return c
     if dtype is float or dtype is int:
         return operations.real(c) if is_complex(c) else c
+    if type(rc) is complex and getattr(dtype, "kind", None) == "f":
+        return operations.real(c)  # a Python complex for a real array: its real part, a float
     if dtype_of(rc) == dtype or type(rc) in SCALAR_TYPES:
         return c
     kind = getattr(dtype, "kind", None)  # NumPy and CuPy dtypes; others are asked by name

@@ -253,6 +253,12 @@ elementwise("imag", lambda x: ops.imag(ops.sin(complexify(x))), floats(-2, 2),
             prims=("imag", "sin", "astype"), scalar=False)
 elementwise("conj", lambda x: ops.real(ops.conj(complexify(x)) * ops.exp(complexify(x))), floats(-2, 2),
             prims=("conj", "real", "multiply"), scalar=False)
+elementwise("real_if_close", lambda x: ops.real_if_close(complexify(x) - ops.imag(complexify(x)) * 1j),
+            floats(-2, 2), prims=("real", "imag"), scalar=False,
+            notes="imaginary parts exactly zero: NumPy's choice is the real part")
+elementwise("real_if_close_far", lambda x: ops.abs(ops.real_if_close(complexify(x))), floats(0, 2),
+            prims=("real", "imag", "hypot"), scalar=False,
+            notes="imaginary parts x + 0.25 >= 0.25: NumPy's choice is the complex array")
 elementwise("abs_complex", lambda x: ops.abs(complexify(x)), floats(-2, 2),
             prims=("real", "imag", "hypot"), scalar=False)
 elementwise("angle", lambda x: ops.angle(complexify(x) + 2.0), floats(-2, 2),

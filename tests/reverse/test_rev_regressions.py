@@ -124,3 +124,16 @@ def test_a_tensor_of_a_python_number_reports_numpys_dtype(make, want):
     # NumPy reports np.asarray(3.0).dtype, float64.
     dtype = make().dtype
     assert isinstance(dtype, np.dtype) and dtype == np.dtype(want)
+
+
+@pytest.mark.parametrize("cotangent", [-0.7, np.array(-0.7)], ids=["python float", "0-d array"])
+def test_the_cotangent_of_a_real_0d_input_through_complex_values_is_real(cotangent):
+    """z = (0.5 + 1j) x + 0.25j at a 0-d x, and real(z - imag(z) 1j) = real(z) = x / 2: with a
+    Python-float cotangent the VJP gave the complex (-0.35-0.7j) for real(z) (a Python
+    complex cotangent skipped the projection onto x's real dtype), and 0 for the other."""
+    def z(x):
+        return ops.astype(x, np.complex128) * (0.5 + 1j) + 0.25j
+    for f in (lambda x: ops.real(z(x)), lambda x: ops.real(z(x) - ops.imag(z(x)) * 1j)):
+        (g,) = reverse.vjp(f, np.array(0.0))[1](cotangent)
+        assert isinstance(g, np.ndarray) and g.dtype == np.float64 and g.shape == ()
+        assert g == -0.35
