@@ -17,7 +17,7 @@ from typing import Any
 
 from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, shape_of
-from dualad._numpy.arraylike import ArrayLike
+from dualad._numpy.arraylike import BUILDING_ARRAYS, ArrayLike
 from dualad._table.entries import Primitive
 
 __all__ = ["Batched"]
@@ -51,7 +51,7 @@ class Batched(ArrayLike, Value):
         raise TypeError(
             f"vmap: {what} of a batched value: it stands for a different value in each element "
             "of the batch, so no one Python number (or branch) holds for all of them. Use "
-            "where() for a choice made entry by entry, or loop over the batch")
+            f"where() for a choice made entry by entry, or loop over the batch ({BUILDING_ARRAYS})")
 
     @property
     def shape(self) -> tuple:

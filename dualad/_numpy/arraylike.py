@@ -14,6 +14,11 @@ from dualad import ops
 from dualad._base.backend import SCALAR_TYPES, namespace_of
 from dualad._base.shapes import raw
 
+# How to put values that a NumPy array cannot hold into an array: every value type's
+# refusal to become a number says it (NumPy asks for one at buf[i] = x).
+BUILDING_ARRAYS = ("to build an array of such values, np.array([x, y]), or to fill one, out[i] = x, "
+                   "use `import dualad.numpy as np`")
+
 # NumPy ufuncs and functions routed to ``ops``; ``register_numpy`` adds more.
 NUMPY_FUNCTIONS: dict[Any, Any] = {}
 
@@ -233,9 +238,7 @@ class ArrayLike:
         raise TypeError(
             f"{what} of a {type(self).__name__} would drop its derivative; use "
             f"{self._value_hint()} (or .item() for one number) for the value, or ops/NumPy functions "
-            "to keep "
-            "differentiating (to build an array of such values, np.array([x, y]), or to "
-            "fill one, out[i] = x, use `import dualad.numpy as np`)")
+            f"to keep differentiating ({BUILDING_ARRAYS})")
 
     def item(self) -> Any:
         """The one element as a Python number (``float``, ``int``, ``bool`` or

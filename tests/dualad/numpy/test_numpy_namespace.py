@@ -137,6 +137,32 @@ def test_plain_numpy_points_to_this_module():
     assert isinstance(np.zeros(1), Buffer)
 
 
+@pytest.mark.parametrize("dtype, numpy_replaces_it", [
+    (numpy.float64, True), (numpy.float32, True), (bool, True), (numpy.int64, False),
+    (numpy.complex128, False),
+])
+@pytest.mark.parametrize("transform", [
+    lambda f: dualad.jvp(f, (1.5,), (1.0,)), lambda f: reverse.grad(lambda x: f(x).sum())(1.5),
+    lambda f: dualad.vmap(f)(numpy.ones(2)),
+], ids=["Dual", "Tensor", "vmap"])
+def test_writing_a_traced_value_into_a_numpy_array_names_dualad_numpy(transform, dtype, numpy_replaces_it):
+    """``buf[0] = x`` into a NumPy array asks ``x`` for a number (``__float__``, ``__int__``,
+    ...), which every value type refuses with the way out. For float and bool arrays NumPy
+    raises its own ValueError ("setting an array element with a sequence") in place of any
+    error of a value that has ``__getitem__``, with ours as its direct cause, which a
+    traceback prints above it: no value type can make NumPy raise its own there. vmap's
+    refusal did not name dualad.numpy."""
+    def f(x):
+        buf = numpy.zeros(3, dtype=dtype)
+        buf[0] = x
+        return x
+
+    with pytest.raises(ValueError if numpy_replaces_it else TypeError) as info:
+        transform(f)
+    ours = info.value.__cause__ if numpy_replaces_it else info.value
+    assert isinstance(ours, TypeError) and "import dualad.numpy as np" in str(ours)
+
+
 @pytest.mark.parametrize("f", [
     lambda v: numpy.mean(v, dtype=numpy.float32), lambda v: numpy.sum(v, axis=0, dtype=numpy.float64),
     lambda v: numpy.std(v, axis=1, dtype=numpy.float64), lambda v: numpy.prod(v, dtype=numpy.float64),
