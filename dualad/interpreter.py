@@ -97,7 +97,8 @@ from dualad._numpy.arraylike import ArrayLike
 from dualad._sparse.coloring import recover_symmetric, seed_matrix
 from dualad._sparse.compressed import Compressed, per_point
 from dualad._sparse.detection import check_point
-from dualad._staging.compile import compiled_on_repeat, traceable
+from dualad._staging.compile import compiled_on_repeat
+from dualad._staging.record import traceable
 from dualad._table.ownership import Accumulator, is_large, made_by_call
 from dualad._table.vjp import Dropped, aval, shared_by_key
 

@@ -22,10 +22,8 @@ from a generator that is not an argument (an argument's draws are steps:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
-import random
 import sys
 import threading
 import warnings
@@ -35,32 +33,24 @@ from typing import Any, Callable
 import array_api_compat
 import numpy as np
 
-from dualad._base.backend import dask_host_reads, to_host
 from dualad._base.checks import check_callable
-from dualad._base.core import Value, transform_level
+from dualad._base.core import Value
 from dualad._base.frames import ours_then_user
-from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten, treedef
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
 from dualad._program.executors.dask_graph import dask_program
 from dualad._program.executors.replay import replay, runner
-from dualad._program.executors.scalar import unrolled_us
-from dualad._program.ir import GuardMiss, aval
-from dualad._program.passes.cse import eliminate_common_subexpressions
-from dualad._program.passes.dce import eliminate_dead_code
+from dualad._program.ir import GuardMiss
 from dualad._program.passes.fusion import available as fusion_available
-from dualad._program.passes.fusion import fuse_elementwise
-from dualad._program.passes.simplify import fold_constants, simplify
 from dualad._program.program import Program
-from dualad._staging.random import RecordingGenerator
-from dualad._staging.reads import Bindings, reads
+from dualad._staging.pipeline import asked, for_executor, on_dask, optimize, prepare
+from dualad._staging.reads import Bindings
+from dualad._staging.record import STREAMS, elsewhere, record, traceable
 from dualad._staging.retarget import difference, retarget
-from dualad._staging.trace import Trace, Tracer
 
-__all__ = ["Compiled", "compile", "compiled_on_repeat", "optimize", "record", "traceable"]
+__all__ = ["Compiled", "compile", "compiled_on_repeat"]
 
-_STREAMS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 _LAYOUT = operator.attrgetter("shape", "dtype")  # what an array argument keys besides its type
 
 
@@ -468,7 +458,7 @@ class Compiled:
                 parts.append((np.random.Generator,))
                 inputs.append(leaf)
                 continue
-            if isinstance(leaf, _STREAMS):
+            if isinstance(leaf, STREAMS):
                 return None, None, (f"a {kind.__name__} is an argument: its draws would be baked "
                                     "into a program as constants; pass a numpy.random.Generator "
                                     "instead, whose draws a program records")
@@ -476,7 +466,7 @@ class Compiled:
                 parts.append((kind, leaf.shape, leaf.dtype, leaf.chunks))
                 inputs.append(leaf)
                 continue
-            if _elsewhere(leaf):
+            if elsewhere(leaf):
                 parts.append((kind, leaf.shape, leaf.dtype, str(array_api_compat.device(leaf))))
                 inputs.append(leaf)
                 continue
@@ -497,7 +487,7 @@ class Compiled:
             hash(structure)
         except TypeError:
             structure = repr(structure)
-        libraries = {type(x) for x in inputs if _elsewhere(x)}
+        libraries = {type(x) for x in inputs if elsewhere(x)}
         if len(libraries) > 1 or (libraries and any(isinstance(x, (np.ndarray, np.generic)) for x in inputs)):
             return None, None, "its arguments are arrays of more than one library"
         return (structure, tuple(parts)), inputs, None
@@ -525,16 +515,16 @@ class Compiled:
                 return self._run_eagerly(key, why, args, kwargs)
             self._warn(key, why)
             return result
-        if _on_dask(inputs, program):
+        if on_dask(inputs, program):
             return self._chunk(key, program, inputs, result)
-        elsewhere = next((x for x in inputs if _elsewhere(x)), None)
+        foreign = next((x for x in inputs if elsewhere(x)), None)
         if self.optimize:
-            program, self.stats["executor"] = _for_executor(
-                optimize(program, fuse=False), _asked(self.executor, elsewhere), self.fuse)
+            program, self.stats["executor"] = for_executor(
+                optimize(program, fuse=False), asked(self.executor, foreign), self.fuse)
         else:
             self.stats["executor"] = "numpy"
-        if elsewhere is not None:
-            return self._retarget(key, program, elsewhere, args, kwargs, inputs)
+        if foreign is not None:
+            return self._retarget(key, program, foreign, args, kwargs, inputs)
         self._add(key, program)
         return result
 
@@ -547,8 +537,8 @@ class Compiled:
         those of the program's constants, which each replay's graph holds too in
         another form, and a distributed scheduler that saw both warns "Detected
         different run_spec" (dask/dask#9888)."""
-        prepare = functools.partial(_prepare, optimized=self.optimize, executor=self.executor, fuse=self.fuse)
-        split = dask_program(optimize(program, fuse=False) if self.optimize else program, inputs, prepare)
+        ready = functools.partial(prepare, optimized=self.optimize, executor=self.executor, fuse=self.fuse)
+        split = dask_program(optimize(program, fuse=False) if self.optimize else program, inputs, ready)
         if isinstance(split, str):
             self._eager[key] = why = f"its Dask arrays do not split into one task per chunk: {split}"
             self._warn(key, why)
@@ -606,105 +596,6 @@ class Compiled:
                       f"{why}", RuntimeWarning, stacklevel=len(ours) + 1)
 
 
-def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
-    """Run ``f(*args, **kwargs)`` once with ``inputs`` (its array and Generator leaves, in
-    order) traced: ``(program, the eager result, None)``, or ``(None, result, why)`` where
-    the trace was spoiled (see :mod:`dualad._staging.trace`); ``result`` is then None where what
-    the trace computed is not the call's result (``f`` returned a value type built around
-    traced values, or ran on NumPy copies of another library's arrays) or where ``f`` was
-    not run (a Generator argument it also closes over), so ``f`` must run (again). The
-    program is not optimized."""
-    streams = _random_streams(f)
-    passed = [x for x in inputs if isinstance(x, np.random.Generator)]
-    if any(s is g for s in streams for g in passed):
-        return None, None, ("a Generator passed as an argument is also closed over (or a global), "
-                            "and its draws through that name would be baked into a program as "
-                            "constants")
-    before = [_stream_state(s) for s in streams]
-    elsewhere = next((x for x in inputs if _elsewhere(x)), None)  # another library's array
-    with transform_level() as level:
-        trace = Trace(level)
-        tracers = [RecordingGenerator(x, trace.new_slot(x), trace) if isinstance(x, np.random.Generator)
-                   else trace.input(to_host(x) if _elsewhere(x) else x) for x in inputs]
-        it = iter(tracers)
-        leaves, rebuild_args = flatten((args, kwargs))
-        new_leaves = [next(it) if _is_input(leaf) else leaf for leaf in leaves]
-        targs, tkwargs = rebuild_args(new_leaves)
-        try:
-            with _unseeded_generators_spoil(trace), dask_host_reads(functools.partial(
-                    trace.spoil, "the numbers of a Dask array were read on the host (a value-dependent "
-                    "shape or index: nonzero, boolean indexing, unique, ...), which a program would "
-                    "bake in")):
-                result = f(*targs, **tkwargs)
-        except Exception as err:
-            if elsewhere is not None:
-                return None, None, (f"tracing it on NumPy copies of its {type(elsewhere).__module__} "
-                                    f"arrays raised {type(err).__name__}: {err} (arrays it closes "
-                                    "over stay of their library)")
-            if any(map(array_api_compat.is_dask_array, inputs)):  # a rule's path that reads numbers
-                return None, None, f"tracing it on its Dask arrays raised {type(err).__name__}: {err}"
-            raise
-        finally:
-            trace.active = False
-        out_leaves, rebuild_out = flatten(result, reused=True)
-    if any(_stream_state(s) != b for s, b in zip(streams, before)):
-        trace.spoiled = ("it drew random numbers (NumPy's global generator, Python's random, or "
-                         "a Generator it closes over or reaches as a global): the draws would be "
-                         "baked into a program as constants; pass the numpy.random.Generator as an "
-                         "argument instead, and its draws become steps of the program")
-    outputs, values = [], []
-    rerun = elsewhere is not None
-    trace.active = True  # what it returned can still spoil the program
-    for leaf in out_leaves:
-        if type(leaf) is Tracer and leaf.trace is trace:
-            outputs.append(leaf.slot)
-            values.append(leaf.val)
-        elif isinstance(leaf, Value):
-            trace.spoil(f"it returned a {type(leaf).__name__} (a value of a transform inside "
-                        "or around it), which a program cannot hold")
-            rerun = True
-        else:
-            if type(leaf) is TracedArray:
-                trace.spoil("it returned numbers computed from a traced value outside "
-                            "dualad's primitives")
-                leaf = leaf.view(np.ndarray)
-            outputs.append(trace.const(leaf))
-            values.append(leaf)
-    trace.active = False
-    eager_result = None if rerun else rebuild_out(values)
-    if trace.spoiled is not None:
-        return None, eager_result, trace.spoiled
-    program = Program(len(inputs), trace.consts, trace.steps, outputs, rebuild_out,
-                      {slot: aval(v) for slot, v in enumerate(trace.values)})
-    return program, eager_result, None
-
-
-def _is_input(leaf: Any) -> bool:
-    """Whether a call's leaf is an input of its program (an array or a Generator)."""
-    return (traceable(leaf) or isinstance(leaf, np.random.Generator) or _elsewhere(leaf)
-            or array_api_compat.is_dask_array(leaf))
-
-
-def _on_dask(inputs: list, program: Program) -> bool:
-    """Whether a program traced on ``inputs`` reads Dask arrays (inputs, or constants
-    the function closes over)."""
-    return any(map(array_api_compat.is_dask_array, inputs)) or any(
-        map(array_api_compat.is_dask_array, program.consts.values()))
-
-
-def traceable(leaf: Any) -> bool:
-    """Whether a trace takes ``leaf`` as an input of its program (a NumPy array or
-    scalar); other leaves are static, or make the call run eagerly.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> traceable(np.ones(2)), traceable(np.float32(1.0)), traceable(1.0)
-    (True, True, False)
-    """
-    return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
-
-
 def compiled_on_repeat(f: Callable, first: Callable | None = None) -> Callable:
     """``f`` run eagerly at its first call (or ``first``, an eager form of it that is
     cheaper untraced) and by :func:`compile` from its second: a trace (several times a
@@ -726,111 +617,3 @@ def compiled_on_repeat(f: Callable, first: Callable | None = None) -> Callable:
         return call.compiled(*args)
     call.compiled = None
     return call
-
-
-def optimize(program: Program, fuse: bool = True) -> Program:
-    """The optimization passes, in order, on a freshly traced program: exact algebraic
-    simplification, constant folding, common-subexpression and dead-code elimination,
-    then (``fuse``, where numexpr is installed) elementwise fusion. Dead code goes first
-    too: a rewrite that needs its operand used once must not count dead readers (a
-    JVP's tangent of an output no one returns, say)."""
-    program = simplify(eliminate_dead_code(program))
-    program = eliminate_dead_code(eliminate_common_subexpressions(fold_constants(program)))
-    return fuse_elementwise(program) if fuse else program
-
-
-def _prepare(program: Program, optimized: bool, executor: str | None, fuse: bool) -> Program:
-    """A part of a program chunked over Dask arrays (cut from the program as optimized, when
-    the compile optimizes), lowered or fused for its executor as a NumPy program is."""
-    if not optimized:
-        return program
-    return _for_executor(program, _asked(executor, None), fuse)[0]
-
-
-def _asked(executor: str | None, like: Any) -> str | None:
-    """The executor a program is made ready for, where ``compile`` was asked for
-    ``executor`` and the program traced on NumPy copies of arrays like ``like`` (None: on
-    NumPy's own): CUDA kernels only for CuPy arrays (asked, or None where CuPy is
-    installed), the kernels of numexpr and Numba only for NumPy's (the other libraries'
-    programs replay as a call per primitive)."""
-    if like is None:
-        return "numpy" if executor == "cupy" else executor
-    if array_api_compat.is_cupy_array(like) and executor in (None, "cupy") and cupy_executor.available():
-        return "cupy"
-    return "numpy"
-
-
-def _for_executor(program: Program, executor: str | None, fuse: bool) -> tuple:
-    """``(program made ready for its executor, the executor's name)``: lowered to CUDA
-    kernels where ``executor`` is "cupy" (see :func:`~dualad._program.executors.cupy.lowered`),
-    to Numba kernels where it is "numba", or None and the lowering pays (see
-    :func:`~dualad._program.executors.numba.lowered`); else fused by numexpr where
-    ``fuse``."""
-    lowered = cupy_executor.lowered(program) if executor == "cupy" else None
-    if lowered is not None:
-        return lowered, "cupy"
-    if executor == "numba" or (executor is None and numba_executor.available()):
-        lowered = numba_executor.lowered(program, forced=executor == "numba")
-        if lowered is not None and (executor == "numba" or _kernels_pay(program, lowered)):
-            return lowered, "numba"
-    return (fuse_elementwise(program) if fuse else program), "numpy"
-
-
-def _kernels_pay(program: Program, lowered: Program) -> bool:
-    """Whether Numba's kernels, not asked for, replay ``program`` (``lowered``) cheaper than
-    Python floats where it unrolls to them (not so where its nests are many and small: a
-    nest per getitem and scatter of a few numbers), and compile in reasonable time."""
-    ours, unrolled = numba_executor.replay_us(lowered), unrolled_us(program)
-    return ours < float("inf") and (unrolled is None or ours < unrolled)
-
-
-# -- random streams ------------------------------------------------------------------------
-def _elsewhere(x: Any) -> bool:
-    """Whether ``x`` is an array of a library other than NumPy (traced on a NumPy copy)."""
-    return hasattr(x, "__array_namespace__") and not isinstance(x, (np.ndarray, np.generic))
-
-
-def _random_streams(f: Callable) -> list:
-    """NumPy's global generator, Python's ``random``, and the generators ``f`` reads
-    through a name (see :func:`~dualad._staging.reads.reads`): a draw from any of them
-    during the trace changes its state."""
-    return [None, random] + [value for _, _, value in reads(f) if isinstance(value, _STREAMS)]
-
-
-@contextlib.contextmanager
-def _unseeded_generators_spoil(trace: Trace):
-    """While ``f`` is traced in this thread, ``np.random.default_rng()`` without a seed
-    spoils the trace: eager calls of ``f`` would each draw new numbers from such a
-    Generator, a program the same ones. (A seeded one draws the same numbers at every
-    call, eager or not: its draws are constants rightly.)"""
-    original, thread = np.random.default_rng, threading.get_ident()
-
-    def default_rng(seed=None):
-        if seed is None and threading.get_ident() == thread:
-            trace.spoil("it made a Generator with np.random.default_rng() and no seed: each eager "
-                        "call draws new numbers from it, a program would repeat the trace's; pass "
-                        "the numpy.random.Generator as an argument, and its draws become steps")
-        return original(seed)
-
-    np.random.default_rng = default_rng
-    try:
-        yield
-    finally:
-        np.random.default_rng = original
-
-
-def _stream_state(stream: Any) -> Any:
-    """What a draw from ``stream`` (None: NumPy's global generator) changes.
-
-    A RandomState's (the global one's too) is its key and position and the
-    Gaussian it keeps for the next normal draw: a scalar ``np.random.normal()``
-    that uses the kept one moves neither key nor position, and a program
-    would bake its number in. ``get_state`` costs about 30 us (twice a trace).
-    """
-    if stream is random:
-        return random.getstate()
-    if stream is None or isinstance(stream, np.random.RandomState):
-        _, key, pos, has_gauss, gauss = (np.random if stream is None else stream).get_state()
-        return key.tobytes(), pos, has_gauss, gauss
-    bits = stream.bit_generator if hasattr(stream, "bit_generator") else stream
-    return repr(bits.state)

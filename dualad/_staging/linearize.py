@@ -17,7 +17,8 @@ from dualad._program.ir import GuardMiss
 from dualad._program.partial_eval import SpecializationRefused, Staged, split
 from dualad._program.passes.fusion import fuse_elementwise
 from dualad._program.program import Program
-from dualad._staging.compile import optimize, record, traceable
+from dualad._staging.pipeline import optimize
+from dualad._staging.record import record, traceable
 
 __all__ = ["linearize", "linear_transpose"]
 

@@ -34,6 +34,7 @@ from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors.replay import replay
 from dualad._program.lowering import LoopNest, lower
 from dualad._staging import compile as compile_module
+from dualad._staging import pipeline
 
 __all__ = ["COMPILER", "COMPILER_CXX", "NEEDS_COMPILER", "cxx_errors", "elementwise_run", "executor_run",
            "kernels_on_cpu", "raw_run", "replays", "runs"]
@@ -177,10 +178,12 @@ def kernels_on_cpu() -> Iterator[list]:
     and each nest's kernel, at its first call, is built for the CPU instead of by CuPy;
     gives the list of the nests run, one entry a call."""
     counts: list = []
-    asked = compile_module._asked
+    asked = pipeline.asked
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cupy_executor, "available", lambda: True)
         patch.setattr(cupy_executor, "_build", runs(executor_run, counts))
-        patch.setattr(compile_module, "_asked", lambda executor, like: (
-            "cupy" if executor == "cupy" and like is None else asked(executor, like)))
+        cupy_everywhere = lambda executor, like: (
+            "cupy" if executor == "cupy" and like is None else asked(executor, like))
+        patch.setattr(compile_module, "asked", cupy_everywhere)  # what a compiled call asks
+        patch.setattr(pipeline, "asked", cupy_everywhere)  # what a Dask program's parts ask
         yield counts

@@ -21,7 +21,8 @@ import reverse
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors.kernels import FirstRun
 from dualad._program.lowering import LoopNest, lower
-from dualad._staging.compile import _asked, _for_executor
+from dualad._staging.pipeline import asked as _asked
+from dualad._staging.pipeline import for_executor as _for_executor
 
 
 def rosenbrock(x):
