@@ -50,7 +50,7 @@ from reverse._rng import is_random_stream
 __all__ = ["Reached", "reach"]
 
 MAX_DEPTH = 8
-MAX_OBJECTS = 20_000  # objects and items looked at, 3-6 us each (measured)
+MAX_OBJECTS = 20_000  # objects and items looked at (what each costs: benchmarks/README.md)
 
 # The globals and objects of these packages hold no user values, and are large.
 _LIBRARIES = frozenset({

@@ -47,8 +47,8 @@ class _Saved:
     """A stream whose state can be read and written.
 
     One the first run did not draw from is left alone afterwards: reading and
-    writing the state of MT19937 (NumPy's global stream) costs about 130 us
-    each, against about 4 us for PCG64, so a block that draws nothing from
+    writing the state of MT19937 (NumPy's global stream) costs some thirty
+    times PCG64's (benchmarks/README.md), so a block that draws nothing from
     it pays one read before and one after its forward run, and nothing in
     backward.
     """

@@ -301,7 +301,7 @@ class Compiled:
         self.stats["replays"] += 1
         try:
             # the very key object the program is stored under, where the hot path has it:
-            # moving the last entry to the end then costs no hash (27 ns against 200)
+            # moving the last entry to the end then costs no hash
             self._programs.move_to_end(cached)
         except KeyError:  # another thread evicted it meanwhile
             pass
@@ -332,9 +332,8 @@ class Compiled:
         way would find, less the check of the names ``f`` reads, which the hot
         path makes itself. It is keyed by the arguments' types, which tell a
         NumPy number's dtype, then, where arrays are among them, by their
-        shapes and dtypes. Measured pinned on the 2-core Xeon, around the
-        replay of the hyper-dual ``g`` of two ``np.float64``, the full way
-        spent 2.7 us a call, the hot path 1.1-1.4 (benchmarks/README.md).
+        shapes and dtypes. It costs about half of the full way
+        (benchmarks/README.md, "Measurements behind the code").
         """
         with self._lock:
             program = None if key in self._eager else self._first(key)
