@@ -12,6 +12,7 @@ from hypothesis import settings
 
 import dualad
 from _support.backends import BACKENDS, DTYPES, dtype_name, to_numpy
+from _support.cases import expected_warnings
 from _support.known_bugs import known_bug_marks
 from _support.recorder import record
 from dualad import Dual, HyperDual, ops
@@ -65,7 +66,8 @@ class Prepared:
 
 
 def params(test: str, cases, backends=BACKENDS, dtypes=DTYPES, exclude=()):
-    """pytest params (case, backend, dtype), with the xfail marks of known core bugs."""
+    """pytest params (case, backend, dtype), with the xfail marks of known core bugs and
+    the filters of the warnings the case expects."""
     out = []
     for case in cases:
         for b in backends:
@@ -75,7 +77,8 @@ def params(test: str, cases, backends=BACKENDS, dtypes=DTYPES, exclude=()):
             for dtype in dtypes:
                 if (backend.name, dtype) in exclude:
                     continue
-                marks = list(b.marks) + known_bug_marks(test, case.name, backend.name, dtype)
+                marks = (list(b.marks) + known_bug_marks(test, case.name, backend.name, dtype)
+                         + expected_warnings(case))
                 out.append(pytest.param(case, backend, dtype, marks=marks,
                                         id=f"{case.name}-{b.id}-{dtype}"))
     return out

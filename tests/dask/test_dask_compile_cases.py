@@ -24,7 +24,7 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
 from _support.backends import DASK_CANNOT, DASK_ROWS, NUMPY, to_numpy  # noqa: E402
-from _support.cases import CASES  # noqa: E402
+from _support.cases import CASES, expected_warnings  # noqa: E402
 from _support.dask_draws import draws_on_numpy  # noqa: E402
 from _support.harness import EXACT_RTOL, Prepared  # noqa: E402
 
@@ -35,8 +35,8 @@ pytestmark = pytest.mark.dask
 
 DRAWS = settings(max_examples=4, deadline=None, database=None, phases=[Phase.generate],
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-RUNS = [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=DASK_CANNOT[c.name])]
-                     if c.name in DASK_CANNOT else [])
+RUNS = [pytest.param(c, id=c.name, marks=expected_warnings(c) + (
+            [pytest.mark.xfail(strict=True, reason=DASK_CANNOT[c.name])] if c.name in DASK_CANNOT else []))
         for c in CASES if c.backends is None or "dask" in c.backends]
 SPLIT: dict[str, str] = {}    # case -> "dask" or why it ran eagerly
 SPLIT_AT_LEAST = 130          # of about 236 cases with 3 rows or more in their draw (146 split)

@@ -36,7 +36,7 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
 from _support.backends import DASK, DASK_CANNOT, to_numpy  # noqa: E402
-from _support.cases import CASES  # noqa: E402
+from _support.cases import CASES, expected_warnings  # noqa: E402
 from _support.dask_draws import draws_on_numpy  # noqa: E402
 from _support.harness import EXACT_RTOL, Prepared, is_float, random_like  # noqa: E402
 
@@ -60,7 +60,7 @@ DRAWS = settings(max_examples=3, deadline=None, database=None, phases=[Phase.gen
 def _param(case):
     reason = DASK_CANNOT.get(case.name)
     marks = [] if reason is None else [pytest.mark.xfail(strict=True, reason=reason)]
-    return pytest.param(case, id=case.name, marks=marks)
+    return pytest.param(case, id=case.name, marks=marks + expected_warnings(case))
 
 
 RUNS = [_param(c) for c in CASES if c.backends is None or "dask" in c.backends]

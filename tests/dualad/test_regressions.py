@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _support.backends import NUMPY, STRICT, to_numpy
-from _support.cases import CASES_BY_NAME
+from _support.cases import CASES_BY_NAME, expected_warnings
 from _support.harness import check_case
 from _support.known_bugs import known_bug_marks
 
@@ -36,7 +36,8 @@ SHRUNK = [
 
 @pytest.mark.parametrize("name, drawn, backend, dtype", [
     pytest.param(name, drawn, backend, dtype, id=f"{name}-{i}-{backend.name}-{dtype}",
-                 marks=known_bug_marks("rules", name, backend.name, dtype))
+                 marks=known_bug_marks("rules", name, backend.name, dtype)
+                 + expected_warnings(CASES_BY_NAME[name]))
     for i, (name, drawn) in enumerate(SHRUNK) for backend in (NUMPY, STRICT)
     for dtype in ("float64", "float32")])
 def test_shrunk_example(name, drawn, backend, dtype):

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import pytest
 from _support.backends import NUMPY
-from _support.cases import CASES, covered_primitives
+from _support.cases import CASES, case_params, covered_primitives
 from _support.harness import FEW, Prepared, check_case, hyperdual_vs_nested, params
 from _support.recorder import record
 from hypothesis import Phase, given, settings
@@ -143,7 +143,7 @@ class _AllSeen(Exception):
     pass
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", case_params(CASES))
 def test_case_exercises_its_primitives(case):
     """Some draw of the case calls each primitive it claims to cover."""
     seen: set = set()
