@@ -161,11 +161,11 @@ def replays(f: Callable, *args: Any, build: Callable[[LoopNest], Callable] = exe
     """``f``'s optimized program at ``args`` replayed with its nests run by ``build``, and
     by the NumPy executor: ``[got, want]`` (a nest must have run)."""
     compiled = dualad.compile(f, executor="numpy", fuse=False)
-    program = compiled.program(*args)
-    inputs = compiled._key(args, {})[1]
     counts: list = []
-    lowered = lower(program, runs(build, counts))
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # the trace (eager evaluation) too, at special values
+        program = compiled.program(*args)
+        inputs = compiled._key(args, {})[1]
+        lowered = lower(program, runs(build, counts))
         want, got = replay(program, inputs), replay(lowered, inputs)
     assert counts, "no loop nest ran"
     return [program.rebuild(got), program.rebuild(want)]

@@ -35,7 +35,10 @@ def check_sparse_case(case, drawn, backend, dtype):
         np.testing.assert_allclose(jac(x).toarray(), dense, rtol=1e-12, atol=1e-12)
 
 
+# The table holds value-dependent functions (boolean indexing, a cast to integers, ...):
+# SparseJacobian's compiled pass runs those eagerly, with compile's warning (its docstring).
 @pytest.mark.parametrize("case, backend, dtype", params("sparse", TABLE, [NUMPY.param], ["float64"]))
+@pytest.mark.filterwarnings(r"ignore:dualad\.compile\(SparseJacobian\..* runs eagerly:RuntimeWarning")
 @FEW
 @given(data=st.data())
 def test_sparse_jacobian_of_every_case(case, backend, dtype, data):

@@ -690,7 +690,9 @@ def test_common_subexpressions_read_constant_numbers_by_value():
     q = eliminate_dead_code(eliminate_common_subexpressions(p))
     assert [e.prim.name for e in q.eqns].count("multiply") == 5  # the two 2.0s merged
     x = np.array([-1.5, 0.0, np.inf])
-    for u, w in zip(replay(q, [x]), replay(p, [x]), strict=True):
+    with np.errstate(invalid="ignore"):  # 0.0 * inf and -0.0 * inf are nan
+        replays = list(zip(replay(q, [x]), replay(p, [x]), strict=True))
+    for u, w in replays:
         np.testing.assert_array_equal(np.signbit(u), np.signbit(w))
         np.testing.assert_array_equal(u, w)
 
@@ -837,6 +839,8 @@ def _branchy(x):
     return np.sum(np.sin(x)) if x[0] > 0 else np.sum(x ** 3)
 
 
+# _branchy's guard takes a new value on most calls: its compiled grad gives up, as meant.
+@pytest.mark.filterwarnings(r"ignore:dualad\.compile\(grad\.<locals>\.wrapper\) runs eagerly:RuntimeWarning")
 def test_compiled_functions_called_from_many_threads_equal_eager():
     """Eight threads at shapes that make the 2-program cache evict: the LRU update raised
     KeyError where another thread had evicted the program meanwhile."""
