@@ -230,7 +230,7 @@ def source(nest: LoopNest, checks: bool = True) -> str:
     >>> import dualad
     >>> from dualad._program.lowering import lower
     >>> f = dualad.compile(lambda x: np.sqrt(x[1:] - x[:-1] * 2.0), executor="numpy")
-    >>> nest = lower(f.program(np.ones(5)), emit=lambda nest: None).eqns[0].prim
+    >>> nest = lower(f.program(np.full(5, -1.0)), emit=lambda nest: None).eqns[0].prim
     >>> print(source(nest).split("def ")[1])
     kernel(n0, a0, a2, d0, o0):
         k = 0.0
