@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -94,6 +95,16 @@ def test_rev_mode_with_the_reverse_package():
     import reverse  # noqa: F401  registers reverse.vjp
     check_grads(lambda x, y: ops.sum(ops.sin(x) * y ** 2), (np.array([0.3, 0.9]), np.array([1.5, -0.5])),
                 order=2, modes=("fwd", "rev"))
+
+
+def test_complex_inputs_are_checked_without_a_cast_that_drops_imaginary_parts():
+    """The adjoint check cast complex cotangents to float64 (its pairing is the real part of
+    the product), and NumPy warned (ComplexWarning, a RuntimeWarning) of the parts dropped."""
+    import reverse  # noqa: F401  registers reverse.vjp
+    a = np.array([1 + 1j, 2.0 - 0.5j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_grads(lambda x: ops.sum(ops.abs(x) ** 2), (a,), order=1, modes=("fwd", "rev"))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
