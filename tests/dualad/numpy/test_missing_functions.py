@@ -31,6 +31,7 @@ def test_putmask_repeats_the_values_by_position_as_numpy_does():
 
 @pytest.mark.parametrize("stack", [np.vstack, np.row_stack if hasattr(np, "row_stack") else np.vstack,
                                    np.hstack])
+@pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")  # NumPy's own
 def test_stacking_takes_numpy_s_dtype(stack):
     x = np.array([1.0, 2.0])
     out, t = dualad.jvp(lambda x: stack([x, x], dtype=np.float32), (x,), (np.ones(2),))
