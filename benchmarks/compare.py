@@ -20,6 +20,7 @@ num_dual's methods for ``g``):
 - ``torch.func``: ``torch.func.jvp``, ``grad``, ``jvp(grad(f))``, ``hessian``;
 - ``torch``: eager PyTorch: ``forward_ad`` dual tensors, ``.backward()``, double
   backward for H v, ``torch.autograd.functional.hessian``;
+- ``torch.compile``: ADBench's problems only, compiled by ``torch.compile``;
 - ``autograd`` (HIPS): ``make_jvp``, ``grad``, ``make_hvp`` (reverse-over-reverse), ``hessian``;
 - ``mygrad``: ``.backward()`` (it has no forward mode and no H v);
 - ``num_dual``: scalar second derivatives (``hessian`` with its dual2 numbers, ``HyperDual64``).
@@ -42,7 +43,17 @@ Workloads (rows):
   is at most 1e-8: ``scipy.optimize.minimize(method="Newton-CG")`` with each
   library's gradient and H v (baseline: SciPy's hand-written ``rosen_der`` and
   ``rosen_hess_prod``), and ``mixed.newton_cg`` (row ``mixed.newton_cg``, op ``own``).
-  A solve that stops short of the tolerance is printed.
+  A solve that stops short of the tolerance is printed;
+- ``gmm``, ``ba``, ``lstm``: ADBench's problems (``benchmarks/adbench``, the data of
+  each size made by its generator), in dualad eager and under ``dualad.jit`` (the
+  ``dualad.compile[auto]`` column), ``jax.jit``, ``torch`` and ``torch.compile``, each
+  with its library's namespace (a shim of NumPy's names for torch): ``objective``, then
+  ``gradient`` (GMM, LSTM) or the Jacobian as a CSR matrix (BA: ``jacobian`` from
+  ``vmap(jacfwd)`` blocks over observations in every library, ``sparse jacobian`` from
+  dualad's ``sparse_jacfwd``, checked against dualad's ``jacobian``). Every result is
+  checked to ``ADBENCH_RTOL`` = 1e-10 of dualad's; each derivative over the same
+  library's objective is printed below the table. ``--quick`` runs the smallest size.
+  Cells a library leaves out on purpose are printed as ``not run:`` with the reason.
 
 Every cell is "library time / baseline time [dualad time / library time]";
 a bracket below 1 means dualad is faster. Each library's result is checked
@@ -83,6 +94,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .adbench import ba as _ba
+from .adbench import gmm as _gmm
+from .adbench import lstm as _lstm
 from .common import CHAIN_OPS as _CHAIN_OPS
 from .common import (
     MLP_WIDTHS,
@@ -112,6 +126,20 @@ NEWTON_N, NEWTON_TOL = 1000, 1e-8
 SCALAR_AT = (0.5, -0.7)
 DEFAULT_OUT = Path(__file__).resolve().parent / "compare_results"
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# ADBench's problems (benchmarks/adbench): the ops of each, and how close every library's
+# result must be to dualad's (relative to its largest number)
+ADBENCH_OPS = {"gmm": ("objective", "gradient"), "ba": ("objective", "jacobian", "sparse jacobian"),
+               "lstm": ("objective", "gradient")}
+ADBENCH_RTOL = 1e-10
+JAX_LSTM_CHARACTERS = 128  # jax.jit's LSTM objective is compiled up to this many characters
+NOT_RUN: list[str] = []  # "library: workload what: why", for cells left out on purpose
+
+
+def not_run(library: str, workload: str, what: str, why: str) -> None:
+    """Say why a library leaves a cell of a row out (printed and saved with the table)."""
+    line = f"{library}: {workload} {what}: {why}"
+    if line not in NOT_RUN:
+        NOT_RUN.append(line)
 
 
 # -- the device: where arrays live and how to wait for them -----------------------------
@@ -162,6 +190,9 @@ def _to_numpy(obj: Any) -> np.ndarray:
     if isinstance(obj, (tuple, list)):
         parts = [_to_numpy(o) for o in obj]
         return np.concatenate(parts) if parts else np.zeros(0)
+    if hasattr(obj, "tocoo"):  # a SciPy sparse matrix: its stored values, row by row
+        coo = obj.tocoo()
+        return np.asarray(coo.data, dtype=np.float64)[np.lexsort((coo.col, coo.row))]
     if hasattr(obj, "detach"):  # torch
         obj = obj.detach().cpu().numpy()
     elif hasattr(obj, "get") and type(obj).__module__.startswith("cupy"):
@@ -221,6 +252,15 @@ class NumPy(Library):
     def newton(self):
         from scipy.optimize import rosen_der, rosen_hess_prod
         return rosen_der, rosen_hess_prod
+
+    def gmm(self, inp):
+        return {"f": lambda: _gmm.objective(inp)}
+
+    def ba(self, inp):
+        return {"f": lambda: _ba.objective(inp)}
+
+    def lstm(self, inp):
+        return {"f": lambda: _lstm.objective(inp)}
 
 
 def _synced(device: Device, fn: Callable, *args):
@@ -289,6 +329,18 @@ class Dualad(Library):
     def newton_own(self, x0):
         return self.mixed.newton_cg(rosenbrock, x0, tol=NEWTON_TOL)
 
+    # ADBench: the objective is NumPy's own (dualad's value of it is the reference the
+    # peers' objectives are checked against)
+    def gmm(self, inp):
+        return {"objective": lambda: _gmm.objective(inp), "gradient": lambda: _gmm.gradient(*inp)}
+
+    def ba(self, inp):
+        return {"objective": lambda: _ba.objective(inp), "jacobian": _ba.vmap_jacobian(inp),
+                "sparse jacobian": _ba.sparse_jacobian(inp)}
+
+    def lstm(self, inp):
+        return {"objective": lambda: _lstm.objective(inp), "gradient": lambda: _lstm.gradient(*inp)}
+
 
 class DualadCompiled(Dualad):
     """dualad's transforms under ``dualad.compile`` on its NumPy executor: traced on the
@@ -324,6 +376,7 @@ class DualadCompiled(Dualad):
         return {"vgh": lambda: vgh(x, y)}
 
     newton = newton_own = None  # the Newton row times SciPy's and our solvers, not a program
+    gmm = ba = lstm = None  # ADBench's problems run under dualad.jit only (DualadAuto)
 
 
 class DualadNumba(DualadCompiled):
@@ -342,6 +395,22 @@ class DualadAuto(DualadCompiled):
 
     name = "dualad.compile[auto]"
     executor = None
+
+    # ADBench's problems under dualad.jit (which is compile with executor=None)
+    def gmm(self, inp):
+        objective, gradient = _gmm.compiled_objective(), _gmm.compiled_gradient()
+        return {"objective": lambda: objective(*inp), "gradient": lambda: gradient(*inp)}
+
+    def ba(self, inp):
+        objective = self.compile(_ba.ba_objective)
+        not_run(self.name, "ba", "sparse jacobian", "dualad.jit(sparse_jacfwd(f)) refuses its traced point "
+                "(TypeError: x must be a 1-d floating NumPy array, got Tracer); sparse_jacfwd "
+                "compiles its own pass from its second call, so the dualad column is that replay")
+        return {"objective": lambda: objective(*inp), "jacobian": _ba.vmap_jacobian(inp, compiled=True)}
+
+    def lstm(self, inp):
+        objective, gradient = _lstm.compiled_objective(), _lstm.compiled_gradient()
+        return {"objective": lambda: objective(*inp), "gradient": lambda: gradient(*inp)}
 
 
 class Jax(Library):
@@ -414,6 +483,39 @@ class Jax(Library):
 class JaxJit(Jax):
     name = "jax.jit"
     jit = True
+
+    # ADBench's problems: under jax.jit only (op by op, JAX runs their Python loops slowly)
+    def gmm(self, inp):
+        jax, jnp = self.jax, self.jnp
+
+        def f(alphas, means, icf, x):
+            return _gmm.gmm_objective(alphas, means, icf, x, inp.wishart_gamma, inp.wishart_m, xp=jnp)
+        args = self.put(tuple(inp[:4]))
+        return {"objective": self._run(jax.jit(f), *args),
+                "gradient": self._run(jax.jit(jax.grad(f, argnums=(0, 1, 2))), *args)}
+
+    def ba(self, inp):
+        jax, jnp = self.jax, self.jnp
+        reproj = jax.vmap(jax.jacfwd(functools.partial(_ba.compute_reproj_err, xp=jnp), argnums=(0, 1, 2)))
+        w_err = jax.vmap(jax.grad(_ba.compute_w_err))
+
+        def blocks(cams, x, w, obs, feats):
+            return (*reproj(cams[obs[:, 0]], x[obs[:, 1]], w, feats), w_err(w))
+        objective, blocks = jax.jit(functools.partial(_ba.ba_objective, xp=jnp)), jax.jit(blocks)
+        args, sizes = self.put(tuple(inp)), (len(inp.cams), len(inp.x), len(inp.w))
+        run = self._run(blocks, *args)
+        return {"objective": self._run(objective, *args), "jacobian": lambda: _ba.to_csr(run(), *sizes)}
+
+    def lstm(self, inp):
+        jax, jnp = self.jax, self.jnp
+        why = ("XLA's compile of the unrolled loop grows faster than the characters "
+               "(benchmarks/README.md, ADBench)")
+        not_run(self.name, "lstm", "gradient", why)
+        if len(inp.sequence) > JAX_LSTM_CHARACTERS:
+            not_run(self.name, "lstm", f"objective beyond {JAX_LSTM_CHARACTERS} characters", why)
+            return {}
+        objective = jax.jit(functools.partial(_lstm.lstm_objective, xp=jnp))
+        return {"objective": self._run(objective, *self.put(tuple(inp)))}
 
 
 class _Torch(Library):
@@ -492,8 +594,73 @@ class TorchFunc(_Torch):
         return {"vgh": self._run(lambda: (f(xy), grad(f)(xy), hessian(f)(xy)))}
 
 
+def _torch_numpy(torch) -> SimpleNamespace:
+    """The NumPy functions ADBench's problems call, as torch's (NumPy's names and arguments)."""
+    def sum_(x, axis=None, keepdims=False):
+        return torch.sum(x) if axis is None else torch.sum(x, dim=axis, keepdim=keepdims)
+
+    def max_(x, axis=None):
+        return torch.max(x) if axis is None else torch.amax(x, dim=axis)
+    return SimpleNamespace(exp=torch.exp, log=torch.log, sqrt=torch.sqrt, cos=torch.cos, sin=torch.sin,
+                           tanh=torch.tanh, einsum=torch.einsum, sum=sum_, max=max_,
+                           concatenate=lambda xs, axis=0: torch.cat(tuple(xs), dim=axis),
+                           stack=lambda xs, axis=0: torch.stack(tuple(xs), dim=axis),
+                           zeros=lambda n: torch.zeros(n, dtype=torch.float64),
+                           cross=torch.linalg.cross)
+
+
 class TorchEager(_Torch):
     name = "torch"
+
+    def _wrap(self, fn):
+        return fn
+
+    # ADBench's problems: gradients by .backward(), the BA Jacobian by torch.func's
+    # vmap(jacfwd) (eager, as ADBench's own PyTorch module takes one Jacobian per observation)
+    def _objective_and_gradient(self, f, arrays: tuple, n_leaves: int) -> dict:
+        torch, f = self.torch, self._wrap(f)
+        plain = [self.put(a) for a in arrays]
+        leaves = [self.put(a, requires_grad=True) for a in arrays[:n_leaves]] + plain[n_leaves:]
+
+        def objective():
+            with torch.no_grad():
+                return f(*plain)
+
+        def gradient():
+            for p in leaves[:n_leaves]:
+                p.grad = None
+            f(*leaves).backward()
+            return tuple(p.grad for p in leaves[:n_leaves])
+        return {"objective": self._run(objective), "gradient": self._run(gradient)}
+
+    def gmm(self, inp):
+        xp = _torch_numpy(self.torch)
+
+        def f(alphas, means, icf, x):
+            return _gmm.gmm_objective(alphas, means, icf, x, inp.wishart_gamma, inp.wishart_m, xp=xp)
+        return self._objective_and_gradient(f, tuple(inp[:4]), 3)
+
+    def ba(self, inp):
+        from torch.func import grad, jacfwd, vmap
+        torch, xp = self.torch, _torch_numpy(self.torch)
+        reproj = vmap(jacfwd(functools.partial(_ba.compute_reproj_err, xp=xp), argnums=(0, 1, 2)))
+        w_err = vmap(grad(_ba.compute_w_err))
+
+        def blocks(cams, x, w, obs, feats):
+            return (*reproj(cams[obs[:, 0]], x[obs[:, 1]], w, feats), w_err(w))
+        objective = self._wrap(functools.partial(_ba.ba_objective, xp=xp))
+        blocks = self._wrap(blocks)
+        args, sizes = [self.put(a) for a in inp], (len(inp.cams), len(inp.x), len(inp.w))
+
+        def plain_objective():
+            with torch.no_grad():
+                return objective(*args)
+        return {"objective": self._run(plain_objective),
+                "jacobian": self._run(lambda: _ba.to_csr(blocks(*args), *sizes))}
+
+    def lstm(self, inp):
+        xp = _torch_numpy(self.torch)
+        return self._objective_and_gradient(functools.partial(_lstm.lstm_objective, xp=xp), tuple(inp), 2)
 
     def _vector_ops(self, f, x, v, only=None):
         torch = self.torch
@@ -552,6 +719,29 @@ class TorchEager(_Torch):
             value.backward()
             return value.detach(), xy.grad, hessian(f, xy_plain)
         return {"vgh": self._run(vgh)}
+
+
+class TorchCompile(TorchEager):
+    """ADBench's problems under ``torch.compile`` (Inductor's C++ on CPU), objective and
+    gradient (``.backward()`` through the compiled graph); the other workloads are not run."""
+
+    name = "torch.compile"
+    devices = ("cpu",)
+    rosenbrock = mlp = chain = hessian50 = scalar = newton = None
+
+    def _wrap(self, fn):
+        return self.torch.compile(fn)
+
+    def ba(self, inp):
+        not_run(self.name, "ba", "jacobian", "torch.compile of torch.func's vmap(jacfwd) and "
+                "vmap(grad) fails (TorchRuntimeError, an INTERNAL ASSERT in _fw_primal), and once it "
+                "has, a garbage collection turns autograd off in the process: later .backward() calls fail")
+        return {"objective": super().ba(inp)["objective"]}
+
+    def lstm(self, inp):
+        not_run(self.name, "lstm", "objective and gradient", "Dynamo and Inductor compile the unrolled "
+                "loop for minutes even at 64 characters (benchmarks/README.md, ADBench)")
+        return {}
 
 
 class Autograd(Library):
@@ -669,7 +859,7 @@ class NumDual(Library):
 
 
 LIBRARIES = [NumPy, Dualad, DualadCompiled, DualadNumba, DualadAuto, Jax, JaxJit, TorchFunc, TorchEager,
-             Autograd, MyGrad, NumDual]
+             TorchCompile, Autograd, MyGrad, NumDual]
 PEER_NAMES = [cls.name for cls in LIBRARIES[2:]]
 
 
@@ -740,7 +930,7 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
     return out
 
 
-def _check(value: Any, reference: np.ndarray | None) -> str:
+def _check(value: Any, reference: np.ndarray | None, rtol: float = 1e-6) -> str:
     if reference is None:
         return ""
     try:
@@ -751,7 +941,7 @@ def _check(value: Any, reference: np.ndarray | None) -> str:
         return f"MISMATCH: {got.size} numbers, dualad has {reference.size}"
     scale = float(np.max(np.abs(reference))) if reference.size else 0.0
     err = float(np.max(np.abs(got - reference))) if reference.size else 0.0
-    if not err <= 1e-6 * scale + 1e-300:
+    if not err <= rtol * scale + 1e-300:
         return f"MISMATCH: max |diff| {err:.3g} (max |dualad| {scale:.3g})"
     return "ok"
 
@@ -768,7 +958,8 @@ class Runner:
         self.rows: list[dict] = []
 
     def row(self, workload: str, n: int, label: str, built: dict[str, dict], op: str,
-            baseline: str | None = None, baseline_op: str = "f") -> None:
+            baseline: str | None = None, baseline_op: str = "f", rtol: float = 1e-6) -> dict:
+        """Measure one row; return each library's results (with its ``value``)."""
         baseline = baseline or self.base
         candidates = {}
         if baseline_op in built.get(baseline, {}):
@@ -786,7 +977,7 @@ class Runner:
                 continue
             cell = {k: v for k, v in r.items() if k != "value"}
             if "seconds" in cell:
-                cell["check"] = "" if lib == "dualad" else _check(r["value"], reference)
+                cell["check"] = "" if lib == "dualad" else _check(r["value"], reference, rtol)
                 if base_s:
                     cell["over_baseline"] = cell["seconds"] / base_s
                 if "seconds" in ours and lib != "dualad" and op != "f":
@@ -796,6 +987,7 @@ class Runner:
                   "baseline_s": base_s, "libraries": cells}
         self.rows.append(record)
         _print_progress(record)
+        return results
 
     def build(self, method: str, *args) -> dict[str, dict]:
         built = {}
@@ -833,6 +1025,32 @@ class Runner:
             for op in OPS:
                 self.row(workload, n, label, built, op)
             del built, args
+
+    def adbench(self, problem: str, quick: bool) -> None:
+        """One of ADBench's problems at its sizes (the smallest with ``quick``): the objective,
+        then each derivative, every result within ``ADBENCH_RTOL`` of dualad's."""
+        module = {"gmm": _gmm, "ba": _ba, "lstm": _lstm}[problem]
+        for label, dims in list(module.SIZES.items())[:1 if quick else None]:
+            built = self.build(problem, module.data(*dims))
+            results = {op: self.row(problem, dims[-1], label, built, op, rtol=ADBENCH_RTOL)
+                       for op in ADBENCH_OPS[problem]}
+            if problem == "ba":
+                self._same_jacobian(results["jacobian"], results["sparse jacobian"])
+            del built, results
+
+    def _same_jacobian(self, by_blocks: dict, sparse: dict) -> None:
+        """Check dualad's ``sparse_jacfwd`` matrix against its ``vmap(jacfwd)`` one (the row
+        before), which the peers are checked against: no peer has a sparse Jacobian."""
+        cell = self.rows[-1]["libraries"].get("dualad")
+        if cell is None or any("value" not in r.get("dualad", {}) for r in (by_blocks, sparse)):
+            return
+        want, got = by_blocks["dualad"]["value"], sparse["dualad"]["value"]
+        scale, err = abs(want).max(), abs(got - want).max()
+        if got.shape == want.shape and err <= ADBENCH_RTOL * scale:
+            cell["cross_check"] = "equals the jacobian row's"
+        else:
+            cell["check"] = f"MISMATCH: max |diff| {err:.3g} from the jacobian row's (max {scale:.3g})"
+            print(f"  ba {self.rows[-1]['label']} sparse jacobian: {cell['check']}")
 
     def hessian50(self):
         f = _hessian50_function()
@@ -972,6 +1190,27 @@ def per_op_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+def adbench_lines(rows: list[dict]) -> list[str]:
+    """Each ADBench derivative over the same library's objective (ADBench's measure), also
+    stored in the cell as ``over_own_objective``."""
+    objectives = {(r["workload"], r["label"]): r["libraries"] for r in rows
+                  if r["workload"] in ADBENCH_OPS and r["op"] == "objective"}
+    lines = []
+    for r in rows:
+        own = objectives.get((r["workload"], r["label"]))
+        if own is None or r["op"] == "objective":
+            continue
+        cells = []
+        for lib, cell in r["libraries"].items():
+            if "seconds" in cell and "seconds" in own.get(lib, {}):
+                cell["over_own_objective"] = cell["seconds"] / own[lib]["seconds"]
+                cells.append(f"{lib} {cell['over_own_objective']:.3g}")
+        if cells:
+            lines.append(f"{r['workload']} {r['label']} {r['op']} / that library's objective: "
+                         + ", ".join(cells))
+    return lines
+
+
 def plot(rows: list[dict], names: list[str], path: Path) -> str:
     try:
         import matplotlib
@@ -1053,7 +1292,7 @@ def main(argv=None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--sizes", type=int, nargs="+", help="N for rosenbrock and mlp")
     parser.add_argument("--only", nargs="+", help="workloads to run (chain rosenbrock mlp "
-                        "hessian50 scalar newton); default: all")
+                        "hessian50 scalar newton gmm ba lstm); default: all")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch / XLA threads, and CPUs the process is pinned to (default 1)")
     parser.add_argument("--peers", nargs="+", metavar="NAME",
@@ -1083,11 +1322,12 @@ def main(argv=None) -> int:
     sizes = args.sizes or (CUDA_SIZES if args.device == "cuda" else QUICK_SIZES if args.quick else CPU_SIZES)
     repeat, sample_s, budget_s = (3, 0.02, 2.0) if args.quick else (5, 0.05, 4.0)
     runner = Runner(libraries, device, repeat, sample_s, budget_s)
-    workloads = args.only or ["chain", "rosenbrock", "mlp", "hessian50", "scalar", "newton"]
+    workloads = args.only or ["chain", "rosenbrock", "mlp", "hessian50", "scalar", "newton", *ADBENCH_OPS]
     if args.device == "cuda":
-        cpu_only = [w for w in workloads if w in ("hessian50", "scalar", "newton")]
+        cpu_only = [w for w in workloads if w in ("hessian50", "scalar", "newton", *ADBENCH_OPS)]
         if cpu_only:
-            print(f"--device cuda: {', '.join(cpu_only)} are CPU workloads (scalars, SciPy), not run")
+            print(f"--device cuda: {', '.join(cpu_only)} are CPU workloads (scalars, SciPy, ADBench), "
+                  "not run")
         workloads = [w for w in workloads if w not in cpu_only]
     start = time.perf_counter()
     for w in workloads:
@@ -1105,6 +1345,8 @@ def main(argv=None) -> int:
             runner.scalar()
         elif w == "newton":
             runner.newton()
+        elif w in ADBENCH_OPS:
+            runner.adbench(w, args.quick)
         else:
             parser.error(f"unknown workload {w!r}")
     elapsed = time.perf_counter() - start
@@ -1112,7 +1354,7 @@ def main(argv=None) -> int:
 
     names = [lib.name for lib in libraries]
     text = table(runner.rows, names)
-    notes = per_op_lines(runner.rows)
+    notes = per_op_lines(runner.rows) + adbench_lines(runner.rows) + [f"not run: {n}" for n in NOT_RUN]
     mismatches = [f"{r['workload']} {r['label']} {r['op']}: {lib}: {c['check']}"
                   for r in runner.rows for lib, c in r["libraries"].items()
                   if c.get("check", "").startswith(("MISMATCH", "unreadable"))]

@@ -1,0 +1,177 @@
+"""ADBench's GMM, bundle adjustment and LSTM (issue 36): each derivative over its objective.
+
+The problems, their data and their derivatives in dualad are in ``benchmarks/adbench/``
+(one module each, written as ADBench's authors wrote them). Each class times the
+objective and the derivative, eager (``mode="eager"``: the objective on plain NumPy
+arrays, the derivative by ``reverse.grad``, ``vmap(jacfwd)`` or ``sparse_jacfwd``) and
+under ``dualad.jit`` (``mode="jit"``: both traced once, in ``setup``, and replayed).
+``track_*_over_objective`` is the derivative over the objective on plain NumPy arrays
+in both modes (ADBench's measure, the same denominator for both), and
+``track_objective_over_numpy`` the objective of that mode over the same (1 when eager;
+under ``jit``, what a replay costs against NumPy). ``track_first_calls_over_objective``
+is the derivative's first two calls (``jit``: the trace and the first replay) over the
+objective. The same problems beside JAX and PyTorch: ``python -m benchmarks.compare
+--only gmm ba lstm``; the figures: benchmarks/README.md, "ADBench (issue 36)".
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import dualad
+
+from .adbench import ba, gmm, lstm
+from .common import best_seconds, ratio, speed_ratio
+
+MODES = ["eager", "jit"]
+
+
+def _first_two_calls(fn) -> float:
+    """Seconds of ``fn``'s first two calls (a ``jit`` program's trace and first replay)."""
+    start = time.perf_counter()
+    fn()
+    fn()
+    return time.perf_counter() - start
+
+
+class GMMGradient:
+    """ADBench's GMM (d = 2, k = 5, n = 1,000; d = 10, k = 25, n = 10,000): the gradient
+    with respect to ``alphas``, ``means`` and ``icf`` by ``reverse.grad``. Best published
+    gradient / objective ratio: about 1.3 (issue 36)."""
+
+    params = [list(gmm.SIZES), MODES]
+    param_names = ["size", "mode"]
+    timeout = 600
+
+    def setup(self, size, mode):
+        inp = gmm.data(*gmm.SIZES[size])
+        self.numpy = lambda: gmm.objective(inp)
+        if mode == "eager":
+            self.objective, grad = self.numpy, lambda: gmm.gradient(*inp)
+        else:
+            objective, gradient = gmm.compiled_objective(), gmm.compiled_gradient()
+            self.objective, grad = (lambda: objective(*inp)), (lambda: gradient(*inp))
+            self.objective()
+        self.first_calls = _first_two_calls(grad)
+        self.gradient = grad
+
+    def time_objective(self, size, mode):
+        self.objective()
+
+    def time_gradient(self, size, mode):
+        self.gradient()
+
+    @ratio
+    def track_gradient_over_objective(self, size, mode):
+        return speed_ratio(self.gradient, self.numpy)
+
+    @ratio
+    def track_objective_over_numpy(self, size, mode):
+        return speed_ratio(self.objective, self.numpy)
+
+    @ratio
+    def track_first_calls_over_objective(self, size, mode):
+        return self.first_calls / best_seconds(self.numpy)
+
+
+@functools.lru_cache(maxsize=None)
+def _colors(size: str) -> int:
+    inp = ba.data(*ba.SIZES[size])
+    pattern = dualad.jacobian_sparsity(ba.residual(inp), ba.flat_parameters(inp))
+    return int(dualad.color_columns(pattern).max()) + 1
+
+
+class BundleAdjustmentJacobian:
+    """ADBench's bundle adjustment (16 cameras, 2,000 points, 8,000 observations; ADBench's
+    ba1: 49, 7,776, 31,843): the sparse Jacobian of all residuals, as a CSR matrix, by
+    ``sparse_jacfwd`` of the residual of all parameters, or by ``vmap(jacfwd)`` over
+    observations (2 x 15 blocks) put into the same CSR matrix. ``sparse_jacfwd`` compiles
+    its own pass from its second call, and ``dualad.jit`` cannot wrap it (it refuses a
+    traced point): that combination is skipped. ``track_directions`` is the tangent
+    directions per pass (the colours; 15 per observation for ``vmap``). Best published
+    Jacobian / objective ratio: about 10 (issue 36)."""
+
+    params = [list(ba.SIZES), ["sparse_jacfwd", "vmap_jacfwd"], MODES]
+    param_names = ["size", "method", "mode"]
+    timeout = 600
+
+    def setup(self, size, method, mode):
+        if method == "sparse_jacfwd" and mode == "jit":
+            raise NotImplementedError("dualad.jit(sparse_jacfwd(f)) refuses its traced point")
+        inp = ba.data(*ba.SIZES[size])
+        self.numpy = lambda: ba.objective(inp)
+        if mode == "eager":
+            self.objective = self.numpy
+        else:
+            objective = dualad.jit(ba.ba_objective)
+            self.objective = lambda: objective(*inp)
+            self.objective()
+        self.jacobian = (ba.sparse_jacobian(inp) if method == "sparse_jacfwd"
+                         else ba.vmap_jacobian(inp, compiled=mode == "jit"))
+        self.first_calls = _first_two_calls(self.jacobian)
+
+    def time_objective(self, size, method, mode):
+        self.objective()
+
+    def time_jacobian(self, size, method, mode):
+        self.jacobian()
+
+    @ratio
+    def track_jacobian_over_objective(self, size, method, mode):
+        return speed_ratio(self.jacobian, self.numpy, repeat=5)
+
+    @ratio
+    def track_objective_over_numpy(self, size, method, mode):
+        return speed_ratio(self.objective, self.numpy)
+
+    @ratio
+    def track_first_calls_over_objective(self, size, method, mode):
+        return self.first_calls / best_seconds(self.numpy)
+
+    def track_directions(self, size, method, mode):
+        return _colors(size) if method == "sparse_jacfwd" else ba.N_CAM_PARAMS + 3 + 1
+
+    track_directions.unit = "directions"
+
+
+class LSTMGradient:
+    """ADBench's LSTM (2 layers, hidden size 14; 128 characters, and ADBench's 1,024): the
+    gradient with respect to ``main_params`` and ``extra_params`` by ``reverse.grad``, a
+    Python loop over characters and layers on vectors of 14. Best published gradient /
+    objective ratio: about 2.1 (issue 36)."""
+
+    params = [list(lstm.SIZES), MODES]
+    param_names = ["size", "mode"]
+    timeout = 600
+
+    def setup(self, size, mode):
+        inp = lstm.data(*lstm.SIZES[size])
+        self.numpy = lambda: lstm.objective(inp)
+        if mode == "eager":
+            self.objective, grad = self.numpy, lambda: lstm.gradient(*inp)
+        else:
+            objective, gradient = lstm.compiled_objective(), lstm.compiled_gradient()
+            self.objective, grad = (lambda: objective(*inp)), (lambda: gradient(*inp))
+            self.objective()
+        self.first_calls = _first_two_calls(grad)
+        self.gradient = grad
+
+    def time_objective(self, size, mode):
+        self.objective()
+
+    def time_gradient(self, size, mode):
+        self.gradient()
+
+    @ratio
+    def track_gradient_over_objective(self, size, mode):
+        return speed_ratio(self.gradient, self.numpy, repeat=5)
+
+    @ratio
+    def track_objective_over_numpy(self, size, mode):
+        return speed_ratio(self.objective, self.numpy)
+
+    @ratio
+    def track_first_calls_over_objective(self, size, mode):
+        return self.first_calls / best_seconds(self.numpy)
+

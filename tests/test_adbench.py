@@ -1,0 +1,178 @@
+"""ADBench's GMM, BA and LSTM (``benchmarks/adbench``): the objectives and dualad's
+derivatives against ADBench's published test values, JAX's recorded numbers
+(``adbench_golden.json``, from ``make_adbench_golden.py``) and central differences,
+and each ``dualad.jit`` form against its eager one, at small sizes."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from dualad.testing import check_grads
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.adbench import ba, gmm, lstm  # noqa: E402
+
+GOLDEN = json.loads((pathlib.Path(__file__).resolve().parent / "adbench_golden.json").read_text())
+RTOL = 1e-10  # between libraries, as benchmarks/compare.py checks them
+
+
+def close(got, want, rtol=RTOL):
+    """Same shape, and every number within ``rtol`` of the largest of ``want``."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=rtol * max(np.abs(want).max(), 1e-300))
+
+
+def gmm_input(recorded) -> gmm.GMMInput:
+    return gmm.GMMInput(*(np.array(recorded[k]) for k in ("alphas", "means", "icf", "x")),
+                        recorded["wishart_gamma"], recorded["wishart_m"])
+
+
+def ba_input(recorded) -> ba.BAInput:
+    return ba.BAInput(*(np.array(recorded[k]) for k in ba.BAInput._fields))
+
+
+def lstm_input(recorded) -> lstm.LSTMInput:
+    return lstm.LSTMInput(*(np.array(recorded[k]) for k in lstm.LSTMInput._fields))
+
+
+# -- ADBench's own test inputs and the values its tests expect ---------------------------
+def test_gmm_matches_adbench_published_values():
+    p = GOLDEN["published"]["gmm"]
+    d, k, n = p["d"], p["k"], p["n"]
+    inp = gmm.GMMInput(np.array(p["alphas"]), np.array(p["means"]).reshape(k, d),
+                       np.array(p["icf"]).reshape(k, -1), np.array(p["x"]).reshape(n, d),
+                       p["wishart_gamma"], p["wishart_m"])
+    close(gmm.objective(inp), p["objective"], rtol=1e-13)
+    close(np.concatenate([g.ravel() for g in gmm.gradient(*inp)]), p["gradient"], rtol=1e-13)
+
+
+def test_ba_matches_adbench_published_values():
+    """ADBench's BA test replicates one camera, point, weight and feature; its Jacobian
+    lists 2 x 15 values per observation (two of them zeros sparse_jacfwd does not store)
+    and then the weight errors' derivatives."""
+    p = GOLDEN["published"]["ba"]
+    n, m, obs_count = p["n"], p["m"], p["p"]
+    i = np.arange(obs_count)
+    inp = ba.BAInput(np.tile(p["camera"], (n, 1)), np.tile(p["point"], (m, 1)),
+                     np.full(obs_count, p["weight"]), np.stack([i % n, i % m], axis=1),
+                     np.tile(p["feature"], (obs_count, 1)))
+    reproj, w_err = ba.objective(inp)
+    close(reproj, np.tile(p["reproj_err"], (obs_count, 1)), rtol=1e-15)
+    close(w_err, np.full(obs_count, p["w_err"]), rtol=1e-15)
+    vmap_jac = ba.vmap_jacobian(inp)()
+    close(vmap_jac.data, p["jacobian_values"], rtol=1e-14)
+    sparse = ba.sparse_jacobian(inp)()
+    assert sparse.shape == vmap_jac.shape == (3 * obs_count, 11 * n + 3 * m + obs_count)
+    assert sparse.nnz == 29 * obs_count  # d(row 0)/d(x0[1]) and d(row 1)/d(x0[0]) are zero
+    assert abs(sparse - vmap_jac).max() == 0.0
+
+
+# -- JAX's numbers on our generators' inputs ----------------------------------------------
+def test_gmm_matches_jax():
+    recorded = GOLDEN["gmm"]
+    inp = gmm_input(recorded["inputs"])
+    close(gmm.objective(inp), recorded["objective"])
+    for got, want in zip(gmm.gradient(*inp), recorded["gradient"]):
+        close(got, want)
+
+
+def test_ba_matches_jax():
+    recorded = GOLDEN["ba"]
+    inp = ba_input(recorded["inputs"])
+    reproj, w_err = ba.objective(inp)
+    close(reproj, recorded["reproj_err"])
+    close(w_err, recorded["w_err"])
+    for got, want in zip(ba.jacobian_blocks(*inp), recorded["jacobian_blocks"]):
+        close(got, want)
+
+
+def test_lstm_matches_jax():
+    recorded = GOLDEN["lstm"]
+    inp = lstm_input(recorded["inputs"])
+    close(lstm.objective(inp), recorded["objective"])
+    for got, want in zip(lstm.gradient(*inp), recorded["gradient"]):
+        close(got, want)
+
+
+# -- central differences ----------------------------------------------------------------
+def test_gmm_derivatives_match_finite_differences():
+    inp = gmm_input(GOLDEN["gmm"]["inputs"])
+    check_grads(lambda a, mu, q: gmm.gmm_objective(a, mu, q, *inp[3:]), inp[:3], order=1)
+
+
+def test_ba_derivatives_match_finite_differences():
+    inp = ba_input(GOLDEN["ba"]["inputs"])
+    check_grads(lambda flat: ba.residual(inp)(flat), (ba.flat_parameters(inp),), order=1)
+
+
+def test_lstm_derivatives_match_finite_differences():
+    inp = lstm_input(GOLDEN["lstm"]["inputs"])
+    check_grads(lambda w, w2: lstm.lstm_objective(w, w2, *inp[2:]), inp[:2], order=1)
+
+
+# -- the two ways to the BA Jacobian, and dualad.jit against eager ---------------------------
+def test_ba_sparse_jacfwd_equals_vmap_jacfwd():
+    inp = ba_input(GOLDEN["ba"]["inputs"])
+    sparse = ba.sparse_jacobian(inp)
+    first, second = sparse(), sparse()  # eager, then the compiled pass
+    by_blocks = ba.vmap_jacobian(inp)()
+    scale = abs(by_blocks).max()
+    assert abs(first - by_blocks).max() <= 1e-12 * scale
+    assert abs(second - first).max() <= 1e-12 * scale
+    p = len(inp.w)
+    close(by_blocks[2 * p:, -p:].diagonal(), -2.0 * inp.w)  # the weight errors' rows
+
+
+def leaves(tree) -> list:
+    """The arrays of a result (a number, an array, or tuples of them), flat."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in leaves(t)]
+    return [np.asarray(tree)]
+
+
+def _eager_and_jit(problem):
+    import dualad
+    if problem == "gmm":
+        inp = gmm_input(GOLDEN["gmm"]["inputs"])
+        return inp, [(gmm.gmm_objective, gmm.compiled_objective()), (gmm.gradient, gmm.compiled_gradient())]
+    if problem == "lstm":
+        inp = lstm_input(GOLDEN["lstm"]["inputs"])
+        return inp, [(lstm.lstm_objective, lstm.compiled_objective()),
+                     (lstm.gradient, lstm.compiled_gradient())]
+    inp = ba_input(GOLDEN["ba"]["inputs"])
+    return inp, [(ba.ba_objective, dualad.jit(ba.ba_objective)),
+                 (ba.jacobian_blocks, dualad.jit(ba.jacobian_blocks))]
+
+
+@pytest.mark.parametrize("problem", ["gmm", "ba", "lstm"])
+def test_jit_equals_eager(problem):
+    inp, pairs = _eager_and_jit(problem)
+    for eager, compiled in pairs:
+        want = leaves(eager(*inp))
+        for _ in range(2):  # the trace, then a replay
+            got = leaves(compiled(*inp))
+            assert len(got) == len(want)
+            for a, b in zip(got, want):
+                close(a, b, rtol=1e-13)
+
+
+def test_generators_are_adbench_shaped():
+    g = gmm.data(2, 5, 1000)
+    assert (g.alphas.shape, g.means.shape, g.icf.shape, g.x.shape) == ((5,), (5, 2), (5, 3), (1000, 2))
+    assert (g.wishart_gamma, g.wishart_m) == (1.0, 0) and not g.x.flags.writeable
+    b = ba.data(49, 7776, 31843)
+    assert b.cams.shape == (49, 11) and b.x.shape == (7776, 3) and b.w.shape == (31843,)
+    assert (b.obs[:, 0] == np.arange(31843) % 49).all() and (b.obs[:, 1] == np.arange(31843) % 7776).all()
+    s = lstm.data(2, 1024)
+    assert s.main_params.shape == (4, 56) and s.extra_params.shape == (3, 14) and s.state.shape == (4, 14)
+    assert s.sequence.shape == (1024, 14) and set(np.unique(s.sequence)) == {0.0, 1.0}
+    assert s.sequence[:, 0].any()  # some character needs all 14 bits
