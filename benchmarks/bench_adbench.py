@@ -35,22 +35,24 @@ def _first_two_calls(fn) -> float:
     return time.perf_counter() - start
 
 
-class GMMGradient:
-    """ADBench's GMM (d = 2, k = 5, n = 1,000; d = 10, k = 25, n = 10,000): the gradient
-    with respect to ``alphas``, ``means`` and ``icf`` by ``reverse.grad``. Best published
-    gradient / objective ratio: about 1.3 (issue 36)."""
+class _GradientOfObjective:
+    """What GMM and LSTM share: a problem module's objective and ``reverse.grad`` of it,
+    eager or under ``dualad.jit``, timed and over the objective on plain NumPy arrays
+    (``repeat`` timings of the gradient each)."""
 
-    params = [list(gmm.SIZES), MODES]
+    params = MODES
     param_names = ["size", "mode"]
     timeout = 600
+    problem = None
+    repeat = None
 
     def setup(self, size, mode):
-        inp = gmm.data(*gmm.SIZES[size])
-        self.numpy = lambda: gmm.objective(inp)
+        inp = self.problem.data(*self.problem.SIZES[size])
+        self.numpy = lambda: self.problem.objective(inp)
         if mode == "eager":
-            self.objective, grad = self.numpy, lambda: gmm.gradient(*inp)
+            self.objective, grad = self.numpy, lambda: self.problem.gradient(*inp)
         else:
-            objective, gradient = gmm.compiled_objective(), gmm.compiled_gradient()
+            objective, gradient = self.problem.compiled_objective(), self.problem.compiled_gradient()
             self.objective, grad = (lambda: objective(*inp)), (lambda: gradient(*inp))
             self.objective()
         self.first_calls = _first_two_calls(grad)
@@ -64,7 +66,7 @@ class GMMGradient:
 
     @ratio
     def track_gradient_over_objective(self, size, mode):
-        return speed_ratio(self.gradient, self.numpy)
+        return speed_ratio(self.gradient, self.numpy, repeat=self.repeat)
 
     @ratio
     def track_objective_over_numpy(self, size, mode):
@@ -73,6 +75,15 @@ class GMMGradient:
     @ratio
     def track_first_calls_over_objective(self, size, mode):
         return self.first_calls / best_seconds(self.numpy)
+
+
+class GMMGradient(_GradientOfObjective):
+    """ADBench's GMM (d = 2, k = 5, n = 1,000; d = 10, k = 25, n = 10,000): the gradient
+    with respect to ``alphas``, ``means`` and ``icf`` by ``reverse.grad``. Best published
+    gradient / objective ratio: about 1.3 (issue 36)."""
+
+    params = [list(gmm.SIZES), MODES]
+    problem = gmm
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,43 +146,12 @@ class BundleAdjustmentJacobian:
     track_directions.unit = "directions"
 
 
-class LSTMGradient:
+class LSTMGradient(_GradientOfObjective):
     """ADBench's LSTM (2 layers, hidden size 14; 128 characters, and ADBench's 1,024): the
     gradient with respect to ``main_params`` and ``extra_params`` by ``reverse.grad``, a
     Python loop over characters and layers on vectors of 14. Best published gradient /
     objective ratio: about 2.1 (issue 36)."""
 
     params = [list(lstm.SIZES), MODES]
-    param_names = ["size", "mode"]
-    timeout = 600
-
-    def setup(self, size, mode):
-        inp = lstm.data(*lstm.SIZES[size])
-        self.numpy = lambda: lstm.objective(inp)
-        if mode == "eager":
-            self.objective, grad = self.numpy, lambda: lstm.gradient(*inp)
-        else:
-            objective, gradient = lstm.compiled_objective(), lstm.compiled_gradient()
-            self.objective, grad = (lambda: objective(*inp)), (lambda: gradient(*inp))
-            self.objective()
-        self.first_calls = _first_two_calls(grad)
-        self.gradient = grad
-
-    def time_objective(self, size, mode):
-        self.objective()
-
-    def time_gradient(self, size, mode):
-        self.gradient()
-
-    @ratio
-    def track_gradient_over_objective(self, size, mode):
-        return speed_ratio(self.gradient, self.numpy, repeat=5)
-
-    @ratio
-    def track_objective_over_numpy(self, size, mode):
-        return speed_ratio(self.objective, self.numpy)
-
-    @ratio
-    def track_first_calls_over_objective(self, size, mode):
-        return self.first_calls / best_seconds(self.numpy)
-
+    problem = lstm
+    repeat = 5
