@@ -21,7 +21,6 @@ from dualad._numpy.arraylike import ArrayLike
 from dualad._table.entries import Primitive
 
 HYPERDUAL_LEVEL = 2  # shared level of directly constructed HyperDuals
-_FLOAT = float
 
 
 class HyperDual(PrimalShaped, ArrayLike, Value):
@@ -56,7 +55,7 @@ class HyperDual(PrimalShaped, ArrayLike, Value):
         if level is None:
             inner = max(level_of(p) for p in (primal, *parts))
             level = HYPERDUAL_LEVEL if inner < 0 else level_around("HyperDual", inner)
-        self.primal = _FLOAT(primal) if isinstance(primal, int) else primal
+        self.primal = primal
         self.eps1, self.eps2, self.eps1eps2 = parts
         self._level = level
 
