@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dualad import ops
 from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, shape_of
 from dualad._numpy.arraylike import BUILDING_ARRAYS, ArrayLike
@@ -42,6 +43,18 @@ class Batched(ArrayLike, Value):
 
     def _constant(self, out: Any) -> Any:
         return _wrap(out, self._level)
+
+    def __setitem__(self, idx, value):
+        """``b[idx] = value`` as NumPy assigns, in each element of the batch (last write wins
+        on a repeated index). The batch takes a new array; the one it held, which may be the
+        caller's, is never written."""
+        new = ops.index_set(self, value, idx)
+        if type(new) is not Batched or new._level != self._level:
+            raise TypeError(
+                "vmap: b[idx] = value: value carries a derivative of a transform inside vmap, which "
+                "a batched array cannot hold; build the result with dualad.ops.index_set(b, value, "
+                f"idx) instead (value is {type(value).__name__})")
+        self.val = new.val
 
     def item(self):
         """Refused: a batched value is a different number in each element."""

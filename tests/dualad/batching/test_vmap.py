@@ -468,3 +468,28 @@ def test_indexing_by_a_batched_argmax_and_refusing_a_batched_mask():
     np.testing.assert_array_equal(vmap(lambda x: x[np.argmax(x)])(X), X.max(axis=1))
     with pytest.raises(TypeError, match="mask computed from batched values"):
         vmap(lambda x: x[x > 0])(X)
+
+
+def test_item_assignment_on_a_batched_array_is_numpy_s_in_each_element():
+    """``y[idx] = v`` and ``y[idx] += v`` (a repeated index: the last write wins, as NumPy's
+    ``+=`` does) on a batched ``y`` give each element's own result, and never write the
+    caller's array; a value with a derivative of a transform inside vmap is refused."""
+    def add_at(y, v):
+        y = y.copy()
+        y[np.array([0, 0, 2])] += v
+        return y
+
+    def set_row(y, v):
+        y[1] = v * 2.0
+        return y
+
+    ys, vs = np.arange(6.0).reshape(2, 3), np.array([1.0, 5.0])
+    before = ys.copy()
+    for f in (add_at, set_row):
+        got = dualad.vmap(f)(ys, vs)
+        want = np.stack([f(ys[i].copy(), vs[i]) for i in range(2)])
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(ys, before)
+    with pytest.raises(TypeError, match=r"vmap: b\[idx\] = value: .*dualad.ops.index_set"):
+        dualad.vmap(lambda y, v: dualad.jvp(lambda u: set_row(y.copy(), u), (v,), (1.0,))[1])(ys, vs)
