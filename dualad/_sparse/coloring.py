@@ -23,7 +23,7 @@ import numpy as np
 
 from dualad._base.kernel_cache import njit
 
-__all__ = ["color_columns", "color_symmetric", "recover_symmetric", "seed_matrix"]
+__all__ = ["color_columns", "color_symmetric", "recover_columns", "recover_symmetric", "seed_matrix"]
 
 
 def _sparse():
@@ -239,8 +239,7 @@ def seed_matrix(colors: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
     array([[1., 0., 1.],
            [0., 1., 0.]])
     """
-    n_colors = int(colors.max()) + 1 if colors.size else 0
-    seeds = np.zeros((n_colors, colors.size), dtype=dtype)
+    seeds = np.zeros((_count(colors), colors.size), dtype=dtype)
     seeds[colors, np.arange(colors.size)] = 1.0
     return seeds
 
@@ -263,10 +262,9 @@ def recover_symmetric(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray]
            [1., 3., 4.],
            [0., 4., 5.]])
     """
-    sp = _sparse()
     p = _ones(pattern, "recover_symmetric")
     n = p.shape[0]
-    n_colors = int(colors.max()) + 1 if colors.size else 0
+    n_colors = _count(colors)
     rows = np.repeat(np.arange(n), np.diff(p.indptr))
     cols = p.indices
     counts = np.bincount(rows * n_colors + colors[cols], minlength=n * n_colors)
@@ -275,15 +273,7 @@ def recover_symmetric(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray]
         raise ValueError("recover_symmetric: colors is not a star colouring of pattern: some "
                          "nonzero is alone of its colour in neither its row nor its column")
     flat = np.where(alone, colors[cols] * n + rows, colors[rows] * n + cols)  # in compressed.ravel()
-    indices, indptr = cols.copy(), p.indptr.copy()
-
-    def recover(compressed: np.ndarray) -> Any:
-        if np.shape(compressed) != (n_colors, n):
-            raise ValueError(f"recover_symmetric: compressed must have shape {(n_colors, n)}, got "
-                             f"{np.shape(compressed)}")
-        return sp.csr_matrix((np.take(compressed, flat), indices.copy(), indptr.copy()), shape=(n, n))
-    return recover
-
+    return _reading(p, flat, n_colors, "recover_symmetric")
 
 
 def recover_columns(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray], Any]:
@@ -302,17 +292,27 @@ def recover_columns(pattern: Any, colors: np.ndarray) -> Callable[[np.ndarray], 
     array([[1., 2., 0.],
            [0., 3., 4.]])
     """
-    sp = _sparse()
     p = _ones(pattern, "recover_columns")
     m = p.shape[0]
-    n_colors = int(colors.max()) + 1 if colors.size else 0
     rows = np.repeat(np.arange(m), np.diff(p.indptr))
-    flat = colors[p.indices] * m + rows  # in compressed.ravel()
+    return _reading(p, colors[p.indices] * m + rows, _count(colors), "recover_columns")
+
+
+def _count(colors: np.ndarray) -> int:
+    """The number of colours of a colouring (colours are ``0 .. c - 1``)."""
+    return int(colors.max()) + 1 if colors.size else 0
+
+
+def _reading(p: Any, flat: np.ndarray, n_colors: int, who: str) -> Callable[[np.ndarray], Any]:
+    """``compressed -> `` the matrix of pattern ``p`` whose stored entries, in order, are
+    ``compressed.ravel()[flat]`` (``compressed`` is ``n_colors x p.shape[0]``); each
+    matrix has index arrays of its own, which a caller may write into."""
+    sp = _sparse()
+    shape = (n_colors, p.shape[0])
     indices, indptr = p.indices.copy(), p.indptr.copy()
 
     def recover(compressed: np.ndarray) -> Any:
-        if np.shape(compressed) != (n_colors, m):
-            raise ValueError(f"recover_columns: compressed must have shape {(n_colors, m)}, got "
-                             f"{np.shape(compressed)}")
+        if np.shape(compressed) != shape:
+            raise ValueError(f"{who}: compressed must have shape {shape}, got {np.shape(compressed)}")
         return sp.csr_matrix((np.take(compressed, flat), indices.copy(), indptr.copy()), shape=p.shape)
     return recover
