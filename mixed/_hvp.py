@@ -61,12 +61,17 @@ def check_vector(x: Any, name: str) -> None:
         raise ValueError(f"{name} must be a 1-d floating array, got {describe(x)}")
 
 
-def check_objective(f: Any, args: Any, who: str) -> Callable:
-    """``x -> f(x, *args)``, checked to return a scalar, after checking that ``f`` is
-    a function and ``args`` a tuple (the objective of a solver or of ``linearize``)."""
+def check_function(f: Any, who: str) -> None:
+    """``f`` is callable, as the objective ``f(x, *args)`` of ``who`` must be."""
     if not callable(f):
         raise TypeError(f"{who}: f must be the objective, a function f(x, *args) returning a scalar, "
                         f"got {describe(f)}")
+
+
+def check_objective(f: Any, args: Any, who: str) -> Callable:
+    """``x -> f(x, *args)``, checked to return a scalar, after checking that ``f`` is
+    a function and ``args`` a tuple (the objective of a solver or of ``linearize``)."""
+    check_function(f, who)
     if not isinstance(args, tuple):
         raise TypeError(f"{who}: args must be a tuple of f's other arguments, got {describe(args)}; "
                         "write args=(a,) for one")

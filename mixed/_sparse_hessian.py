@@ -22,11 +22,10 @@ from dualad.interpreter import (
     Compressed,
     check_point,
     compiled_on_repeat,
-    describe,
     per_point,
     recover_symmetric,
 )
-from mixed._hvp import check_objective, grad_and_hvp, hvp
+from mixed._hvp import check_function, check_objective, grad_and_hvp, hvp
 
 __all__ = ["SparseHessian", "sparse_hessian"]
 
@@ -124,9 +123,7 @@ def sparse_hessian(f: Callable) -> Callable:
            [ 0., 24.,  0.],
            [ 1.,  0., 36.]])
     """
-    if not callable(f):
-        raise TypeError(f"sparse_hessian: f must be the objective, a function f(x, *args) returning a "
-                        f"scalar, got {describe(f)}")
+    check_function(f, "sparse_hessian")
     return per_point(lambda x, *args: SparseHessian(f, x, args=args), "sparse_hessian",
                      lambda held, args: _same_args(args, held._args))
 

@@ -34,17 +34,11 @@ from typing import Any, Callable
 
 import reverse
 from dualad.interpreter import describe, dtype_of, namespace_of, raw, shape_of
-from mixed._hvp import check_scalar
+from mixed._hvp import check_function, check_scalar
 from mixed._linearize import linearize
 from mixed._sparse_hessian import sparse_hessian
 
 __all__ = ["hess", "hessp", "jac", "linearized"]
-
-
-def _check_function(f: Any, who: str) -> None:
-    if not callable(f):
-        raise TypeError(f"{who}: f must be the objective, a function f(x, *args) returning a scalar, "
-                        f"got {describe(f)}")
 
 
 def jac(f: Callable) -> Callable:
@@ -79,7 +73,7 @@ def jac(f: Callable) -> Callable:
     >>> jac(lambda x, a: (a * x ** 2).sum())(np.array([1.0, 2.0]), 3.0)
     array([ 6., 12.])
     """
-    _check_function(f, "jac")
+    check_function(f, "jac")
     eager, shared = reverse.grad(check_scalar(f, "jac")), _shared(f)
 
     def jac_(x: Any, *args: Any) -> Any:
@@ -121,7 +115,7 @@ def hessp(f: Callable) -> Callable:
     >>> hp(np.array([1.0, 2.0]), np.array([1, 0], dtype=np.int8), 3.0)
     array([12.,  6.])
     """
-    _check_function(f, "hessp")
+    check_function(f, "hessp")
     shared = _shared(f)
     shared.with_hessp = True
 
@@ -162,7 +156,7 @@ def hess(f: Callable) -> Callable:
     >>> bool(r.success), hess(chained)(r.x).nnz
     (True, 2998)
     """
-    _check_function(f, "hess")
+    check_function(f, "hess")
     return sparse_hessian(f)
 
 
@@ -222,7 +216,7 @@ def linearized(f: Callable) -> tuple[Callable, Callable]:
     >>> bool(r.success), np.round(r.x, 6)
     (True, array([0.682328, 0.682328]))
     """
-    _check_function(f, "linearized")
+    check_function(f, "linearized")
     last: dict = {}  # "x": a copy of the point, "args", "grad" and "H" there
 
     def at(x: Any, args: tuple) -> Any:
