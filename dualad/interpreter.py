@@ -26,6 +26,9 @@ Pytrees and calling conventions
     as distinct non-negative positions), ``Selection`` (the arguments
     ``argnums`` picks), ``split_aux``, ``paired_leaves`` (a second pytree
     checked against the first's structure).
+Closures
+    ``reach`` (the value types a function uses without being passed them, and the
+    places that hold them, to run it at other values: ``checkpoint``, ``custom_root``).
 Programs
     ``traceable`` (whether a value is an input a trace records, so that
     :func:`dualad.compile` and :func:`dualad.linearize` make programs of it),
@@ -89,6 +92,7 @@ from dualad._base.checks import (
 )
 from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
 from dualad._base.frames import user_frames
+from dualad._base.reach import Reached, reach
 from dualad._base.shapes import dtype_of, is_complex, raw, reported_dtype, shape_of, zeros
 from dualad._base.tree import flatten, leaf_paths
 from dualad._forward.dual import Dual
@@ -103,14 +107,15 @@ from dualad._table.ownership import Accumulator, is_large, made_by_call
 from dualad._table.vjp import Dropped, aval, shared_by_key
 
 __all__ = [
-    "Accumulator", "ArrayLike", "Compressed", "Dropped", "Dual", "SCALAR_TYPES", "Selection", "Value", "aval",
+    "Accumulator", "ArrayLike", "Compressed", "Dropped", "Dual", "Reached", "SCALAR_TYPES", "Selection",
+    "Value", "aval",
     "basis_chunks", "bind", "blocks", "check_argnums", "check_callable", "check_count",
     "check_differentiable", "check_inputs", "check_number", "check_output_leaves", "check_point",
     "check_scalar_output", "chunk_of",
     "compiled_on_repeat", "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed",
     "is_complex", "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "per_point", "persist", "positions",
-    "primals_at", "raw", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
+    "primals_at", "raw", "reach", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
     "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
     "user_frames", "validate_tangent",
     "zeros",

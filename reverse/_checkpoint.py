@@ -15,7 +15,7 @@ what the forward pass drew and leaves the streams where it found them.
 
 Value types the block uses without being passed them (a closure's weights,
 a model object's attribute Tensors, an ``nn.Linear``'s parameters) are found
-by :func:`reverse._reach.reach` and become extra operands of the primitive,
+by :func:`dualad.interpreter.reach` and become extra operands of the primitive,
 after the arguments, so that the tape routes their cotangents like the
 arguments'. Each run of the block puts the operand as that run sees it in the
 places where the value was found, and the value back after.
@@ -55,13 +55,13 @@ from dualad.interpreter import (
     is_float_dtype,
     namespace_of,
     raw,
+    reach,
 )
 from dualad.interpreter import (
     jvp as _forward_jvp,
 )
 from reverse._function import _is_operand, _tracks_derivative, merge_operands, split_operands
-from reverse._reach import reach
-from reverse._rng import RandomStreams
+from reverse._rng import RandomStreams, is_random_stream
 from reverse._tensor import NUMPY_LEVELS, NumpyTensor, Tensor
 
 __all__ = ["checkpoint"]
@@ -257,7 +257,7 @@ def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
     change to one before backward is refused as for an argument: give
     checkpoint the block itself (``checkpoint(model.block1, x)``) rather than
     a closure over the whole model, and the search finds only the block's own.
-    The search is bounded; :mod:`reverse._reach` lists what it covers. A
+    The search is bounded; :mod:`dualad._base.reach` lists what it covers. A
     Tensor it does not find (a class attribute, an attribute of an object
     with ``__slots__``) is a clear error: pass it as an argument. While
     ``fn`` runs, the places that hold such Tensors hold the values ``fn``
@@ -336,7 +336,8 @@ def checkpoint(fn: Callable, *args: Any, use_reentrant: bool | None = None,
     leaves, build = flatten(args)
     operands, layout = split_operands(leaves)
     n_args = len(operands)
-    reached = reach(fn, [a for a in leaves if not _is_operand(a)])
+    reached = reach(fn, [a for a in leaves if not _is_operand(a)], who="checkpoint",
+                    streams=is_random_stream)
     slots = _closed_over_operands(reached.values, operands)
     if not operands:
         return fn(*args)

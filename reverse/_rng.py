@@ -10,7 +10,7 @@ same for the streams a NumPy or CuPy block draws from:
 
 - NumPy's global state (``np.random.rand``, ``np.random.normal``, ...), always;
 - each ``numpy.random.Generator``, ``RandomState`` and ``BitGenerator`` that
-  :func:`reverse._reach.reach` finds (among the block's arguments, in its
+  :func:`dualad.interpreter.reach` finds (among the block's arguments, in its
   closure, the globals it names, the attributes of objects those hold): its
   bit generator's state;
 - CuPy's global ``RandomState`` of the current device, when CuPy is imported

@@ -1,14 +1,17 @@
 """What a function reaches besides its arguments, and where it finds it.
 
-``checkpoint`` needs the ``Tensor``s (and other value types) a block uses
-without being passed them: its closure, the globals it names, a model
-object's attributes. :func:`reach` walks those from the function and from
-the block's constant arguments, and remembers each value together with the
+A transform that runs a user's function at other values than those it closes
+over needs the value types the function uses without being passed them: its
+closure, the globals it names, a model object's attributes. ``reverse``'s
+``checkpoint`` recomputes a block with them; the implicit-function entries
+(``dualad.custom_root``, ``dualad.custom_linear_solve``) make them operands,
+as JAX's closure conversion does. :func:`reach` walks those from the function
+and from its constant arguments, and remembers each value together with the
 *place* that holds it (a closure cell, a dict entry, a list item, an
 attribute), so that :meth:`Reached.substituted` can put another value in
 every place for the duration of a call and put the original back after.
-The same walk collects the random generators the block may draw from
-(:func:`reverse._rng.is_random_stream`), wherever they are held.
+The same walk collects the objects a ``streams`` predicate accepts (the random
+generators a checkpointed block may draw from), wherever they are held.
 
 What the walk follows, from ``fn`` and the constant arguments, to
 ``MAX_DEPTH`` steps:
@@ -44,8 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad.interpreter import Value, is_closed
-from reverse._rng import is_random_stream
+from dualad._base.core import Value, is_closed
 
 __all__ = ["Reached", "reach"]
 
@@ -122,9 +124,10 @@ class _Attr:
 class Reached:
     """The values a walk found and the places that hold them, and the random generators."""
 
-    def __init__(self):
+    def __init__(self, who: str):
+        self.who = who  # the transform that substitutes, as its messages name it
         self.values: list = []  # in the order found, each once
-        self.streams: dict[int, Any] = {}  # id -> random generator
+        self.streams: dict[int, Any] = {}  # id -> an object the walk's ``streams`` accepts
         self._index: dict[int, int] = {}  # id(value) -> position in values
         # id of a place -> (place, [(path into the tuples it holds, value position)])
         self._places: dict[tuple, tuple] = {}
@@ -139,17 +142,17 @@ class Reached:
 
     def substituted(self, replacements: list) -> _Substitution:
         """A context in which ``replacements[k]`` stands wherever ``values[k]`` was found."""
-        return _Substitution(self._places.values(), replacements)
+        return _Substitution(self._places.values(), replacements, self.who)
 
 
 class _Substitution:
     """Puts the replacements in their places on entry and the originals back on
     exit; a place the call assigned to meanwhile is an error (see ``__exit__``)."""
 
-    __slots__ = ("places", "replacements", "done")
+    __slots__ = ("places", "replacements", "who", "done")
 
-    def __init__(self, places, replacements):
-        self.places, self.replacements, self.done = places, replacements, []
+    def __init__(self, places, replacements, who):
+        self.places, self.replacements, self.who, self.done = places, replacements, who, []
 
     def __enter__(self):
         try:
@@ -174,8 +177,8 @@ class _Substitution:
             # What was assigned is made of this run's stand-ins (raw arrays, or Tensors of
             # a recomputation's closed level); putting the user's value back loses it.
             raise RuntimeError(
-                f"checkpoint: the block assigned to {', '.join(map(str, assigned))}, which held a "
-                "Tensor that checkpoint replaces while the block runs, so the assignment cannot "
+                f"{self.who}: the block assigned to {', '.join(map(str, assigned))}, which held a "
+                f"value that {self.who} replaces while the block runs, so the assignment cannot "
                 "be kept; keep such state outside the block, or pass it to the block and return "
                 "its new value")
         return False
@@ -190,17 +193,34 @@ def _replaced(tree, path: tuple, value):
     return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
 
 
-def reach(fn: Callable, constants: list) -> Reached:
-    """The value types and random generators that ``fn`` reaches besides its array
-    arguments (see the module docstring)."""
-    walk = _Walk()
+def reach(fn: Callable, constants: list, *, who: str,
+          streams: Callable[[Any], bool] | None = None) -> Reached:
+    """The value types that ``fn`` reaches besides its array arguments, and the objects
+    ``streams`` accepts (see the module docstring); ``who`` (``"checkpoint"``) names the
+    transform in the messages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import Dual
+    >>> from dualad.interpreter import reach
+    >>> theta = Dual(np.ones(2), np.zeros(2))
+    >>> f = lambda x: x * theta
+    >>> found = reach(f, [], who="an example")
+    >>> found.values[0] is theta
+    True
+    >>> with found.substituted([np.full(2, 3.0)]):  # f at another theta
+    ...     f(np.ones(2))
+    array([3., 3.])
+    """
+    walk = _Walk(who, streams)
     walk.visit(fn, None, (), 0)
     for c in constants:
         walk.visit(c, None, (), 0)
     if walk.budget <= 0:
         warnings.warn(
-            f"checkpoint stopped looking for the Tensors and random generators {fn!r} uses "
-            f"after {MAX_OBJECTS} objects, so it may have missed some; pass the Tensors as "
+            f"{who} stopped looking for the values (and random generators) {fn!r} uses "
+            f"after {MAX_OBJECTS} objects, so it may have missed some; pass them as "
             "arguments, and keep large containers out of what fn names", stacklevel=3)
     return walk.found
 
@@ -232,8 +252,9 @@ def _class_info(cls: type) -> tuple[bool, types.FunctionType | None]:
 
 
 class _Walk:
-    def __init__(self):
-        self.found = Reached()
+    def __init__(self, who: str, streams: Callable[[Any], bool] | None):
+        self.found = Reached(who)
+        self.streams = streams
         self.seen: set[int] = set()
         self.budget = MAX_OBJECTS
 
@@ -246,7 +267,7 @@ class _Walk:
             if place is not None and _live(obj):
                 self.found.add_value(obj, place, _key(place), path)
             return
-        if is_random_stream(obj):
+        if self.streams is not None and self.streams(obj):
             self.found.streams[id(obj)] = obj
             return
         if isinstance(obj, _ATOMS) or depth > MAX_DEPTH:
