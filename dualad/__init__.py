@@ -22,6 +22,8 @@ from dualad._forward.dual import Dual
 from dualad._forward.hyperdual import HyperDual
 from dualad._forward.jet import jet, jet_rules
 from dualad._forward.transforms import derivative, hessian, jacfwd, jvp
+from dualad._implicit.linear_solve import custom_linear_solve
+from dualad._implicit.root import custom_root
 from dualad._numpy.arraylike import register_numpy
 from dualad._program.program import Program
 from dualad._sparse.coloring import color_columns, color_symmetric
@@ -35,7 +37,7 @@ jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, nev
 # that would shadow Python's builtin.
 
 __all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "SparseJacobian",
-           "bind", "color_columns", "color_symmetric", "derivative", "extend", "hessian", "hessian_sparsity",
+           "bind", "color_columns", "color_symmetric", "custom_linear_solve", "custom_root", "derivative", "extend", "hessian", "hessian_sparsity",
            "jacfwd", "jacobian_sparsity", "jet", "jet_rules", "jit", "jvp", "linear_transpose", "linearize",
            "ops", "register_numpy", "register_pytree_node", "sparse_jacfwd", "sparsity_rules", "vmap"]
 __version__ = "0.1.0"

@@ -103,6 +103,7 @@ FLOORS = [
     ("the value types' array-like protocol", ["dualad._numpy.arraylike", "dualad._numpy.buffer",
                                               "dualad.numpy"]),
     ("modes and programs", ["dualad._forward", "dualad._batching", "dualad._program"]),
+    ("implicit functions", ["dualad._implicit"]),
     ("staging", ["dualad._staging"]),
     ("sparse derivatives", ["dualad._sparse"]),
     ("public API", ["dualad", "dualad.extend", "dualad.interpreter", "dualad.testing", "dualad._alias"]),
