@@ -73,7 +73,8 @@ def run(name: str, f: Callable, new_inputs: Callable, seeds: int = 5, verbose: b
         print(f"-- before optimization ({len(before.eqns)} primitives):\n{before}")
         print(f"-- after optimization ({len(after.eqns)} primitives):\n{after}")
         print(f"-- per call: eager {eager_s * 1e6:.1f} us, compiled {replay_s * 1e6:.1f} us "
-              f"(compiled / eager = {replay_s / eager_s:.2f})\n")
+              f"(compiled / eager = {replay_s / eager_s:.2f})")
+        print(f"-- its calls, timed after the trace, chose {compiled.stats['chosen']}\n")
     return {"worst": worst, "before": len(before.eqns), "after": len(after.eqns),
             "eager_s": eager_s, "replay_s": replay_s, "stats": dict(compiled.stats)}
 

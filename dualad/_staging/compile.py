@@ -26,6 +26,7 @@ import functools
 import operator
 import sys
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from typing import Any, Callable
@@ -44,6 +45,7 @@ from dualad._program.executors.replay import replay, runner
 from dualad._program.ir import GuardMiss
 from dualad._program.passes.fusion import available as fusion_available
 from dualad._program.program import Program
+from dualad._staging.choice import EAGER, Trial
 from dualad._staging.pipeline import asked, for_executor, on_dask, optimize, prepare
 from dualad._staging.reads import Bindings
 from dualad._staging.record import STREAMS, elsewhere, record, traceable
@@ -55,7 +57,7 @@ _LAYOUT = operator.attrgetter("shape", "dtype")  # what an array argument keys b
 
 
 def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
-            fuse: bool | None = None, executor: str | None = None) -> "Compiled":
+            fuse: bool | None = None, executor: str | None = None, measure: bool = True) -> "Compiled":
     """``f`` traced once into a program of primitives and replayed on later calls
     (JAX users know this as ``jit``: ``dualad.jit`` is this function).
 
@@ -80,7 +82,9 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
     value-dependent shape, NumPy functions without a rule, values of an
     outer transform closed over) makes ``f`` run eagerly at that key, with a
     warning saying why. Side effects of ``f`` (printing, appending to a
-    list) happen when it is traced, not when it is replayed.
+    list) happen when it is traced and in the calls that run it eagerly
+    (among them those timed against replays: see ``measure``), not when it
+    is replayed.
 
     What ``f`` reads through a name rather than an argument (a global, a
     variable it closes over, an attribute of a bound method's object) is a
@@ -166,6 +170,19 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         unrolled on Python floats; NumPy otherwise.
         ``stats["executor"]`` tells which replays the program traced last
         (``"dask"`` for a program split into tasks per chunk).
+    measure : bool
+        Choose how calls run by timing them, so that a compiled function is
+        never slower than ``f`` itself (see :mod:`dualad._staging.choice`):
+        the calls after each trace on NumPy arrays take the program's replay
+        (its first call untimed: code is generated, kernels are compiled),
+        then, where the executor was chosen automatically and is Numba's, the
+        same program replayed by NumPy's calls, then ``f`` run eagerly, each
+        timed on two calls; the fastest runs the calls after them.
+        ``stats["chosen"]`` says what was chosen and the times that chose it
+        (``"eager: replays (numpy) 8.4 ms, eager calls 4.7 ms, ..."``); a
+        call run eagerly by this choice counts in ``stats["eager"]``, without
+        a warning. False: replay always, as ``executor`` says. Programs of
+        other libraries' arrays (CuPy, Dask) are not timed.
 
     Returns
     -------
@@ -206,7 +223,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         raise ImportError('compile: executor="numba" needs Numba: pip install "dualad[fast]" (or numba)')
     if executor == "cupy" and not cupy_executor.available():
         raise ImportError('compile: executor="cupy" needs CuPy: pip install "dualad[gpu]" (or cupy)')
-    return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse, executor)
+    if measure not in (True, False):
+        raise TypeError(f"compile: measure must be True or False, got {measure!r}")
+    return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse, executor,
+                    measure)
 
 
 class Compiled:
@@ -215,7 +235,9 @@ class Compiled:
     ``stats`` counts ``traces``, ``replays``, ``misses`` (guards that gave
     another outcome) and ``eager`` calls; ``stats["executor"]`` is the
     executor of the program traced last (``"numpy"``, ``"numba"`` or
-    ``"cupy"``; None before the first).
+    ``"cupy"``; None before the first), or ``"eager"`` where its calls were
+    measured faster run eagerly; ``stats["chosen"]`` says what the timing of
+    calls chose last, and why (None before a choice: see ``measure``).
 
     Examples
     --------
@@ -229,14 +251,16 @@ class Compiled:
     """
 
     def __init__(self, f: Callable, max_programs: int, optimize: bool, fuse: bool = False,
-                 executor: str | None = None):
+                 executor: str | None = None, measure: bool = True):
         self.f = f
         self.max_programs = max_programs
-        self.optimize, self.fuse, self.executor = optimize, fuse, executor
+        self.optimize, self.fuse, self.executor, self.measure = optimize, fuse, executor, measure
         self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
         self._by_key: dict = {}                      # key -> list of outcome tuples
         self._hot: dict = {}                         # argument types -> (cache key, program, replay): _warm
         self._eager: dict = {}                       # key -> why it runs eagerly
+        self._trials: dict = {}                      # key -> its Trial, while its calls are timed
+        self._faster_eagerly: set = set()            # keys whose calls were measured faster eagerly
         self._retraces: dict = {}                    # key -> traces after a missed guard
         self._warned: set = set()
         self._bindings: Bindings | None = None       # the names f read, as at the traces kept
@@ -245,7 +269,7 @@ class Compiled:
         # Tracing and every change of the cache hold the lock; a replay does not: it looks
         # programs up with .get and retries under the lock where another thread evicted one.
         self._lock = threading.RLock()
-        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0, "executor": None}
+        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0, "executor": None, "chosen": None}
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
@@ -269,6 +293,9 @@ class Compiled:
             if hot is not None:
                 cached, program, run = hot
                 out = run(*args)
+                if program is None:  # f itself, measured faster (see _choose)
+                    self.stats["eager"] += 1
+                    return out
                 if type(out) is not GuardMiss:
                     return self._replayed(cached, program, out)
                 return self._missed(cached[0], program, out, args, kwargs, list(args))
@@ -284,15 +311,57 @@ class Compiled:
             return self._run_eagerly(key, why, args, kwargs)
         if key in self._eager:
             return self._run_eagerly(key, self._eager[key], args, kwargs)
+        if key in self._faster_eagerly:
+            if not kwargs and all(map(traceable, args)):
+                self._warm(key, args)
+            return self._run_eagerly(key, "", args, kwargs)
         program = self._first(key)
         if program is None:
             return self._trace(key, args, kwargs, inputs)
+        trial = self._trials.get(key)
+        if trial is not None and trial.program is program:  # (not where a branch traced since goes first)
+            return self._timed(key, trial, program, inputs, args, kwargs)
         out = replay(program, inputs)
         if type(out) is GuardMiss:
             return self._missed(key, program, out, args, kwargs, inputs)
         if not kwargs and all(map(traceable, args)):
             self._warm(key, args)
         return self._replayed((key, program.outcomes), program, out)
+
+    def _timed(self, key: Any, trial: Trial, program: Program, inputs: list, args: tuple,
+               kwargs: dict) -> Any:
+        """A call of ``key`` while its calls are timed (:mod:`dualad._staging.choice`):
+        the candidate whose turn it is runs it; where that was the last timing, the
+        fastest is kept."""
+        with self._lock:
+            name, candidate, timed = trial.next()
+        start = time.perf_counter()
+        if name == EAGER:
+            out = self._run_eagerly(key, "", args, kwargs)
+        else:
+            out = runner(candidate)(*inputs)
+            if type(out) is GuardMiss:  # another branch: replayed or traced as any call, untimed
+                return self._missed(key, program, out, args, kwargs, inputs)
+            out = self._replayed((key, program.outcomes), program, out)
+        seconds = time.perf_counter() - start
+        if timed:
+            with self._lock:
+                trial.timed(name, seconds)
+                if trial.chosen is not None and self._trials.get(key) is trial:
+                    self._choose(key, trial, program)
+        return out
+
+    def _choose(self, key: Any, trial: Trial, program: Program) -> None:
+        """Keep what ``trial`` chose for the calls of ``key`` (``program``: the program
+        timed)."""
+        del self._trials[key]
+        self.stats["executor"], self.stats["chosen"] = trial.chosen, trial.why
+        if trial.chosen == EAGER:
+            self._faster_eagerly.add(key)
+            return
+        kept = trial.candidates[trial.chosen]
+        if kept is not program and self._programs.get((key, program.outcomes)) is program:
+            self._programs[(key, program.outcomes)] = kept
 
     def _replayed(self, cached: tuple, program: Program, out: list) -> Any:
         """The result of a replay of ``program`` (kept under ``cached``, its key and outcomes)
@@ -324,7 +393,8 @@ class Compiled:
 
     def _warm(self, key: Any, args: tuple) -> None:
         """Let calls like ``args`` (positional NumPy arrays and scalars, of key ``key``) take
-        the hot path of :meth:`__call__` to the program they try first.
+        the hot path of :meth:`__call__` to the program they try first (or to ``f``, where
+        calls of the key were measured faster run eagerly).
 
         The hot table is a shortcut of the full way, never more: it is filled
         under the lock from the programs as they are, and emptied wherever they
@@ -337,12 +407,15 @@ class Compiled:
         """
         with self._lock:
             program = None if key in self._eager else self._first(key)
-            if not isinstance(program, Program):  # none, or a program of tasks (Dask's)
+            if key in self._faster_eagerly:
+                hot = (None, None, self.f)
+            elif not isinstance(program, Program):  # none, or a program of tasks (Dask's)
                 return
-            # the key object it is stored under; a copy of the items, which another thread's
-            # replay may reorder meanwhile (iterating them then raises)
-            cached = next(k for k, p in list(self._programs.items()) if p is program)
-            hot = (cached, program, runner(program))
+            else:
+                # the key object it is stored under; a copy of the items, which another
+                # thread's replay may reorder meanwhile (iterating them then raises)
+                cached = next(k for k, p in list(self._programs.items()) if p is program)
+                hot = (cached, program, runner(program))
             types = tuple(map(type, args))
             if all(isinstance(a, (np.number, np.bool_)) for a in args):
                 self._hot[types] = hot
@@ -382,6 +455,8 @@ class Compiled:
             self._hot.clear()
             self._by_key.clear()
             self._retraces.clear()
+            self._trials.clear()
+            self._faster_eagerly.clear()
             self._bindings = None
             self._rebinds += 1
             if self._rebinds > self.max_programs:
@@ -517,14 +592,20 @@ class Compiled:
         if on_dask(inputs, program):
             return self._chunk(key, program, inputs, result)
         foreign = next((x for x in inputs if elsewhere(x)), None)
+        candidates = []
         if self.optimize:
-            program, self.stats["executor"] = for_executor(
-                optimize(program, fuse=False), asked(self.executor, foreign), self.fuse)
+            optimized = optimize(program, fuse=False)
+            program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
+            if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
+                candidates.append(("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0]))
         else:
-            self.stats["executor"] = "numpy"
+            executor = "numpy"
+        self.stats["executor"] = executor
         if foreign is not None:
             return self._retarget(key, program, foreign, args, kwargs, inputs)
         self._add(key, program)
+        if self.measure and not missed:
+            self._trials[key] = Trial([(executor, program), *candidates, (EAGER, None)])
         return result
 
     def _chunk(self, key: Any, program: Program, inputs: list, result: Any) -> Any:

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _support.executors import full_way_counted
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -89,7 +90,8 @@ def test_rosenbrock_replays_equal_eager(dtype):
 def test_branch_flip_retraces_and_then_replays_both_branches():
     inputs = [np.array([1.0, 2.0]), np.array([-3.0, 1.0]), np.array([2.0, 0.5]), np.array([-1.0, -1.0])]
     cf = _check(branchy, inputs)
-    assert cf.stats == {"traces": 2, "replays": 2, "misses": 2, "eager": 0, "executor": "numpy"}
+    assert cf.stats == {"traces": 2, "replays": 2, "misses": 2, "eager": 0, "executor": "numpy",
+                        "chosen": None}
 
 
 def test_loop_with_a_value_dependent_trip_count():
@@ -738,7 +740,8 @@ def test_a_gradient_through_maximum_is_traced_once_and_replayed():
     def loss(params, x, y):
         w1, w2 = params
         return np.sum((np.maximum(x @ w1, 0.0) @ w2 - y) ** 2)
-    compiled, eager = dualad.compile(reverse.value_and_grad(loss)), reverse.value_and_grad(loss)
+    compiled = dualad.compile(reverse.value_and_grad(loss), measure=False)  # every call a replay
+    eager = reverse.value_and_grad(loss)
     for step in range(15):
         x = rng.standard_normal((10, 5))
         if step == 7:
@@ -747,7 +750,8 @@ def test_a_gradient_through_maximum_is_traced_once_and_replayed():
         assert v == ve
         np.testing.assert_array_equal(g1, e1)
         np.testing.assert_array_equal(g2, e2)
-    assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0, "executor": "numpy"}
+    assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0, "executor": "numpy",
+                              "chosen": None}
 
 
 # -- what a program reads through names (issue 26) ----------------------------------------------
@@ -820,10 +824,11 @@ def _counts_its_calls(x):
 
 
 def test_a_name_the_function_assigns_itself_is_not_guarded():
-    compiled = dualad.compile(_counts_its_calls)
+    compiled = dualad.compile(_counts_its_calls, measure=False)  # counts replays, never eager calls
     for _ in range(5):
         compiled(np.ones(2))
-    assert compiled.stats == {"traces": 1, "replays": 4, "misses": 0, "eager": 0, "executor": "numpy"}
+    assert compiled.stats == {"traces": 1, "replays": 4, "misses": 0, "eager": 0, "executor": "numpy",
+                              "chosen": None}
 
 
 def test_names_rebound_at_every_call_make_the_function_run_eagerly_with_a_warning():
@@ -863,23 +868,15 @@ def test_compiled_functions_called_from_many_threads_equal_eager():
 
 
 # -- the hot path of a call (issue 27) ---------------------------------------------------------
-def _full_way_counted(compiled, monkeypatch):
-    """Count the calls that take the full way (``Compiled._call``) rather than the hot path."""
-    full = []
-    call = compiled._call
-    monkeypatch.setattr(compiled, "_call", lambda args, kwargs: full.append(args) or call(args, kwargs))
-    return full
-
-
 def test_calls_replayed_before_take_the_hot_path_at_each_signature(monkeypatch):
-    compiled = dualad.compile(lambda x, y: x * y + 1.0)
+    compiled = dualad.compile(lambda x, y: x * y + 1.0, measure=False)  # the hot path from the first replay
     calls = [(np.float64(2.0), np.float64(3.0)), (np.ones(2), np.ones(2)),
              (np.array(2.0), np.array(3.0)), (np.ones(3), np.ones(3))]
     for args in calls:
         compiled(*args)  # traced (each trace empties the hot table: the programs change)
     for args in calls:
         compiled(*args)  # replayed the full way
-    full = _full_way_counted(compiled, monkeypatch)
+    full = full_way_counted(compiled, monkeypatch)
     for args in calls:
         got, want = compiled(*args), args[0] * args[1] + 1.0
         assert type(got) is type(want) and np.shape(got) == np.shape(want) and np.all(got == want)
@@ -891,9 +888,9 @@ def test_calls_replayed_before_take_the_hot_path_at_each_signature(monkeypatch):
 
 def test_a_rebinding_is_seen_on_the_hot_path(monkeypatch):
     scale = 2.0
-    compiled, x = dualad.compile(lambda x: x * scale), np.arange(3.0)
+    compiled, x = dualad.compile(lambda x: x * scale, measure=False), np.arange(3.0)
     compiled(x), compiled(x)
-    full = _full_way_counted(compiled, monkeypatch)
+    full = full_way_counted(compiled, monkeypatch)
     np.testing.assert_array_equal(compiled(x), x * 2.0)
     assert full == []
     scale = 3.0
@@ -925,10 +922,10 @@ def test_a_closure_variable_deleted_is_seen_on_the_hot_path():
 
 
 def test_a_guard_missed_on_the_hot_path_moves_to_the_other_program(monkeypatch):
-    compiled = dualad.compile(_branchy)
+    compiled = dualad.compile(_branchy, measure=False)
     up, down = np.array([1.0, 2.0]), np.array([-1.0, 2.0])
     compiled(up), compiled(up)
-    full = _full_way_counted(compiled, monkeypatch)
+    full = full_way_counted(compiled, monkeypatch)
     assert compiled(down) == _branchy(down) and compiled.stats["misses"] == 1  # hot, missed, traced
     assert full == [] and compiled.stats["traces"] == 2
     assert compiled(down) == _branchy(down) and len(full) == 1  # the trace emptied the table

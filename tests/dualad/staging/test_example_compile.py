@@ -7,6 +7,7 @@ import pytest
 from _support.examples import load_example
 
 from dualad._program.passes import fusion
+from dualad._staging.choice import MOST
 
 
 def test_static_graph_example_replays_as_eager():
@@ -14,7 +15,9 @@ def test_static_graph_example_replays_as_eager():
     result = module.main(n=50, verbose=False)
     for graph in result.values():
         assert graph["worst"] == 0.0
-        assert graph["stats"]["eager"] == 0 and graph["stats"]["replays"] >= 4
+        stats = graph["stats"]  # one trace, then replays, and eager calls only as measured
+        assert stats["traces"] == 1 and stats["replays"] >= 4 and stats["chosen"] is not None
+        assert stats["eager"] <= 1 + MOST or stats["chosen"].startswith("eager")  # the eager calls timed
     assert result["gradient"]["after"] < result["gradient"]["before"]
 
 

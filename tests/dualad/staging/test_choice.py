@@ -1,0 +1,146 @@
+"""How a compiled function's calls run, chosen by timing them (issue 36: a compiled
+function is never slower than the function itself): dualad/_staging/choice.py.
+
+The timings are real; each test makes one way slower than the other by a sleep of
+milliseconds, far beyond what the way itself costs, so the choice is certain."""
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+from _support.executors import full_way_counted
+
+import dualad
+from dualad._program.executors import numba as numba_executor
+from dualad._program.lowering import LoopNest
+from dualad._staging import compile as compile_module
+from dualad._staging.choice import MOST
+
+SLOW = 5e-3  # seconds a slowed way sleeps: far beyond any of these calls' own cost
+
+
+def _slowed(run):
+    def slow(*inputs):
+        time.sleep(SLOW)
+        return run(*inputs)
+    return slow
+
+
+def _calls_until_chosen(compiled, *args, want):
+    for _ in range(4 * MOST + 8):
+        np.testing.assert_array_equal(compiled(*args), want)
+        if compiled.stats["chosen"] is not None:
+            return
+    raise AssertionError(f"nothing chosen: {compiled.stats}")
+
+
+def test_a_program_that_loses_to_eager_stops_being_replayed(monkeypatch):
+    """Replays slowed by a sleep: the calls after the trial run f, without a warning,
+    take the hot path, and count as eager."""
+    real = compile_module.runner
+    monkeypatch.setattr(compile_module, "runner", lambda program: _slowed(real(program)))
+    compiled, x = dualad.compile(lambda x: np.sin(x) * 2.0), np.linspace(0.0, 1.0, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _calls_until_chosen(compiled, x, want=np.sin(x) * 2.0)
+        assert compiled.stats["executor"] == "eager" and compiled.stats["chosen"].startswith("eager: ")
+        replays, eager = compiled.stats["replays"], compiled.stats["eager"]
+        compiled(x)  # the full way, which fills the hot path
+        full = full_way_counted(compiled, monkeypatch)
+        for _ in range(3):
+            np.testing.assert_array_equal(compiled(x), np.sin(x) * 2.0)
+    assert full == []  # the hot path, to f itself
+    assert compiled.stats["replays"] == replays and compiled.stats["eager"] == eager + 4
+
+
+def test_a_replay_faster_than_eager_is_kept_and_takes_the_hot_path():
+    def f(x):
+        time.sleep(SLOW)  # in eager calls and in the trace, never in a replay
+        return np.cos(x) + x
+    compiled, x = dualad.compile(f), np.linspace(0.0, 1.0, 4)
+    _calls_until_chosen(compiled, x, want=np.cos(x) + x)
+    assert compiled.stats["executor"] == "numpy" and compiled.stats["chosen"].startswith("numpy: ")
+    assert "eager calls" in compiled.stats["chosen"]
+    eager = compiled.stats["eager"]
+    assert eager >= 2  # the eager calls timed
+    start = time.perf_counter()
+    for _ in range(5):
+        np.testing.assert_array_equal(compiled(x), np.cos(x) + x)
+    assert compiled.stats["eager"] == eager and time.perf_counter() - start < 5 * SLOW
+
+
+@pytest.mark.skipif(not numba_executor.available(), reason="needs Numba")
+def test_kernels_chosen_for_a_program_are_measured_against_numpys_calls(monkeypatch):
+    """A program lowered to Numba's kernels by itself (not asked for) is timed against the
+    same program replayed by NumPy's calls; where those are faster they are kept."""
+    real = compile_module.runner
+
+    def runner(program):
+        kernels = any(type(step.prim) is LoopNest for step in program.eqns)
+        return _slowed(real(program)) if kernels else real(program)
+    monkeypatch.setattr(compile_module, "runner", runner)
+
+    def chain(x):
+        if type(x) is np.ndarray:  # an eager call (a trace sees a traced value): slowed too
+            time.sleep(SLOW)
+        for _ in range(12):
+            x = np.sin(x) * 1.5 + 0.25
+        return x
+    x = np.linspace(0.1, 0.9, 16)
+    compiled = dualad.compile(chain)
+    compiled(x)
+    assert compiled.stats["executor"] == "numba"
+    _calls_until_chosen(compiled, x, want=dualad.compile(chain, executor="numpy", measure=False)(x))
+    assert compiled.stats["executor"] == "numpy", compiled.stats["chosen"]
+    assert "replays (numba)" in compiled.stats["chosen"] and "replays (numpy)" in compiled.stats["chosen"]
+    assert not any(type(step.prim) is LoopNest for step in compiled.program(x).eqns)
+
+
+@pytest.mark.skipif(not numba_executor.available(), reason="needs Numba")
+def test_kernels_asked_for_are_not_measured_against_numpys_calls():
+    def chain(x):
+        for _ in range(12):
+            x = np.sin(x) * 1.5 + 0.25
+        return x
+    compiled, x = dualad.compile(chain, executor="numba"), np.linspace(0.1, 0.9, 16)
+    for _ in range(4 * MOST + 8):
+        compiled(x)
+    assert compiled.stats["chosen"] is not None and "replays (numpy)" not in compiled.stats["chosen"]
+
+
+def test_measure_false_replays_every_call():
+    compiled, x = dualad.compile(lambda x: x * 3.0, measure=False), np.ones(3)
+    for _ in range(4 * MOST + 8):
+        compiled(x)
+    assert compiled.stats["eager"] == 0 and compiled.stats["chosen"] is None
+    assert compiled.stats["replays"] == 4 * MOST + 7
+
+
+def test_a_guard_that_misses_while_calls_are_timed_gives_the_other_branch():
+    def f(x):
+        return np.sum(x * x) if x[0] > 0 else np.sum(-x)
+    compiled, up, down = dualad.compile(f), np.array([1.0, 2.0]), np.array([-1.0, 2.0])
+    for i in range(4 * MOST + 8):
+        x = down if i % 3 == 2 else up
+        assert compiled(x) == f(x)
+    assert compiled.stats["traces"] == 2
+
+
+def test_a_side_effect_of_f_happens_in_the_calls_run_eagerly(monkeypatch):
+    """What the docstring says: side effects happen at a trace and in calls run eagerly,
+    the timed ones among them."""
+    seen = []
+
+    def f(x):
+        seen.append(1)
+        return x + 1.0
+    compiled = dualad.compile(f)
+    for _ in range(4 * MOST + 8):
+        compiled(np.ones(2))
+    assert len(seen) == 1 + compiled.stats["eager"]
+
+
+def test_measure_must_be_a_bool():
+    with pytest.raises(TypeError, match="measure must be True or False, got 'yes'"):
+        dualad.compile(lambda x: x, measure="yes")
