@@ -1,17 +1,19 @@
-"""ADBench's GMM, bundle adjustment and LSTM (issue 36): each derivative over its objective.
+"""ADBench's GMM, bundle adjustment, hand tracking and LSTM (issue 36): each derivative over
+its objective.
 
 The problems, their data and their derivatives in dualad are in ``benchmarks/adbench/``
 (one module each, written as ADBench's authors wrote them). Each class times the
 objective and the derivative, eager (``mode="eager"``: the objective on plain NumPy
-arrays, the derivative by ``reverse.grad``, ``vmap(jacfwd)`` or ``sparse_jacfwd``) and
-under ``dualad.jit`` (``mode="jit"``: both traced once, in ``setup``, and replayed).
-``track_*_over_objective`` is the derivative over the objective on plain NumPy arrays
-in both modes (ADBench's measure, the same denominator for both), and
-``track_objective_over_numpy`` the objective of that mode over the same (1 when eager;
-under ``jit``, what a replay costs against NumPy). ``track_first_calls_over_objective``
-is the derivative's first two calls (``jit``: the trace and the first replay) over the
-objective. The same problems beside JAX and PyTorch: ``python -m benchmarks.compare
---only gmm ba lstm``; the figures: benchmarks/README.md, "ADBench (issue 36)".
+arrays, the derivative by ``reverse.grad``, ``jacfwd``, ``vmap(jacfwd)`` or
+``sparse_jacfwd``) and under ``dualad.jit`` (``mode="jit"``: both traced once, in
+``setup``, and replayed). ``track_*_over_objective`` is the derivative over the
+objective on plain NumPy arrays in both modes (ADBench's measure, the same denominator
+for both), and ``track_objective_over_numpy`` the objective of that mode over the same
+(1 when eager; under ``jit``, what a replay costs against NumPy).
+``track_first_calls_over_objective`` is the derivative's first two calls (``jit``: the
+trace and the first replay) over the objective. The same problems beside JAX and
+PyTorch: ``python -m benchmarks.compare --only gmm ba hand lstm``; the figures:
+benchmarks/README.md, "ADBench (issue 36)".
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 
 import dualad
 
-from .adbench import ba, gmm, lstm
+from .adbench import ba, gmm, hand, lstm
 from .common import best_seconds, ratio, speed_ratio
 
 MODES = ["eager", "jit"]
@@ -93,7 +95,41 @@ def _colors(size: str) -> int:
     return int(dualad.color_columns(pattern).max()) + 1
 
 
-class BundleAdjustmentJacobian:
+class _JacobianOfObjective:
+    """What BA and hand tracking share: an objective on plain NumPy arrays, the objective of
+    the mode (that one, or it under ``dualad.jit``, traced in ``setup``) and a Jacobian,
+    timed and over the objective on plain NumPy arrays. Subclasses set ``params`` (the
+    mode last) and ``build(*params) -> (numpy objective, mode's objective, jacobian)``,
+    each a callable of no arguments."""
+
+    timeout = 600
+
+    def setup(self, *params):
+        self.numpy, self.objective, self.jacobian = self.build(*params)
+        if params[-1] == "jit":
+            self.objective()
+        self.first_calls = _first_two_calls(self.jacobian)
+
+    def time_objective(self, *params):
+        self.objective()
+
+    def time_jacobian(self, *params):
+        self.jacobian()
+
+    @ratio
+    def track_jacobian_over_objective(self, *params):
+        return speed_ratio(self.jacobian, self.numpy, repeat=5)
+
+    @ratio
+    def track_objective_over_numpy(self, *params):
+        return speed_ratio(self.objective, self.numpy)
+
+    @ratio
+    def track_first_calls_over_objective(self, *params):
+        return self.first_calls / best_seconds(self.numpy)
+
+
+class BundleAdjustmentJacobian(_JacobianOfObjective):
     """ADBench's bundle adjustment (16 cameras, 2,000 points, 8,000 observations; ADBench's
     ba1: 49, 7,776, 31,843): the sparse Jacobian of all residuals, as a CSR matrix, by
     ``sparse_jacfwd`` of the residual of all parameters, or by ``vmap(jacfwd)`` over
@@ -105,45 +141,47 @@ class BundleAdjustmentJacobian:
 
     params = [list(ba.SIZES), ["sparse_jacfwd", "vmap_jacfwd"], MODES]
     param_names = ["size", "method", "mode"]
-    timeout = 600
 
-    def setup(self, size, method, mode):
+    def build(self, size, method, mode):
         if method == "sparse_jacfwd" and mode == "jit":
             raise NotImplementedError("dualad.jit(sparse_jacfwd(f)) refuses its traced point")
         inp = ba.data(*ba.SIZES[size])
-        self.numpy = lambda: ba.objective(inp)
-        if mode == "eager":
-            self.objective = self.numpy
-        else:
-            objective = dualad.jit(ba.ba_objective)
-            self.objective = lambda: objective(*inp)
-            self.objective()
-        self.jacobian = (ba.sparse_jacobian(inp) if method == "sparse_jacfwd"
-                         else ba.vmap_jacobian(inp, compiled=mode == "jit"))
-        self.first_calls = _first_two_calls(self.jacobian)
-
-    def time_objective(self, size, method, mode):
-        self.objective()
-
-    def time_jacobian(self, size, method, mode):
-        self.jacobian()
-
-    @ratio
-    def track_jacobian_over_objective(self, size, method, mode):
-        return speed_ratio(self.jacobian, self.numpy, repeat=5)
-
-    @ratio
-    def track_objective_over_numpy(self, size, method, mode):
-        return speed_ratio(self.objective, self.numpy)
-
-    @ratio
-    def track_first_calls_over_objective(self, size, method, mode):
-        return self.first_calls / best_seconds(self.numpy)
+        compiled = dualad.jit(ba.ba_objective)
+        numpy = functools.partial(ba.objective, inp)
+        objective = numpy if mode == "eager" else lambda: compiled(*inp)
+        jacobian = (ba.sparse_jacobian(inp) if method == "sparse_jacfwd"
+                    else ba.vmap_jacobian(inp, compiled=mode == "jit"))
+        return numpy, objective, jacobian
 
     def track_directions(self, size, method, mode):
         return _colors(size) if method == "sparse_jacfwd" else ba.N_CAM_PARAMS + 3 + 1
 
     track_directions.unit = "directions"
+
+
+class HandJacobian(_JacobianOfObjective):
+    """ADBench's hand tracking (22 bones, 544 vertices; ADBench's hand1, 100 correspondences,
+    and hand7, 3,200), ``simple`` (each point's vertex) or ``complicated`` (each point on
+    a triangle, placed by two more parameters): the Jacobian of all ``3 n`` residuals.
+    ``jacfwd``: with respect to the 26 ``theta`` in one pass of 26 directions, and for
+    ``complicated`` the ``us`` blocks by ``vmap(jacfwd)`` over points (ADBench's compact
+    ``3 n x 28``); ``sparse_jacfwd``: of the complicated residual of all ``2 n + 26``
+    parameters, a CSR matrix (not run for ``simple``, whose Jacobian is dense in its 26
+    columns, nor under ``jit``, which refuses to wrap it). Best published Jacobian /
+    objective ratio: about 33 (issue 36)."""
+
+    params = [list(hand.SIZES), ["simple", "complicated"], ["jacfwd", "sparse_jacfwd"], MODES]
+    param_names = ["size", "kind", "method", "mode"]
+
+    def build(self, size, kind, method, mode):
+        if method == "sparse_jacfwd" and (kind == "simple" or mode == "jit"):
+            raise NotImplementedError("sparse_jacfwd: the complicated Jacobian, eager only")
+        inp = hand.data(hand.SIZES[size], kind == "complicated")
+        numpy = functools.partial(hand.objective, inp)
+        objective = numpy if mode == "eager" else hand.compiled_objective(inp)
+        jacobian = (hand.sparse_jacobian(inp) if method == "sparse_jacfwd"
+                    else hand.jacobian(inp, compiled=mode == "jit"))
+        return numpy, objective, jacobian
 
 
 class LSTMGradient(_GradientOfObjective):

@@ -44,13 +44,16 @@ Workloads (rows):
   library's gradient and H v (baseline: SciPy's hand-written ``rosen_der`` and
   ``rosen_hess_prod``), and ``mixed.newton_cg`` (row ``mixed.newton_cg``, op ``own``).
   A solve that stops short of the tolerance is printed;
-- ``gmm``, ``ba``, ``lstm``: ADBench's problems (``benchmarks/adbench``, the data of
-  each size made by its generator), in dualad eager and under ``dualad.jit`` (the
+- ``gmm``, ``ba``, ``hand``, ``lstm``: ADBench's problems (``benchmarks/adbench``, the
+  data of each size made by its generator), in dualad eager and under ``dualad.jit`` (the
   ``dualad.compile[auto]`` column), ``jax.jit``, ``torch`` and ``torch.compile``, each
   with its library's namespace (a shim of NumPy's names for torch): ``objective``, then
-  ``gradient`` (GMM, LSTM) or the Jacobian as a CSR matrix (BA: ``jacobian`` from
-  ``vmap(jacfwd)`` blocks over observations in every library, ``sparse jacobian`` from
-  dualad's ``sparse_jacfwd``, checked against dualad's ``jacobian``). Every result is
+  ``gradient`` (GMM, LSTM) or the Jacobian (BA: as a CSR matrix, ``jacobian`` from
+  ``vmap(jacfwd)`` blocks over observations in every library; hand tracking, simple and
+  complicated at each size: ``jacobian`` by ``jacfwd`` of the 26 ``theta``, and for
+  complicated ``vmap(jacfwd)`` of each point's two ``us``, in every library; both:
+  ``sparse jacobian`` from dualad's ``sparse_jacfwd``, checked against dualad's
+  ``jacobian``). Every result is
   checked to ``ADBENCH_RTOL`` = 1e-10 of dualad's; each derivative over the same
   library's objective is printed below the table. ``--quick`` runs the smallest size.
   Cells a library leaves out on purpose are printed as ``not run:`` with the reason.
@@ -96,6 +99,7 @@ import numpy as np
 
 from .adbench import ba as _ba
 from .adbench import gmm as _gmm
+from .adbench import hand as _hand
 from .adbench import lstm as _lstm
 from .common import CHAIN_OPS as _CHAIN_OPS
 from .common import (
@@ -129,9 +133,12 @@ _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # ADBench's problems (benchmarks/adbench): the ops of each, and how close every library's
 # result must be to dualad's (relative to its largest number)
 ADBENCH_OPS = {"gmm": ("objective", "gradient"), "ba": ("objective", "jacobian", "sparse jacobian"),
-               "lstm": ("objective", "gradient")}
+               "hand": ("objective", "jacobian", "sparse jacobian"), "lstm": ("objective", "gradient")}
 ADBENCH_RTOL = 1e-10
 JAX_LSTM_CHARACTERS = 128  # jax.jit's LSTM objective is compiled up to this many characters
+SPARSE_UNDER_JIT = ("dualad.jit(sparse_jacfwd(f)) refuses its traced point (TypeError: x must be a 1-d "
+                    "floating NumPy array, got Tracer); sparse_jacfwd compiles its own pass from its "
+                    "second call, so the dualad column is that replay")
 NOT_RUN: list[str] = []  # "library: workload what: why", for cells left out on purpose
 
 
@@ -259,6 +266,9 @@ class NumPy(Library):
     def ba(self, inp):
         return {"f": lambda: _ba.objective(inp)}
 
+    def hand(self, inp):
+        return {"f": lambda: _hand.objective(inp)}
+
     def lstm(self, inp):
         return {"f": lambda: _lstm.objective(inp)}
 
@@ -338,6 +348,12 @@ class Dualad(Library):
         return {"objective": lambda: _ba.objective(inp), "jacobian": _ba.vmap_jacobian(inp),
                 "sparse jacobian": _ba.sparse_jacobian(inp)}
 
+    def hand(self, inp):
+        ops = {"objective": lambda: _hand.objective(inp), "jacobian": _hand.jacobian(inp)}
+        if inp.us is not None:
+            ops["sparse jacobian"] = _hand.sparse_jacobian(inp)
+        return ops
+
     def lstm(self, inp):
         return {"objective": lambda: _lstm.objective(inp), "gradient": lambda: _lstm.gradient(*inp)}
 
@@ -376,7 +392,7 @@ class DualadCompiled(Dualad):
         return {"vgh": lambda: vgh(x, y)}
 
     newton = newton_own = None  # the Newton row times SciPy's and our solvers, not a program
-    gmm = ba = lstm = None  # ADBench's problems run under dualad.jit only (DualadAuto)
+    gmm = ba = hand = lstm = None  # ADBench's problems run under dualad.jit only (DualadAuto)
 
 
 class DualadNumba(DualadCompiled):
@@ -403,10 +419,13 @@ class DualadAuto(DualadCompiled):
 
     def ba(self, inp):
         objective = self.compile(_ba.ba_objective)
-        not_run(self.name, "ba", "sparse jacobian", "dualad.jit(sparse_jacfwd(f)) refuses its traced point "
-                "(TypeError: x must be a 1-d floating NumPy array, got Tracer); sparse_jacfwd "
-                "compiles its own pass from its second call, so the dualad column is that replay")
+        not_run(self.name, "ba", "sparse jacobian", SPARSE_UNDER_JIT)
         return {"objective": lambda: objective(*inp), "jacobian": _ba.vmap_jacobian(inp, compiled=True)}
+
+    def hand(self, inp):
+        if inp.us is not None:
+            not_run(self.name, "hand", "sparse jacobian", SPARSE_UNDER_JIT)
+        return {"objective": _hand.compiled_objective(inp), "jacobian": _hand.jacobian(inp, compiled=True)}
 
     def lstm(self, inp):
         objective, gradient = _lstm.compiled_objective(), _lstm.compiled_gradient()
@@ -506,6 +525,13 @@ class JaxJit(Jax):
         run = self._run(blocks, *args)
         return {"objective": self._run(objective, *args), "jacobian": lambda: _ba.to_csr(run(), *sizes)}
 
+    def hand(self, inp):
+        jax, jnp = self.jax, self.jnp
+        objective, jacobian, arrays = _hand_in(inp, jnp, jax.jacfwd, jax.vmap)
+        args = self.put(arrays)
+        return {"objective": self._run(jax.jit(objective), *args),
+                "jacobian": self._run(jax.jit(jacobian), *args)}
+
     def lstm(self, inp):
         jax, jnp = self.jax, self.jnp
         why = ("XLA's compile of the unrolled loop grows faster than the characters "
@@ -594,6 +620,24 @@ class TorchFunc(_Torch):
         return {"vgh": self._run(lambda: (f(xy), grad(f)(xy), hessian(f)(xy)))}
 
 
+def _hand_in(inp, xp, jacfwd, vmap) -> tuple[Callable, Callable, tuple]:
+    """A hand input's objective and Jacobian (``hand.jacobians`` by the library's ``jacfwd``
+    and ``vmap``), as functions of its arrays only, and those arrays (NumPy's): the
+    model's arrays go after the others, and its parents (Python ints, which ``jax.jit``
+    would trace) are closed over."""
+    simple, compact = _hand.jacobians(jacfwd, vmap, xp)
+    objective, fields = _hand.for_kind(inp, _hand.hand_objective, _hand.hand_objective_complicated)
+    jacobian = simple if inp.us is None else compact
+    k = len(fields) - 3  # theta, or us and theta, before the model
+    parents = inp.model.parents
+
+    def of_arrays(fn, **kwargs):
+        def f(*arrays):
+            return fn(*arrays[:k], _hand.HandModel(parents, *arrays[k + 2:]), *arrays[k:k + 2], **kwargs)
+        return f
+    return of_arrays(objective, xp=xp), of_arrays(jacobian), (*fields[:k], *fields[k + 1:], *inp.model[1:])
+
+
 def _torch_numpy(torch) -> SimpleNamespace:
     """The NumPy functions ADBench's problems call, as torch's (NumPy's names and arguments)."""
     def sum_(x, axis=None, keepdims=False):
@@ -657,6 +701,17 @@ class TorchEager(_Torch):
                 return objective(*args)
         return {"objective": self._run(plain_objective),
                 "jacobian": self._run(lambda: _ba.to_csr(blocks(*args), *sizes))}
+
+    def hand(self, inp):
+        from torch.func import jacfwd, vmap
+        torch = self.torch
+        objective, jacobian, arrays = _hand_in(inp, _torch_numpy(torch), jacfwd, vmap)
+        objective, jacobian, args = self._wrap(objective), self._wrap(jacobian), self.put(arrays)
+
+        def plain_objective():
+            with torch.no_grad():
+                return objective(*args)
+        return {"objective": self._run(plain_objective), "jacobian": self._run(jacobian, *args)}
 
     def lstm(self, inp):
         xp = _torch_numpy(self.torch)
@@ -737,6 +792,12 @@ class TorchCompile(TorchEager):
                 "vmap(grad) fails (TorchRuntimeError, an INTERNAL ASSERT in _fw_primal), and once it "
                 "has, a garbage collection turns autograd off in the process: later .backward() calls fail")
         return {"objective": super().ba(inp)["objective"]}
+
+    def hand(self, inp):
+        not_run(self.name, "hand", "jacobian", "torch.compile of torch.func's jacfwd crashed the "
+                "process (SIGSEGV) after 6 minutes of compiling, at hand1-c100 simple (benchmarks/README.md, "
+                "ADBench)")
+        return {"objective": super().hand(inp)["objective"]}
 
     def lstm(self, inp):
         not_run(self.name, "lstm", "objective and gradient", "Dynamo and Inductor compile the unrolled "
@@ -1027,30 +1088,40 @@ class Runner:
             del built, args
 
     def adbench(self, problem: str, quick: bool) -> None:
-        """One of ADBench's problems at its sizes (the smallest with ``quick``): the objective,
-        then each derivative, every result within ``ADBENCH_RTOL`` of dualad's."""
-        module = {"gmm": _gmm, "ba": _ba, "lstm": _lstm}[problem]
+        """One of ADBench's problems at its sizes (the smallest with ``quick``; hand tracking
+        simple and complicated at each): the objective, then each derivative, every result
+        within ``ADBENCH_RTOL`` of dualad's."""
+        module = {"gmm": _gmm, "ba": _ba, "hand": _hand, "lstm": _lstm}[problem]
         for label, dims in list(module.SIZES.items())[:1 if quick else None]:
-            built = self.build(problem, module.data(*dims))
-            results = {op: self.row(problem, dims[-1], label, built, op, rtol=ADBENCH_RTOL)
-                       for op in ADBENCH_OPS[problem]}
-            if problem == "ba":
-                self._same_jacobian(results["jacobian"], results["sparse jacobian"])
-            del built, results
+            if problem == "hand":
+                cases = [(f"{label} {kind}", dims, _hand.data(dims, kind == "complicated"))
+                         for kind in ("simple", "complicated")]
+            else:
+                cases = [(label, dims[-1], module.data(*dims))]
+            for name, n, inp in cases:
+                built = self.build(problem, inp)
+                results = {op: self.row(problem, n, name, built, op, rtol=ADBENCH_RTOL)
+                           for op in ADBENCH_OPS[problem] if any(op in ops for ops in built.values())}
+                if "sparse jacobian" in results:
+                    self._same_jacobian(results["jacobian"], results["sparse jacobian"],
+                                        _hand.to_csr if problem == "hand" else None)
+                del built, results
 
-    def _same_jacobian(self, by_blocks: dict, sparse: dict) -> None:
-        """Check dualad's ``sparse_jacfwd`` matrix against its ``vmap(jacfwd)`` one (the row
-        before), which the peers are checked against: no peer has a sparse Jacobian."""
+    def _same_jacobian(self, by_blocks: dict, sparse: dict, as_matrix: Callable | None) -> None:
+        """Check dualad's ``sparse_jacfwd`` matrix against its Jacobian by ``jacfwd`` or
+        ``vmap(jacfwd)`` (the row before; ``as_matrix`` makes its blocks a CSR matrix, where
+        they are not one), which the peers are checked against: no peer has a sparse Jacobian."""
         cell = self.rows[-1]["libraries"].get("dualad")
         if cell is None or any("value" not in r.get("dualad", {}) for r in (by_blocks, sparse)):
             return
         want, got = by_blocks["dualad"]["value"], sparse["dualad"]["value"]
+        want = want if as_matrix is None else as_matrix(want)
         scale, err = abs(want).max(), abs(got - want).max()
         if got.shape == want.shape and err <= ADBENCH_RTOL * scale:
             cell["cross_check"] = "equals the jacobian row's"
         else:
             cell["check"] = f"MISMATCH: max |diff| {err:.3g} from the jacobian row's (max {scale:.3g})"
-            print(f"  ba {self.rows[-1]['label']} sparse jacobian: {cell['check']}")
+            print(f"  {self.rows[-1]['workload']} {self.rows[-1]['label']} sparse jacobian: {cell['check']}")
 
     def hessian50(self):
         f = _hessian50_function()
@@ -1292,7 +1363,7 @@ def main(argv=None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--sizes", type=int, nargs="+", help="N for rosenbrock and mlp")
     parser.add_argument("--only", nargs="+", help="workloads to run (chain rosenbrock mlp "
-                        "hessian50 scalar newton gmm ba lstm); default: all")
+                        "hessian50 scalar newton gmm ba hand lstm); default: all")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch / XLA threads, and CPUs the process is pinned to (default 1)")
     parser.add_argument("--peers", nargs="+", metavar="NAME",
