@@ -1,9 +1,12 @@
 """The ordinary executor: a program replayed as straight-line Python generated once.
 
-One local per slot, one ``impl`` call per primitive (a ufunc writing into a
-buffer of the memory plan where it has one), one comparison per guard: a
-replay costs a function call per primitive and nothing else (no ``bind``, no
-value types, no user Python).
+One local per slot, one call per primitive (of the NumPy ufunc its entry
+declares it equal to, writing into a buffer of the memory plan where it has
+one; else of its ``impl``), one comparison per guard: a replay costs a
+function call per primitive and nothing else (no ``bind``, no value types,
+no user Python). Calling the ufunc itself saves the impl's frame: on ADBench's
+LSTM objective (7,888 steps on vectors of 14) the replay went from 1.56x to
+1.23x NumPy's own calls (benchmarks/README.md, "ADBench (issue 36)").
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ def generate(program: Any) -> Callable:
         if step.outs[0] in memory.slots:  # a NumPy ufunc writing into its buffer
             env[f"_u{n}"] = ufunc_of(step)
             body.append(f"t{step.outs[0]} = _u{n}({operands}, out=_b[{memory.slots[step.outs[0]]}])")
+            continue
+        ufunc = ufunc_of(step)
+        if ufunc is not None and not step.prim.takes_out:  # the ufunc itself: no impl's frame between
+            env[f"_u{n}"] = ufunc
+            body.append(f"t{step.outs[0]} = _u{n}({operands})")
             continue
         if step.params:
             env[f"_p{n}"] = step.params
