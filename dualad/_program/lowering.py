@@ -160,11 +160,15 @@ class _Group:
         self.shape, self.steps, self.late, self.open = shape, [], set(), True
 
 
-def lower(program: Any, emit: Callable, keep: Callable | None = None) -> Any:
+def lower(program: Any, emit: Callable, keep: Callable | None = None,
+          screen: Callable | None = None) -> Any:
     """``program`` with each group of its steps (see the module's docstring) as one
     :class:`LoopNest` step, whose ``run`` is ``emit(nest)``, where the group has
     ``MIN_STEPS`` steps and ``keep(nest)`` (if given) holds; ``program`` itself where
-    no group is lowered.
+    no group is lowered. ``screen(shape, steps)``, if given, is False for a group of
+    ``steps`` steps over ``shape`` whose nest ``keep`` could not hold: its nest is not
+    built (on ADBench's LSTM, 763 small nests built to be refused were half of the
+    first call).
 
     Examples
     --------
@@ -234,7 +238,8 @@ def lower(program: Any, emit: Callable, keep: Callable | None = None) -> Any:
         if type(item) is not _Group:
             out_steps.append(item)
             continue
-        step = _nest(program, item, views, read_by) if len(item.steps) >= MIN_STEPS else None
+        wanted = len(item.steps) >= MIN_STEPS and (screen is None or screen(item.shape, len(item.steps)))
+        step = _nest(program, item, views, read_by) if wanted else None
         if step is None or (keep is not None and not keep(step.prim)):
             out_steps.extend(item.steps)
             continue

@@ -111,7 +111,7 @@ def lowered(program: Any, forced: bool = False) -> Any:
     # start: its kernels do not check their results
     checks = not any(step.prim.effect for step in program.eqns)
     out = lower(program, lambda nest: FirstRun(nest, functools.partial(_build, checks=checks)),
-                keep=None if forced else _pays)
+                keep=None if forced else _pays, screen=None if forced else _may_pay)
     if out is program:
         return None
     if any(_checked(e.prim, checks) for e in out.eqns if type(e.prim) is LoopNest):
@@ -143,6 +143,12 @@ def _pays(nest: LoopNest) -> bool:
     numpys = sum(_NS.get(op.ufunc, (0.0, _EXACT_NS))[1] + _PASS_NS
                  for op in nest.ops) + _PASS_NS * (len(nest.sums) + 2 * len(nest.scatters))
     return ours < numpys
+
+
+def _may_pay(shape: tuple, steps: int) -> bool:
+    """Whether a nest of at most ``steps`` operations over ``shape`` may pass :func:`_pays`
+    (a nest has an operation per step of its group, less its sums and scatters)."""
+    return math.prod(shape) >= MIN_SIZE or steps >= MIN_SCALAR_OPS
 
 
 # What a nest's call costs in a replay, in microseconds (a 2-core Xeon, Numba 0.68.1):

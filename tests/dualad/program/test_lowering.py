@@ -6,10 +6,13 @@ axes), and what stays an ordinary step. Structure only: no kernel is made here
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dualad
 import mixed
 import reverse
+from dualad._program import lowering
+from dualad._program.executors import numba as numba_executor
 from dualad._program.lowering import LoopNest, lower
 
 
@@ -140,3 +143,24 @@ def test_a_step_reading_its_groups_sum_starts_another_group():
 def test_nothing_to_lower_leaves_the_program_itself():
     program = dualad.compile(lambda x, w: w @ x, executor="numpy").program(np.ones(3), np.ones((2, 3)))
     assert lower(program, emit=lambda nest: None) is program
+
+
+@pytest.mark.skipif(not numba_executor.available(), reason="needs Numba (the test extra has it)")
+def test_a_group_the_screen_refuses_is_never_built_into_a_nest(monkeypatch):
+    """Numba's executor screens groups by size and length before building their nests (a
+    short chain on a few numbers cannot pay for a kernel), so a program of such groups
+    costs no nest at all; a longer chain is still built and weighed."""
+    built = []
+    nest = lowering._nest
+    monkeypatch.setattr(lowering, "_nest", lambda *a: built.append(a) or nest(*a))
+
+    def chain(x, n):
+        for _ in range(n):
+            x = np.tanh(x) * 0.5 + 1.0
+        return x
+    short = dualad.compile(chain, executor="numpy").program(np.ones(14), 2)
+    assert numba_executor.lowered(short) is None and built == []
+    assert lower(short, emit=lambda nest: None, keep=lambda nest: False) is short and len(built) == 1
+    long = dualad.compile(chain, executor="numpy").program(np.ones(14), numba_executor.MIN_SCALAR_OPS)
+    numba_executor.lowered(long)
+    assert len(built) == 2
