@@ -1193,15 +1193,18 @@ def pool_baselines(rows: list[dict]) -> None:
     those minima differ by up to 2x between the rows of one size, which would
     show as noise across ops. The pooled minimum is the best estimate of the
     baseline's cost; every ``over_baseline`` is recomputed from it (the row's
-    own value is kept as ``baseline_s_row``).
+    own value is kept as ``baseline_s_row``). ADBench's rows pool by label too:
+    hand tracking's simple and complicated objectives share a size, not a baseline.
     """
+    def key(r: dict) -> tuple:
+        return r["workload"], r["n"], r["baseline"], r["label"] if r["workload"] in ADBENCH_OPS else None
+
     best: dict[tuple, float] = {}
     for r in rows:
         if r["baseline_s"]:
-            k = (r["workload"], r["n"], r["baseline"])
-            best[k] = min(best.get(k, math.inf), r["baseline_s"])
+            best[key(r)] = min(best.get(key(r), math.inf), r["baseline_s"])
     for r in rows:
-        k = (r["workload"], r["n"], r["baseline"])
+        k = key(r)
         if k in best:
             r["baseline_s_row"], r["baseline_s"] = r["baseline_s"], best[k]
             for cell in r["libraries"].values():
@@ -1319,6 +1322,58 @@ def plot(rows: list[dict], names: list[str], path: Path) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return f"plot: {path}"
+
+
+ADBENCH = ("gmm", "ba", "hand", "lstm")  # ADBench's problems, in the order the paper gives them
+# the best derivative / objective ratio published for each (issue 36: ADBench's paper, arXiv 1807.10129)
+ADBENCH_BEST = {"gmm": 1.3, "ba": 10.0, "hand": 33.0, "lstm": 2.1}
+
+
+def plot_adbench(rows: list[dict], names: list[str], path: Path) -> str:
+    """ADBench's rows as bars: each derivative's time over the NumPy objective's (ADBench's
+    measure), per library, one panel per problem and size, with the best ratio published for
+    the problem (the chart of docs/guides/adbench.rst)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no ADBench plot"
+    panels: dict[tuple, list] = {}
+    for r in rows:
+        if r["workload"] in ADBENCH and r["op"] != "objective":
+            panels.setdefault((r["workload"], r["label"]), []).append(r)
+    if not panels:
+        return "no ADBench rows to plot"
+    libraries = [lib for lib in names if any(lib in r["libraries"] for rs in panels.values() for r in rs)]
+    colours = dict(zip(libraries, plt.get_cmap("tab10").colors))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 1.1 + 0.55 * sum(len(rs) for rs in panels.values())
+                                                      * len(libraries) / 3), squeeze=False)
+    for ax, ((workload, label), rs) in zip(axes[:, 0], panels.items()):
+        ticks = []
+        for i, r in enumerate(rs):
+            for j, lib in enumerate(libraries):
+                value = r["libraries"].get(lib, {}).get("over_baseline")
+                if value is not None:
+                    y = i * (len(libraries) + 1) + j
+                    ax.barh(y, value, color=colours[lib], label=lib)
+                    ax.text(value, y, f" {value:.3g}", va="center", fontsize=7)
+            ticks.append((i * (len(libraries) + 1) + (len(libraries) - 1) / 2, r["op"]))
+        ax.set_yticks([t for t, _ in ticks], [op for _, op in ticks])
+        ax.invert_yaxis()
+        ax.axvline(ADBENCH_BEST[workload], color="black", ls="--", lw=1, label="best published")
+        ax.set_title(f"{workload} {label}", fontsize=9, loc="left")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+    axes[-1, 0].set_xlabel("derivative time / NumPy objective time (lower is better)")
+    handles = {}
+    for ax in fig.axes:
+        for handle, lib in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lib, handle)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return f"ADBench plot: {path}"
 
 
 def pin_cpus(threads: int) -> list[int] | None:
@@ -1447,6 +1502,7 @@ def main(argv=None) -> int:
     (args.out / "compare.md").write_text(text + "\n\n" + "\n".join(notes + mismatches + errors) + "\n")
     print(f"saved: {args.out / 'compare.json'}, {args.out / 'compare.md'}")
     print(plot(runner.rows, names, args.out / "compare.png"))
+    print(plot_adbench(runner.rows, names, args.out / "adbench.png"))
     return 0
 
 
