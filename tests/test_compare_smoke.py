@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKLOADS = ["chain", "rosenbrock", "mlp", "hessian50", "scalar", "newton", "gmm", "ba", "lstm"]
+WORKLOADS = ["chain", "rosenbrock", "mlp", "hessian50", "scalar", "newton", "gmm", "ba", "hand", "lstm"]
 
 
 def _compare(*args, cwd=ROOT):
