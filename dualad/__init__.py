@@ -31,15 +31,18 @@ from dualad._sparse.detection import hessian_sparsity, jacobian_sparsity, sparsi
 from dualad._sparse.jacobian import SparseJacobian, sparse_jacfwd
 from dualad._staging.compile import Compiled, compile
 from dualad._staging.linearize import linear_transpose, linearize
-from dualad._table.entries import Primitive
+from dualad._table.entries import Primitive, seal_builtins
+
+seal_builtins()  # again: the implicit entries (custom_root, ...) load above ops, which sealed first
 
 jit = compile  # JAX's name for it; ``from dualad import *`` brings ``jit``, never a ``compile``
 # that would shadow Python's builtin.
 
 __all__ = ["Compiled", "Dual", "EscapedValueError", "HyperDual", "Primitive", "Program", "SparseJacobian",
-           "bind", "color_columns", "color_symmetric", "custom_linear_solve", "custom_root", "derivative", "extend", "hessian", "hessian_sparsity",
-           "jacfwd", "jacobian_sparsity", "jet", "jet_rules", "jit", "jvp", "linear_transpose", "linearize",
-           "ops", "register_numpy", "register_pytree_node", "sparse_jacfwd", "sparsity_rules", "vmap"]
+           "bind", "color_columns", "color_symmetric", "custom_linear_solve", "custom_root", "derivative",
+           "extend", "hessian", "hessian_sparsity", "jacfwd", "jacobian_sparsity", "jet", "jet_rules",
+           "jit", "jvp", "linear_transpose", "linearize", "ops", "register_numpy", "register_pytree_node",
+           "sparse_jacfwd", "sparsity_rules", "vmap"]
 __version__ = "0.1.0"
 
 # JAX's names for transforms that live in the layers above dualad.
@@ -48,8 +51,9 @@ _ELSEWHERE = {"grad": "reverse.grad", "value_and_grad": "reverse.value_and_grad"
 
 
 def __getattr__(name: str):
-    """``dualad.reverse`` and ``dualad.mixed`` on first use (see ``dualad._alias``)."""
-    if name in ("reverse", "mixed"):
+    """``dualad.reverse`` and ``dualad.mixed`` on first use (see ``dualad._alias``), and
+    ``dualad.scipy`` (which needs SciPy only when its functions are called)."""
+    if name in ("reverse", "mixed", "scipy"):
         return importlib.import_module(f"dualad.{name}")
     if name in _ELSEWHERE:
         raise AttributeError(f"module 'dualad' has no attribute {name!r}: dualad is forward mode; "

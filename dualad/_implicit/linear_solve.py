@@ -21,6 +21,7 @@ from dualad._base.core import bind
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.operators import Matvec, Transposed, pullback
+from dualad._primitives.elementwise import negative, subtract
 from dualad._table.entries import custom
 
 __all__ = ["custom_linear_solve", "linear_solve", "solution"]
@@ -56,7 +57,7 @@ def _jvp(primals, tangents, ans, **params):
         operator = params["operator"]
         _, dax = jvp(lambda *th: operator(*_put(theta, moved, th))(ans),
                      tuple(theta[i] for i in moved), tuple(t_theta[i] for i in moved))
-        rhs = -dax if rhs is None else rhs - dax
+        rhs = negative(dax) if rhs is None else subtract(rhs, dax)
     return bind(_linear_solve_p, rhs, *theta, **params)
 
 
@@ -70,7 +71,7 @@ def _vjp(g, ans, b, *theta, operator, transposed, solve, transpose_solve, closed
     if not theta:
         return (lam,)
     pull = pullback(lambda *th: operator(*th)(ans), tuple(theta), f"the VJP of {closed.who}")
-    return (lam, *pull(-lam))
+    return (lam, *pull(negative(lam)))
 
 
 _linear_solve_p = custom("custom_linear_solve", _impl, jvp=_jvp, vjp=_vjp)

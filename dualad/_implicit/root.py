@@ -25,6 +25,7 @@ from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.linear_solve import linear_solve, solution
 from dualad._implicit.operators import Jacobian, JacobianTranspose, pullback
+from dualad._primitives.elementwise import negative
 from dualad._table.entries import custom
 
 __all__ = ["custom_root", "implicit_root"]
@@ -57,7 +58,7 @@ def _jvp(primals, tangents, ans, *, f, solve, tangent_solve, symmetric, check):
     jac, jac_t = _operators(f, symmetric)
     dx = linear_solve(rhs, [ans, *theta], operator=jac, transposed=jac_t, solve=tangent_solve,
                       transpose_solve=tangent_solve, closed=f)
-    return -dx
+    return negative(dx)
 
 
 def _vjp(g, ans, x0, *theta, f, solve, tangent_solve, symmetric, check):
@@ -69,7 +70,7 @@ def _vjp(g, ans, x0, *theta, f, solve, tangent_solve, symmetric, check):
     lam = linear_solve(g, [ans, *theta], operator=jac_t, transposed=jac, solve=tangent_solve,
                        transpose_solve=tangent_solve, closed=f)
     pull = pullback(lambda *th: f.call(ans, th), tuple(theta), f"the VJP of {f.who}")
-    return (None, *pull(-lam))
+    return (None, *pull(negative(lam)))
 
 
 _root_p = custom("custom_root", _impl, jvp=_jvp, vjp=_vjp)

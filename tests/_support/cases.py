@@ -28,7 +28,7 @@ import pytest
 from hypothesis import strategies as st
 
 import dualad.numpy as dnp
-from dualad import ops
+from dualad import custom_linear_solve, custom_root, ops
 from dualad._base.shapes import raw, shape_of
 from dualad._table.entries import Elementwise
 from dualad.extend import REGISTRY, bind
@@ -1273,6 +1273,37 @@ elementwise("xlogy_zero_x", ops.xlogy, st.just(0.0), floats(0.2, 3), prims=("xlo
 elementwise("xlog1py_zero_x", ops.xlog1py, st.just(0.0), floats(-0.8, 3), prims=("xlog1py",),
             backends=SPECIAL_BACKENDS)
 elementwise("polygamma", lambda x: ops.polygamma(2, x), floats(0.3, 4), backends=SPECIAL_BACKENDS)
+
+
+# -- solutions as entries (dualad/_implicit/): the solver's numbers, the implicit derivative --------
+def _same_shape_args(*elements):
+    """Arrays of one shape, one per element strategy."""
+    return shapes().flatmap(lambda s: st.tuples(*[array(s, e) for e in elements])).map(lambda a: (a, {}))
+
+
+def _diagonal_solve(d, b):
+    """x with d * x = b, by a solver that sees only the product (and must not be differentiated)."""
+    return custom_linear_solve(lambda v: ops.multiply(d, v), b, lambda mv, r: r / mv(r * 0.0 + 1.0),
+                                      symmetric=True)
+
+
+def _cubic_root(d, c):
+    """The root of x**3 + d x - c (d > 0: one root), by Newton steps on plain arrays (the solver
+    closes over d and c too: it sees their numbers) and a diagonal tangent solve."""
+    def newton(f, x):
+        for _ in range(40):
+            x = x - f(x) / (3.0 * x * x + d)
+        return x
+    # ops, not operators: the rules call f on the root's plain array and d's derivative
+    # parts, and an array_api_strict array on the left refuses a value type
+    return custom_root(lambda x: ops.add(ops.power(x, 3), ops.multiply(d, x)) - c, c * 0.0, newton,
+                              lambda g, y: y / g(y * 0.0 + 1.0))
+
+
+case("custom_linear_solve", _diagonal_solve, _same_shape_args(floats(1, 3), floats(-2, 2)),
+     ("custom_linear_solve",))
+case("custom_root", _cubic_root, _same_shape_args(floats(1, 3), floats(-2, 2)),
+     ("custom_root",))
 
 
 # -- the default case of every elementwise entry that has none above ------------------------------

@@ -1,0 +1,293 @@
+"""``scipy.optimize``'s root finders and minimizers, whose solutions carry derivatives.
+
+Same signatures as SciPy's; each calls SciPy for the solve and returns SciPy's result
+with the solution (``x``, or ``root``) differentiable with respect to every value that
+``fun``, ``args`` (and ``jac``, ``hess``, ``bracket``, ...) hold, through
+:func:`dualad.custom_root`: ``root`` and ``root_scalar`` by the residual
+``F(x) = fun(x, *args) = 0``, ``minimize`` and ``minimize_scalar`` by the
+stationarity condition ``grad f(x) = 0`` (a symmetric system, solved with Hessian-vector
+products). The derivative takes one linear solve with ``dF/dx`` at the solution
+(dense up to 200 unknowns, Krylov beyond: :mod:`dualad.scipy._tangent`), never
+SciPy's iterations, and raises :class:`NotConvergedError` where SciPy did not
+converge. Bounds and constraints of ``minimize`` are not supported yet.
+
+Under ``vmap`` SciPy solves one element at a time, and the result's other fields are
+those of the last element's solve (``success`` is that of all of them).
+
+Examples
+--------
+>>> import numpy as np
+>>> import dualad
+>>> from dualad.scipy import optimize
+>>> def fit(a):   # the minimizer of (x - a)**2 + x**4: 2 (x - a) + 4 x**3 = 0
+...     return optimize.minimize(lambda x: ((x - a) ** 2 + x ** 4).sum(), np.zeros(1),
+...                              method="BFGS", options={"gtol": 1e-12}).x
+>>> x = fit(1.0)
+>>> dx = dualad.derivative(fit)(1.0)           # 2 / (2 + 12 x**2)
+>>> bool(np.allclose(dx, 2.0 / (2.0 + 12.0 * x ** 2)))
+True
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._base.backend import NUMPY_XP, scipy_module
+from dualad._base.checks import check_callable, check_differentiable
+from dualad._base.reverse_mode import registered_vjp
+from dualad._base.shapes import raw
+from dualad._forward.transforms import jacfwd
+from dualad._implicit.closure import Closed
+from dualad._implicit.root import implicit_root
+from dualad._primitives.shape import reshape
+from dualad.scipy._solves import NotConvergedError, Solves, check_args
+from dualad.scipy._tangent import tangent_solver
+
+__all__ = ["NotConvergedError", "minimize", "minimize_scalar", "root", "root_scalar"]
+
+
+def _flat(x0: Any, who: str) -> Any:
+    """The initial guess as SciPy takes it: a vector of floats."""
+    check_differentiable(x0, f"{who}: x0")
+    return reshape(x0, (-1,))
+
+
+def _first(out: Any, returns_more: bool) -> Any:
+    """The function's value where it returns more (``jac=True``: the value and its derivative)."""
+    return out[0] if returns_more else out
+
+
+def gradient(objective: Callable, x: Any, who: str) -> Any:
+    """The gradient of a scalar ``objective`` at ``x``: by the registered reverse mode, or by
+    forward mode (``n`` passes) where none is registered."""
+    try:
+        vjp = registered_vjp(who, "")
+    except NotImplementedError:
+        return jacfwd(objective)(x)
+    out, pull = vjp(objective, x)
+    if np.ndim(raw(out)) != 0:
+        raise ValueError(f"{who}: fun must return a scalar (the objective), got shape "
+                         f"{np.shape(raw(out))}")
+    return pull(np.ones_like(raw(out)))[0]
+
+
+def _optimize_result(solves: Solves, x: Any) -> Any:
+    result = type(solves.last)(solves.last)
+    result.x = x
+    result.success = solves.all_converged
+    return result
+
+
+def root(fun: Callable, x0: Any, args: Any = (), method: str = "hybr", jac: Any = None,
+         tol: float | None = None, callback: Callable | None = None,
+         options: dict | None = None) -> Any:
+    """A root of ``fun(x, *args)``, by ``scipy.optimize.root``, with ``x`` differentiable.
+
+    Parameters and result are SciPy's (every ``method`` SciPy has). The derivative of
+    ``x`` is ``-(dF/dx)^-1 dF/dtheta`` at the root, with respect to every value that
+    ``fun``, ``jac`` and ``args`` hold; its solve is dense up to 200 unknowns,
+    GMRES beyond.
+
+    Raises
+    ------
+    NotConvergedError
+        When a derivative is taken where SciPy did not converge.
+    numpy.linalg.LinAlgError
+        When a derivative is taken where ``dF/dx`` is singular.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse
+    >>> from dualad.scipy.optimize import root
+    >>> def equilibrium(p):   # x0 + x1 = p0, x0 x1 = p1
+    ...     return root(lambda x: np.stack([x[0] + x[1] - p[0], x[0] * x[1] - p[1]]),
+    ...                 np.array([3.0, 0.5]), tol=1e-12).x
+    >>> np.round(equilibrium(np.array([3.0, 2.0])), 8)
+    array([2., 1.])
+    >>> np.round(reverse.jacrev(equilibrium)(np.array([3.0, 2.0])), 8)
+    array([[ 2., -1.],
+           [-1.,  1.]])
+    """
+    who = "dualad.scipy.optimize.root"
+    so = scipy_module(NUMPY_XP, "optimize", who)
+    check_callable(fun, who, "fun")
+    args = check_args(args, who)
+    solves = Solves(who)
+
+    def residual(x):
+        return _first(fun(x, *args), jac is True)
+
+    def solve(_, x):
+        res = so.root(fun, x, args=args, method=method, jac=jac, tol=tol, callback=callback,
+                      options=options)
+        solves.record(res, res.success, res.message)
+        return res.x
+
+    x = implicit_root(Closed(residual, [solve], who, "fun"), _flat(x0, who), solve,
+                      tangent_solver(who, symmetric=False), check=solves.check)
+    return _optimize_result(solves, x)
+
+
+def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, jac: Any = None,
+             hess: Any = None, hessp: Callable | None = None, bounds: Any = None,
+             constraints: Any = (), tol: float | None = None, callback: Callable | None = None,
+             options: dict | None = None) -> Any:
+    """A local minimizer of ``fun(x, *args)``, by ``scipy.optimize.minimize``, with ``x``
+    differentiable.
+
+    Parameters and result are SciPy's, for unconstrained problems (``bounds`` and
+    ``constraints`` are not supported yet). At the minimizer the gradient vanishes, so
+    the derivative of ``x`` is ``-H^-1 d(grad f)/dtheta``, ``H`` the Hessian in ``x``,
+    applied by Hessian-vector products (forward over reverse mode), with respect to
+    every value ``fun`` and ``args`` hold; ``jac``, ``hess`` and ``hessp`` only serve
+    SciPy's solve.
+
+    Raises
+    ------
+    NotConvergedError
+        When a derivative is taken where SciPy did not converge.
+    numpy.linalg.LinAlgError
+        When a derivative is taken where the Hessian is singular (a flat minimum).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse
+    >>> from dualad.scipy.optimize import minimize
+    >>> t = np.array([0.0, 1.0, 2.0])
+    >>> def slope(y):   # the least-squares slope of y over t, through the origin
+    ...     return minimize(lambda w: ((w[0] * t - y) ** 2).sum(), np.zeros(1), method="BFGS").x[0]
+    >>> np.round(reverse.grad(slope)(np.array([0.0, 1.0, 2.0])), 6)   # t / (t . t)
+    array([0. , 0.2, 0.4])
+    """
+    who = "dualad.scipy.optimize.minimize"
+    if bounds is not None:
+        raise NotImplementedError(f"{who}: bounds are not supported yet (their active set decides "
+                                  f"the derivative); got bounds={bounds!r}")
+    if constraints is not None and len(constraints) if isinstance(constraints, (list, tuple)) \
+            else constraints is not None:
+        raise NotImplementedError(f"{who}: constraints are not supported yet; got "
+                                  f"constraints={constraints!r}")
+    so = scipy_module(NUMPY_XP, "optimize", who)
+    check_callable(fun, who, "fun")
+    args = check_args(args, who)
+    solves = Solves(who)
+
+    def objective(x):
+        return _first(fun(x, *args), jac is True)
+
+    def stationarity(x):
+        return gradient(objective, x, who)
+
+    def solve(_, x):
+        res = so.minimize(fun, x, args=args, method=method, jac=jac, hess=hess, hessp=hessp,
+                          tol=tol, callback=callback, options=options)
+        # status 2 of the quasi-Newton methods: the line search stalled, at the minimum
+        # as a rule (a finite-difference gradient's noise); warned of, not refused
+        solves.record(res, res.success, res.message, doubtful=res.status == 2)
+        return res.x
+
+    x = implicit_root(Closed(stationarity, [solve], who, "fun"), _flat(x0, who), solve,
+                      tangent_solver(who, symmetric=True), symmetric=True, check=solves.check)
+    return _optimize_result(solves, x)
+
+
+def root_scalar(f: Callable, args: Any = (), method: str | None = None, bracket: Any = None,
+                fprime: Any = None, fprime2: Any = None, x0: Any = None, x1: Any = None,
+                xtol: float | None = None, rtol: float | None = None, maxiter: int | None = None,
+                options: dict | None = None) -> Any:
+    """A root of the scalar ``f(x, *args)``, by ``scipy.optimize.root_scalar``, with ``root``
+    differentiable.
+
+    Returns SciPy's ``RootResults``; the derivative of ``root`` is ``-(df/dtheta) / f'(root)``
+    with respect to every value ``f`` and ``args`` hold (``bracket``, ``x0`` and ``x1`` only
+    guide the search).
+
+    Raises
+    ------
+    NotConvergedError
+        When a derivative is taken where SciPy did not converge.
+    numpy.linalg.LinAlgError
+        When a derivative is taken at a root where ``f'`` vanishes (a multiple root).
+
+    Examples
+    --------
+    >>> import dualad
+    >>> from dualad.scipy.optimize import root_scalar
+    >>> def cube_root(a):
+    ...     return root_scalar(lambda x: x ** 3 - a, bracket=(0.0, 3.0), xtol=1e-14).root
+    >>> round(float(cube_root(8.0)), 10), round(float(dualad.derivative(cube_root)(8.0)), 10)
+    (2.0, 0.0833333333)
+    """
+    who = "dualad.scipy.optimize.root_scalar"
+    so = scipy_module(NUMPY_XP, "optimize", who)
+    check_callable(f, who, "f")
+    args = check_args(args, who)
+    solves = Solves(who)
+
+    def residual(x):
+        return _first(f(x, *args), fprime is True or fprime2 is True)
+
+    def solve(_, guess):
+        res = so.root_scalar(f, args=args, method=method, bracket=bracket, fprime=fprime,
+                             fprime2=fprime2, x0=x0, x1=x1, xtol=xtol, rtol=rtol, maxiter=maxiter,
+                             options=options)
+        solves.record(res, res.converged, res.flag)
+        return res.root
+
+    x = implicit_root(Closed(residual, [solve], who, "f"), 0.0, solve,
+                      tangent_solver(who, symmetric=False), check=solves.check)
+    result = copy.copy(solves.last)
+    result.root, result.converged = x, solves.all_converged
+    return result
+
+
+def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args: Any = (),
+                    method: str | None = None, tol: float | None = None,
+                    options: dict | None = None) -> Any:
+    """A local minimizer of the scalar ``fun(x, *args)``, by ``scipy.optimize.minimize_scalar``,
+    with ``x`` differentiable.
+
+    The derivative of ``x`` is ``-(df'/dtheta) / f''(x)`` at an interior minimum (with
+    ``method="bounded"``, a minimum at a bound is not supported yet), with respect to every
+    value ``fun`` and ``args`` hold.
+
+    Raises
+    ------
+    NotConvergedError
+        When a derivative is taken where SciPy did not converge.
+    numpy.linalg.LinAlgError
+        When a derivative is taken where ``f''`` vanishes.
+
+    Examples
+    --------
+    >>> import reverse
+    >>> from dualad.scipy.optimize import minimize_scalar
+    >>> def argmin(a):   # of x**4 / 4 - a x: x = a**(1/3)
+    ...     return minimize_scalar(lambda x: x ** 4 / 4 - a * x, bracket=(0.0, 1.0),
+    ...                            options={"xtol": 1e-12}).x
+    >>> round(float(argmin(8.0)), 6), round(float(reverse.grad(argmin)(8.0)), 6)
+    (2.0, 0.083333)
+    """
+    who = "dualad.scipy.optimize.minimize_scalar"
+    so = scipy_module(NUMPY_XP, "optimize", who)
+    check_callable(fun, who, "fun")
+    args = check_args(args, who)
+    solves = Solves(who)
+
+    def slope(x):
+        return gradient(lambda y: fun(y, *args), x, who)
+
+    def solve(_, guess):
+        res = so.minimize_scalar(fun, bracket=bracket, bounds=bounds, args=args, method=method,
+                                 tol=tol, options=options)
+        solves.record(res, res.success, res.message)
+        return res.x
+
+    x = implicit_root(Closed(slope, [solve], who, "fun"), 0.0, solve,
+                      tangent_solver(who, symmetric=True), symmetric=True, check=solves.check)
+    return _optimize_result(solves, x)
