@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from heapq import heappop, heappush
 from typing import Any, Sequence
 
 from dualad import ops
@@ -32,22 +33,6 @@ def _ref(t: Tensor):
 def key(ref) -> tuple:
     """A hashable key for a ref (Tensors define ``==`` elementwise, so no hash)."""
     return id(ref[0]), ref[1]
-
-
-def _reachable(roots) -> list[Node]:
-    """Nodes reachable from ``roots``, latest first (no recursion)."""
-    seen, stack, nodes = set(), [r for r in roots if isinstance(r, Node)], []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        nodes.append(node)
-        for p in node.parents:
-            if p is not None and isinstance(p[0], Node) and id(p[0]) not in seen:
-                stack.append(p[0])
-    nodes.sort(key=lambda n: n.seq, reverse=True)
-    return nodes
 
 
 def _check_versions(node: Node) -> None:
@@ -121,20 +106,60 @@ def _as_tensor_args(node: Node, res, level):
     return (outs if node.prim.multiple_results else outs[0]), args
 
 
-def _accumulator(grads: dict, leaf_grads: dict, target: Any, index: int) -> Accumulator:
-    """The accumulated cotangent of output ``index`` of ``target`` (a node or a leaf)."""
-    if type(target) is Node:
-        slot = grads.get(id(target))
-        if slot is None:
-            slot = grads[id(target)] = [None] * target.n_out
-        acc = slot[index]
+class _Cotangents:
+    """The cotangents a walk has gathered so far, and the nodes still to visit.
+
+    A node is queued when its first cotangent arrives and visited latest first
+    (``seq``, its place in program order, on a heap): every node that hands it a
+    cotangent was recorded after it, so it is visited after all of them, and a
+    node no cotangent reaches is never looked at. Each slot sums its cotangents
+    in an :class:`~dualad.interpreter.Accumulator`.
+    """
+
+    __slots__ = ("nodes", "leaves", "queue")
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, tuple] = {}  # seq -> (node, one Accumulator or None per output)
+        self.leaves: dict[int, tuple] = {}  # id(leaf) -> (leaf, Accumulator)
+        self.queue: list[int] = []  # -seq of the queued nodes: a heap, the latest first
+
+    def slot(self, target: Any, index: int) -> Accumulator:
+        """The accumulator of output ``index`` of ``target`` (a node or a leaf)."""
+        if type(target) is Node:
+            accs = self.outputs(target)
+            acc = accs[index]
+            if acc is None:
+                acc = accs[index] = Accumulator()
+            return acc
+        entry = self.leaves.get(id(target))
+        if entry is None:
+            entry = self.leaves[id(target)] = (target, Accumulator())
+        return entry[1]
+
+    def outputs(self, node: Node) -> list:
+        """``node``'s accumulators, one per output (None until one gets a cotangent);
+        the first call queues the node."""
+        entry = self.nodes.get(node.seq)
+        if entry is None:
+            entry = self.nodes[node.seq] = (node, [None] * node.n_out)
+            heappush(self.queue, -node.seq)
+        return entry[1]
+
+    def add(self, target: Any, index: int, c: Any, owned: bool) -> None:
+        """Add the cotangent ``c`` (``owned``: see ``Accumulator.add``) to its slot."""
+        if type(target) is not Node:
+            self.slot(target, index).add(c, owned)
+            return
+        accs = self.outputs(target)
+        acc = accs[index]
         if acc is None:
-            acc = slot[index] = Accumulator()
-        return acc
-    entry = leaf_grads.get(id(target))
-    if entry is None:
-        entry = leaf_grads[id(target)] = (target, Accumulator())
-    return entry[1]
+            accs[index] = Accumulator(c, owned)
+        else:
+            acc.add(c, owned)
+
+    def next(self) -> tuple | None:
+        """The latest queued node and its accumulators, taken off the queue; None at the end."""
+        return self.nodes.pop(-heappop(self.queue)) if self.queue else None
 
 
 def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
@@ -150,21 +175,20 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     Each slot sums its cotangents in an :class:`~dualad.interpreter.Accumulator`:
     the cotangents given here are borrowed, and so is any a VJP passes on
     unchanged; one its entry declares fresh (``Primitive.fresh``) may be added into.
+    The nodes are visited as :class:`_Cotangents` queues them: latest first, and
+    only those a cotangent reaches.
     """
-    grads: dict[int, list] = {}
-    leaf_grads: dict[int, tuple] = {}
+    cotangents_of = _Cotangents()
     for (target, index), g in zip(roots, cotangents):
-        _accumulator(grads, leaf_grads, target, index).add(g)
+        cotangents_of.slot(target, index).add(g)
     # Without create_graph the pass runs on the inner values, so this level
     # records nothing (inner levels, say a Dual under hvp, still do); with
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
     anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, through the plain VJPs
-    for node in _reachable([r[0] for r in roots]):
-        accs = grads.pop(id(node), None)
-        if accs is None:
-            continue
-        gs = [accs[0].value] if len(accs) == 1 else [None if acc is None else acc.value for acc in accs]
+    while (visit := cotangents_of.next()) is not None:
+        node, accs = visit
+        gs = [None if acc is None else acc.value for acc in accs] if len(accs) > 1 else [accs[0].value]
         if node.hooks:
             gs = [_run_hooks(node.hooks.get(j), g, level) if g is not None else g for j, g in enumerate(gs)]
         if id(node) in captured:
@@ -193,33 +217,20 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             res = res.unpack()
         parents = node.parents
         if prim.add_transpose is None or create_graph or anomaly or parents[0] is None \
-                or not prim.add_transpose(_accumulator(grads, leaf_grads, *parents[0]), g, *res,
-                                          **node.params):
+                or not prim.add_transpose(cotangents_of.slot(*parents[0]), g, *res, **node.params):
             if create_graph and prim.saves_values:
                 res = _as_tensor_args(node, res, level)
             cots = checked_vjp(node, g, res) if anomaly else prim.vjp(g, res, node.needs, node.params)
-            fresh = prim.fresh_cotangents
             for i, (p, c) in enumerate(zip(parents, cots)):
                 if p is None or c is None:
                     continue
-                owned = i in fresh and is_large(c) and made_by_call(c, (g,))
-                target, index = p
-                if type(target) is not Node:
-                    _accumulator(grads, leaf_grads, target, index).add(c, owned)
-                    continue
-                slot = grads.get(id(target))
-                if slot is None:
-                    slot = grads[id(target)] = [None] * target.n_out
-                acc = slot[index]
-                if acc is None:
-                    slot[index] = Accumulator(c, owned)
-                else:
-                    acc.add(c, owned)
+                owned = is_large(c) and i in prim.fresh_cotangents and made_by_call(c, (g,))
+                cotangents_of.add(p[0], p[1], c, owned)
         if not retain_graph:
             node.res = None
             node.freed = True
     cycle = False
-    for leaf, acc in leaf_grads.values():
+    for leaf, acc in cotangents_of.leaves.values():
         g = _run_hooks(leaf._hooks, acc.value, leaf._level)
         if capture is not None and (id(leaf), 0) in capture:
             capture[(id(leaf), 0)] = g

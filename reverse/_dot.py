@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dualad.interpreter import aval
-from reverse._tape import Node
+from reverse._tape import Node, reachable
 from reverse._tensor import Tensor
 
 __all__ = ["to_dot"]
@@ -68,32 +68,16 @@ def to_dot(tensor: Tensor, name: str = "tape") -> str:
                      "shape=ellipse, peripheries=2];")
         lines.append("}")
         return "\n".join(lines)
-    # Collect the nodes and leaves reachable from the root, without recursion.
-    nodes: dict[int, Node] = {}
-    leaves: dict[int, Tensor] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in nodes:
-            continue
-        nodes[id(node)] = node
-        for p in node.parents:
-            if p is None:
-                continue
-            parent = p[0]
-            if isinstance(parent, Node):
-                if id(parent) not in nodes:
-                    stack.append(parent)
-            else:
-                leaves.setdefault(id(parent), parent)
-    ordered = sorted(nodes.values(), key=lambda n: n.seq)
+    ordered = reachable([root])
     names = {id(n): f"op{k}" for k, n in enumerate(ordered)}
     # Leaves are numbered in the order their first consumer ran.
     leaf_names: dict[int, str] = {}
+    leaves: dict[int, Tensor] = {}
     for n in ordered:
         for p in n.parents:
             if p is not None and not isinstance(p[0], Node) and id(p[0]) not in leaf_names:
                 leaf_names[id(p[0])] = f"leaf{len(leaf_names)}"
+                leaves[id(p[0])] = p[0]
     for key, label in leaf_names.items():
         leaf = leaves[key]
         lines.append(f"  {label} [label={_quote('leaf' + chr(10) + _aval_text(aval(leaf.value)))}, "

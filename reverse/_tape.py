@@ -42,6 +42,22 @@ class Node:
         return f"<Node {self.prim.name} #{self.seq}>"
 
 
+def reachable(roots) -> list[Node]:
+    """The nodes reachable from the nodes ``roots`` through their parents, in program
+    order (walked without recursion: tapes of 1e5 nodes are normal)."""
+    seen: dict[int, Node] = {}
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        for p in node.parents:
+            if p is not None and type(p[0]) is Node and id(p[0]) not in seen:
+                stack.append(p[0])
+    return sorted(seen.values(), key=lambda n: n.seq)
+
+
 class VersionCounter:
     """Shared by a Tensor and its detached views; bumped by in-place updates."""
 

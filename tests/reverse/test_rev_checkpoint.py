@@ -17,7 +17,7 @@ from dualad import ops
 from dualad.extend import EscapedValueError
 from dualad.testing import check_grads
 from reverse import Tensor, checkpoint, gradients, nn
-from reverse._backward import _reachable
+from reverse._tape import reachable
 from reverse._tensor import NumpyTensor
 
 
@@ -93,8 +93,8 @@ def test_check_grads_on_a_checkpointed_function():
 
 def test_the_tape_keeps_one_node_for_the_block():
     w = Tensor(W, requires_grad=True)
-    plain = _reachable([loss_plain(w, XS).grad_fn])
-    ckpt = _reachable([loss_checkpointed(w, XS).grad_fn])
+    plain = reachable([loss_plain(w, XS).grad_fn])
+    ckpt = reachable([loss_checkpointed(w, XS).grad_fn])
     assert [n.prim.name for n in ckpt].count("checkpoint") == 1
     assert not {"tanh", "sin", "matmul"} & {n.prim.name for n in ckpt}
     assert len(ckpt) < len(plain)

@@ -109,6 +109,57 @@ def test_a_chain_of_100000_operations_does_not_recurse():
     assert x.grad == pytest.approx(slope)
 
 
+class _NoGradientToX(reverse.Function):
+    """y = x * w whose backward gives w its cotangent and x none (None: zero)."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return None, g * x
+
+
+def test_the_walk_visits_only_the_nodes_a_cotangent_reaches():
+    """The walk queues a node when its first cotangent arrives: a branch that is reachable
+    but gets none (here through a backward that returns None) is never visited, so
+    its nodes keep their saved values; the rest is visited latest first and freed."""
+    x = Tensor(np.array([0.3, 0.7]), requires_grad=True)
+    w = Tensor(np.array([2.0, -1.0]), requires_grad=True)
+    branch = x
+    for _ in range(5):
+        branch = ops.sin(branch)
+    skipped = [branch._node]
+    while skipped[-1].parents[0][0] is not x:
+        skipped.append(skipped[-1].parents[0][0])
+    a = ops.exp(w)  # reached twice: through the product and the sum below
+    y = (_NoGradientToX.apply(branch, a) + a).sum()
+    y.backward()
+    assert len(skipped) == 5 and not any(n.freed for n in skipped)
+    assert all(n.res is not None for n in skipped)
+    assert x.grad is None
+    expected = np.exp([2.0, -1.0]) * (np.sin(np.sin(np.sin(np.sin(np.sin([0.3, 0.7]))))) + 1.0)
+    np.testing.assert_allclose(w.grad, expected, rtol=1e-14)
+    assert a._node.freed and y._node.freed
+
+
+def test_a_diamond_visits_each_node_after_every_node_that_reads_it():
+    """Each of the chain's values is read by two later operations (a diamond per
+    step): a node visited before all its readers would miss part of its cotangent."""
+    x = Tensor(0.4, requires_grad=True)
+    y, expected, slope = x, 0.4, 1.0
+    for _ in range(30):
+        y = ops.sin(y) * ops.cos(y)  # d/dy = cos(2y)
+        slope *= np.cos(2.0 * expected)
+        expected = np.sin(expected) * np.cos(expected)
+    y.backward()
+    assert y.item() == pytest.approx(expected, rel=1e-14)
+    assert x.grad.item() == pytest.approx(slope, rel=1e-12)
+
+
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="counts CPython's GC-tracked objects")
 def test_a_recorded_operation_leaves_few_objects_for_the_cyclic_gc():
     """Python's full collections scan every tracked object a tape keeps; on a
