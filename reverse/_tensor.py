@@ -453,37 +453,33 @@ class Tensor(TorchMethods, ArrayLike, Value):
 
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level
-        values, parents, versions = [], [], []
+        values, parents, needs = [], [], []
         recording = False
-        for i, a in enumerate(args):
+        for a in args:
             if type(a) in _TAPE_TYPES and a._level == level:
                 values.append(a.value)
-                # Every input is version-checked, not only those that require grad:
-                # x's cotangent in x * w reads w, so an in-place w += 1 makes it wrong.
-                versions.append((a._version, a._version.version, i))
                 if a.requires_grad:
                     recording = True
                     parents.append((a, 0) if a._node is None else (a._node, a._index))
-                else:
-                    parents.append(None)
+                    needs.append(True)
+                    continue
             else:
                 values.append(a)
-                parents.append(None)
+            parents.append(None)
+            needs.append(False)
         ans = bind(prim, *values, **params)
         if prim.plain_output and type(self) is not Tensor:  # a comparison, floor: NumPy's array
             return ans
         multiple = prim.multiple_results
         if not recording or not prim.records:  # plain outputs too: PyTorch's tensors, unrecorded
             return tuple([Tensor._make(a, level) for a in ans]) if multiple else Tensor._make(ans, level)
-        needs = tuple([p is not None for p in parents])
+        needs = tuple(needs)
         res = prim.residuals(ans, values, params, needs)
         saved_ans = False
+        versions = []
         if prim.saves_values:  # an in-place update of a saved value must be caught
-            kept = res[1]
-            versions = [v for v in versions if type(kept[v[2]]) is not Dropped]
+            _saved_versions(versions, args, res[1], level)
             saved_ans = res[0] is not None
-        else:
-            versions = []
         if HOOKS.entered:  # inside saved_tensors_hooks: the tape keeps what pack_hook makes
             res = HOOKS.pack(res, Tensor, level, prim.name)
         # Objects a node keeps are few and shared where possible (empty versions,
@@ -581,6 +577,16 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     t = object.__new__(Tensor)
     t._init(data, False, None)
     return t
+
+
+def _saved_versions(versions: list, args: tuple, kept: tuple, level: int) -> None:
+    """Append ``(counter, version, position)`` of each tensor of ``level`` among ``args``
+    whose value a record keeps (``kept``: the residuals' inputs, ``Dropped`` where not kept).
+    Every such input is checked, not only those that require grad: x's cotangent in
+    x * w reads w, so an in-place w += 1 makes it wrong."""
+    for i, a in enumerate(args):
+        if type(a) in _TAPE_TYPES and a._level == level and type(kept[i]) is not Dropped:
+            versions.append((a._version, a._version.version, i))
 
 
 def _check_data(value: Any, name: str) -> None:
