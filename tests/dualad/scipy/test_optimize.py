@@ -1,0 +1,194 @@
+"""dualad.scipy.optimize: the derivative of SciPy's solution in every mode, against central
+differences (a five-point stencil) of the SciPy solve itself, and the errors where it does
+not hold (issue 37)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dualad
+import mixed
+import reverse
+from dualad.scipy.optimize import NotConvergedError, minimize, minimize_scalar, root, root_scalar
+
+RTOL = 1e-6
+
+
+def fd(f, x, h=1e-3):
+    """The Jacobian of ``f`` at the vector ``x`` by the five-point stencil (error O(h^4)),
+    one column per coordinate of ``x`` (a scalar ``f`` gives the gradient)."""
+    x = np.asarray(x, dtype=float)
+    cols = []
+    for e in np.eye(x.size):
+        d = e.reshape(x.shape) * h
+        cols.append((8 * (f(x + d) - f(x - d)) - (f(x + 2 * d) - f(x - 2 * d))) / (12 * h))
+    return np.stack([np.asarray(c) for c in cols], axis=-1)
+
+
+def close(got, want, rtol=RTOL, atol=1e-9):
+    got = np.asarray(got)
+    assert got.shape == np.shape(want), (got.shape, np.shape(want))
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+# -- the problems -------------------------------------------------------------------------------
+def equilibrium(p):
+    """A nonlinear market equilibrium: prices x where supply meets demand,
+    x**3 / 3 + A x = p * c + p[::-1]**2 (a unique root: the map is monotone)."""
+    a = np.array([[3.0, 1.0, 0.0], [0.5, 4.0, 1.0], [0.0, 1.0, 2.5]])
+    c = np.array([1.0, 2.0, 0.5])
+    res = root(lambda x: x ** 3 / 3 + a @ x - p * c - p[::-1] ** 2, np.zeros(3), tol=1e-12)
+    return res.x
+
+
+def rosenbrock_min(p):
+    """The minimizer of a shifted, scaled Rosenbrock function (its parameters p = (a, b))."""
+    def f(x, a, b):
+        return (a - x[0]) ** 2 + b * (x[1] - x[0] ** 2) ** 2 + 0.1 * (x ** 2).sum()
+    return minimize(f, np.array([0.5, 0.5]), args=(p[0], p[1]), method="trust-krylov",
+                    jac=lambda x, a, b: reverse.grad(f)(x, a, b),
+                    hessp=lambda x, v, a, b: mixed.hvp(lambda y: f(y, a, b), x, v),
+                    options={"gtol": 1e-9}).x
+
+
+T = np.linspace(0.0, 2.0, 7)
+
+
+def fit(y):
+    """A parametric least-squares fit of y(t) ~ w0 exp(-w1 t) + w2, by minimize."""
+    def loss(w):
+        return ((w[0] * np.exp(-w[1] * T) + w[2] - y) ** 2).sum()
+    return minimize(loss, np.array([1.5, 0.5, 0.0]), method="Newton-CG",
+                    jac=lambda w: reverse.grad(loss)(w), hessp=lambda w, v: mixed.hvp(loss, w, v),
+                    options={"xtol": 1e-10}).x
+
+
+Y = 2.0 * np.exp(-0.7 * T) + 0.3 + 0.05 * np.sin(5 * T)
+P3 = np.array([0.7, 1.3, 0.4])
+AB = np.array([1.5, 20.0])
+
+# (name, solution, parameters, rtol): the fit's Newton-CG stops at xtol 1e-10, which bounds what
+# finite differences of its solve can resolve to a few 1e-6
+PROBLEMS = [("equilibrium", equilibrium, P3, RTOL), ("rosenbrock", rosenbrock_min, AB, RTOL),
+            ("fit", fit, Y, 1e-5)]
+# Newton-CG's line search ends the fit with SciPy's "precision loss" (status 2) at its minimum:
+# dualad.scipy warns that it takes the derivative there, which these tests then check
+PRECISION_LOSS = pytest.mark.filterwarnings("ignore:.*precision loss:RuntimeWarning")
+
+
+@PRECISION_LOSS
+@pytest.mark.parametrize("name, solution, p, rtol", PROBLEMS, ids=[p[0] for p in PROBLEMS])
+def test_jacobian_in_forward_and_reverse_mode_equals_finite_differences(name, solution, p, rtol):
+    want = fd(solution, p)
+    close(dualad.jacfwd(solution)(p), want, rtol)
+    close(reverse.jacrev(solution)(p), want, rtol)
+
+
+@PRECISION_LOSS
+@pytest.mark.parametrize("name, solution, p, rtol", PROBLEMS, ids=[p[0] for p in PROBLEMS])
+def test_hvp_equals_finite_differences_of_the_gradient(name, solution, p, rtol):
+    def loss(q):
+        x = solution(q)
+        return (x ** 2).sum() + x[0] * q[0]
+    v = np.linspace(-1.0, 1.0, p.size)
+    hv = mixed.hvp(loss, p, v)
+    want = fd(lambda s: reverse.grad(loss)(p + s[0] * v), np.zeros(1))[:, 0]
+    close(hv, want, rtol=10 * rtol)
+
+
+def test_vmap_over_parameters_equals_each_solve():
+    ps = np.stack([P3, 0.5 * P3, P3[::-1]])
+    close(dualad.vmap(equilibrium)(ps), np.stack([equilibrium(q) for q in ps]), rtol=1e-12)
+    close(dualad.vmap(dualad.jacfwd(equilibrium))(ps), np.stack([fd(equilibrium, q) for q in ps]))
+
+
+def test_jit_replays_the_solve_and_its_derivative_at_new_parameters():
+    jitted = dualad.jit(reverse.grad(lambda q: equilibrium(q).sum()))
+    for q in (P3, 0.5 * P3, 1.5 * P3):
+        close(jitted(q), fd(lambda s: equilibrium(s).sum(), q))
+
+
+def test_closures_and_args_are_both_differentiated():
+    """fun closes over a and receives b through args: the derivative sees both."""
+    def x_of(a, b):
+        return root(lambda x, b: x ** 3 + a * x - b, np.ones(1), args=(b,), tol=1e-12).x[0]
+    ga, gb = reverse.grad(x_of, argnums=(0, 1))(2.0, 3.0)
+    close(np.array([ga, gb]), np.array([fd(lambda a: x_of(a[0], 3.0), [2.0])[0],
+                                        fd(lambda b: x_of(2.0, b[0]), [3.0])[0]]))
+
+
+@pytest.mark.parametrize("method", ["hybr", "lm", "krylov", "df-sane"])
+def test_root_methods(method):
+    def x_of(p):
+        return root(lambda x: x ** 3 / 3 + 2.0 * x - p, np.zeros(2), method=method,
+                    tol=1e-12).x
+    p = np.array([0.5, -1.0])
+    close(dualad.jacfwd(x_of)(p), fd(x_of, p), rtol=1e-5)
+
+
+def test_root_scalar_and_minimize_scalar():
+    def r(a):
+        return root_scalar(lambda x, a: np.exp(x) - a * x - 2.0, args=(a,), bracket=(0.0, 3.0),
+                           xtol=1e-15).root
+    close(reverse.grad(r)(1.5), fd(lambda a: r(a[0]), [1.5])[0])
+    close(dualad.derivative(r)(1.5), fd(lambda a: r(a[0]), [1.5])[0])
+
+    def m(a):
+        return minimize_scalar(lambda x: np.cosh(x - a) + 0.3 * x ** 2, bracket=(-1.0, 2.0),
+                               options={"xtol": 1e-14}).x
+    close(reverse.grad(m)(0.8), fd(lambda a: m(a[0]), [0.8])[0], rtol=1e-5)
+    close(dualad.derivative(m)(0.8), fd(lambda a: m(a[0]), [0.8])[0], rtol=1e-5)
+
+
+def test_large_problems_take_the_krylov_solve():
+    """Above 200 unknowns dF/dx is never assembled: GMRES with its products."""
+    n = 300
+    def x_of(p):
+        return root(lambda x: x ** 3 / 3 + 3.0 * x - p + 0.5 * np.roll(x, 1), np.zeros(n),
+                    method="krylov", tol=1e-12).x
+    p = np.linspace(-1.0, 1.0, n)
+    u = np.cos(np.arange(n))
+    g = reverse.grad(lambda q: x_of(q) @ u)(p)
+    want = fd(lambda s: x_of(p + s[0] * np.sin(np.arange(n))) @ u, np.zeros(1))[0]
+    close(g @ np.sin(np.arange(n)), want, rtol=1e-5)
+
+
+def test_the_result_is_scipy_s():
+    from scipy import optimize as so
+    f = lambda x: x ** 3 + x - np.array([1.0, 2.0])  # noqa: E731
+    ours, theirs = root(f, np.zeros(2)), so.root(f, np.zeros(2))
+    np.testing.assert_array_equal(ours.x, theirs.x)
+    assert ours.nfev == theirs.nfev and ours.success
+
+
+# -- errors ---------------------------------------------------------------------------------------
+def test_a_derivative_where_scipy_did_not_converge_raises():
+    f = lambda a: root(lambda x: x ** 2 + a, np.ones(1)).x  # noqa: E731  (no real root)
+    assert not root(lambda x: x ** 2 + 1.0, np.ones(1)).success
+    with pytest.raises(NotConvergedError, match="did not converge"):
+        dualad.jacfwd(f)(1.0)
+    with pytest.raises(NotConvergedError, match="did not converge"):
+        reverse.grad(lambda a: f(a).sum())(1.0)
+    f(1.0)  # the value alone is SciPy's, as SciPy returns it
+
+
+def test_a_singular_jacobian_at_the_solution_raises():
+    # x**2 = a at a = 0: the root 0 is double, dF/dx = 2x = 0 there
+    f = lambda a: root_scalar(lambda x: x ** 3 - a, bracket=(-1.0, 1.0), xtol=1e-300).root  # noqa: E731
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        dualad.derivative(f)(0.0)
+
+
+@pytest.mark.filterwarnings("ignore:.*precision loss:RuntimeWarning")
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="fun"):
+        root(3.0, np.zeros(1))
+    with pytest.raises(TypeError, match="x0"):
+        root(lambda x: x, np.zeros(1, dtype=int))
+    with pytest.raises(NotImplementedError, match="bounds"):
+        minimize(lambda x: (x ** 2).sum(), np.zeros(1), bounds=[(0, 1)])
+    with pytest.raises(NotImplementedError, match="constraints"):
+        minimize(lambda x: (x ** 2).sum(), np.zeros(1), constraints=[{"type": "eq", "fun": sum}])
+    with pytest.raises(ValueError, match="scalar"):
+        reverse.grad(lambda a: minimize(lambda x: x * a, np.ones(2)).x.sum())(1.0)

@@ -1,0 +1,93 @@
+"""dualad.scipy.sparse.linalg: the derivative of SciPy's sparse solves with respect to b and
+the matrix's entries, on a 2-D Poisson system, in every mode, against the dense inverse and
+central differences of the SciPy solve (issue 37)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+import dualad
+import mixed
+import reverse
+from dualad.scipy.optimize import NotConvergedError
+from dualad.scipy.sparse import csr_array
+from dualad.scipy.sparse.linalg import cg, gmres, minres, spsolve
+
+
+def poisson(m: int) -> scipy.sparse.csr_array:
+    """The 5-point Laplacian on an m x m grid (SPD, m**2 unknowns)."""
+    t = scipy.sparse.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    return scipy.sparse.csr_array(scipy.sparse.kronsum(t, t).tocsr())
+
+
+A = poisson(12)
+N = A.shape[0]
+B = np.sin(np.arange(N, dtype=float))
+U = np.cos(np.arange(N, dtype=float))
+SOLVES = {
+    "spsolve": lambda a, b: spsolve(a, b),
+    "cg": lambda a, b: cg(a, b, rtol=1e-13)[0],
+    "gmres": lambda a, b: gmres(a, b, rtol=1e-13, restart=200, maxiter=50)[0],
+    "minres": lambda a, b: minres(a, b, rtol=1e-13)[0],
+}
+
+
+def with_data(data):
+    return csr_array((data, A.indices, A.indptr), shape=A.shape)
+
+
+def loss(solve, data, b):
+    return solve(with_data(data), b) @ U
+
+
+@pytest.mark.parametrize("name", SOLVES)
+def test_gradients_with_respect_to_b_and_the_entries(name):
+    solve = SOLVES[name]
+    x = np.linalg.solve(A.toarray(), B)
+    lam = np.linalg.solve(A.toarray().T, U)
+    gdata, gb = reverse.grad(lambda d, b: loss(solve, d, b), argnums=(0, 1))(A.data, B)
+    rows = np.repeat(np.arange(N), np.diff(A.indptr))
+    np.testing.assert_allclose(gb, lam, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(gdata, -lam[rows] * x[A.indices], rtol=1e-7, atol=1e-10)
+    # forward mode along one direction of the entries, against central differences of the solve
+    v = np.cos(3.0 * np.arange(A.nnz))
+    _, t = dualad.jvp(lambda d: loss(solve, d, B), (A.data,), (v,))
+    h = 1e-4
+    want = (loss(solve, A.data + h * v, B) - loss(solve, A.data - h * v, B)) / (2 * h)
+    np.testing.assert_allclose(t, want, rtol=1e-6)
+    np.testing.assert_allclose(t, gdata @ v, rtol=1e-7)
+
+
+def test_hvp_vmap_and_jit_through_spsolve():
+    f = lambda d: (spsolve(with_data(d), B) ** 2).sum()  # noqa: E731
+    v = np.cos(np.arange(A.nnz))
+    hv = mixed.hvp(f, A.data, v)
+    h = 1e-5
+    want = (reverse.grad(f)(A.data + h * v) - reverse.grad(f)(A.data - h * v)) / (2 * h)
+    np.testing.assert_allclose(hv, want, rtol=1e-5, atol=1e-8)
+    bs = np.stack([B, U, B + U])
+    np.testing.assert_allclose(dualad.vmap(lambda b: spsolve(A, b))(bs),
+                               np.stack([scipy.sparse.linalg.spsolve(A, b) for b in bs]), rtol=1e-12)
+    g = dualad.jit(reverse.grad(lambda b: spsolve(A, b) @ U))
+    for b in (B, U):
+        np.testing.assert_allclose(g(b), np.linalg.solve(A.toarray().T, U), rtol=1e-8)
+
+
+def test_a_non_converged_iterative_solve_raises_when_differentiated():
+    x, info = cg(A, B, maxiter=2)
+    assert info > 0  # SciPy's value, as SciPy returns it
+    with pytest.raises(NotConvergedError, match="info="):
+        reverse.grad(lambda b: cg(A, b, maxiter=2)[0].sum())(B)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="A must be"):
+        spsolve(np.eye(2), np.ones(2))
+    with pytest.raises(ValueError, match="square"):
+        spsolve(A, np.ones(3))
+    with pytest.raises(TypeError, match="indices"):
+        csr_array((np.ones(2), np.array([0.0, 1.0]), np.array([0, 1, 2])), shape=(2, 2))
+    with pytest.raises(ValueError, match="nnz"):
+        csr_array((np.ones(3), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
