@@ -137,6 +137,8 @@ def same_for_every_element(x: Any, decide: Any, what: str) -> Any:
 
 def zeros(like: Any, shape: tuple | None = None, dtype: Any = None) -> Any:
     """Raw zeros with the backend of ``like``, and its dtype and shape unless given."""
+    if type(like) is np.ndarray:  # the common case, without asking for the namespace
+        return np.zeros(like.shape if shape is None else shape, dtype=like.dtype if dtype is None else dtype)
     r = raw(like)
     if type(r) in SCALAR_TYPES:
         if not shape and dtype is None:

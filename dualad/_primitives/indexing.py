@@ -112,13 +112,30 @@ def _getitem_impl(xp, x, *, idx):
 _getitem_p = linear(
     "getitem", _getitem_impl,
     lambda g, x, *, idx: (bind(_scatter_p, g, shape=x[0], idx=idx),),
-    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g), fresh=True,
+    batch=_getitem_batch, add_transpose=lambda acc, g, x, *, idx: acc.add_at(idx, g, x), fresh=True,
     moves_elements=True, sparsity="selection", partition="getitem", lowering="view")
+
+
+def _ints_and_slices(idx, ndim):
+    """``idx`` normalized (as :func:`_normalize_index` makes it) where it holds only
+    ints and slices, the index of most ``x[i]`` and ``x[a:b]`` in a loop; else None.
+    Such an index needs none of the general route's questions, which took about
+    as long as recording the getitem on a tape (``LSTMGradient``, benchmarks/README.md)."""
+    if type(idx) is not tuple:
+        idx = (idx,)
+    for i in idx:
+        if type(i) is not int and type(i) is not slice:
+            return None
+    return idx + (slice(None),) * (ndim - len(idx))
 
 
 def getitem(x, idx):
     """``x[idx]`` for basic and advanced indices; the VJP scatter-adds."""
-    idx = _normalize_index(idx, ndim_of(x))
+    ndim = ndim_of(x)
+    basic = _ints_and_slices(idx, ndim)
+    if basic is not None:
+        return bind(_getitem_p, x, idx=basic)
+    idx = _normalize_index(idx, ndim)
     traced = _traced_indices(idx)
     if traced:
         return bind(_gather_p, x, *traced, template=_template(idx))

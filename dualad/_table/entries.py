@@ -32,7 +32,7 @@ from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import dtype_of, is_complex, ndim_of, raw, shape_of, zeros
 from dualad._table import batching, operations
 from dualad._table import ownership as _inplace
-from dualad._table.vjp import Dropped, aval, cotangent_for, scale, unbroadcast_scaled
+from dualad._table.vjp import Dropped, aval, cotangent_for, scale, small_product, unbroadcast_scaled
 
 __all__ = ["NONZERO", "POSITIVE", "REAL", "REGISTRY", "UNIT", "Primitive", "custom", "elementwise",
            "linear", "moves_elements", "non_differentiable", "piecewise_linear_at", "zero_derivative"]
@@ -361,8 +361,11 @@ class Elementwise(Primitive):
             if p is None:
                 cots.append(None)
                 continue
-            owned = i in fresh and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args))
-            cots.append(cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a))
+            c = small_product(g, p, a)
+            if c is None:
+                owned = i in fresh and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args))
+                c = cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a)
+            cots.append(c)
         return tuple(cots)
 
 

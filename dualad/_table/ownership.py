@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator
 
 from dualad._base.backend import WRITABLE_ARRAYS
 from dualad._base.core import Value
+from dualad._base.shapes import zeros
 from dualad._table import operations
 
 # Below this many elements an allocation is cheap and the checks are not.
@@ -201,7 +202,8 @@ class Accumulator:
 
     The first cotangent is kept as it comes, owned or borrowed (``add(c,
     owned)``); later ones are added into the buffer once the accumulator
-    owns one, which it does from the first sum it makes itself.
+    owns one, which it does from the first sum it makes itself, or from the
+    first cotangent of a slice it takes (``add_at``).
 
     Examples
     --------
@@ -227,14 +229,31 @@ class Accumulator:
         else:
             self.value, self.owned = add(self.value, c, self.owned, owned)
 
-    def add_at(self, idx: tuple, g: Any) -> bool:
+    def add_at(self, idx: tuple, g: Any, whole: tuple | None = None) -> bool:
         """Add ``g`` into ``value[idx]`` (basic indices: each element once) in place,
-        if the buffer is owned and of ``g``'s kind; return whether it was done."""
+        if the buffer is owned and of ``g``'s kind; return whether it was done.
+
+        ``whole`` is the shape and dtype of what ``idx`` indexes: an empty accumulator
+        given a NumPy (or CuPy) array of that dtype makes its buffer, zeros of that
+        shape with ``g`` at ``idx``, and owns it. A raw buffer it owns is written
+        whatever its size, as nothing is left to decide: slices of one small array
+        (a loop's ``gates[0:h]``, ``gates[h:2 h]``, ...) then add into one buffer,
+        not into zeros each and a sum each.
+        """
+        for i in idx:
+            if type(i) is not int and type(i) is not slice and i is not None:
+                return False
         a = self.value
-        if not self.owned or type(g) is not type(a) or any(
-                type(i) is not int and type(i) is not slice and i is not None for i in idx):
+        if a is None:
+            if whole is None or type(g) not in WRITABLE_ARRAYS or g.dtype != whole[1]:
+                return False
+            a = self.value = zeros(g, whole[0])
+            a[idx] = g
+            self.owned = True
+            return True
+        if not self.owned or type(g) is not type(a):
             return False
-        parts = _parts(a)
+        parts = (a,) if type(a) in WRITABLE_ARRAYS and a.base is None else _parts(a)
         if parts is None:
             return False
         if len(parts) == 2:

@@ -19,6 +19,8 @@ from dualad._table import ownership as _inplace
 
 def aval(x: Any) -> tuple:
     """Shape and dtype: all a linear primitive's VJP needs of an input."""
+    if type(x) is NUMPY_ARRAY:  # the common case, recorded for most inputs: without the helpers
+        return x.shape, x.dtype
     return shape_of(x), dtype_of(raw(x))
 
 
@@ -117,6 +119,33 @@ def scale(p: Any, t: Any, p_owned: bool = False, track: bool = True) -> tuple[An
         return _inplace.mul(p, t, p_owned, track)
     # A negation, a product or a selection is new memory; a Dual's may keep a part of t.
     return out, track and _inplace.made_by_call(out, (p, t))
+
+
+def small_product(g: Any, p: Any, x: Any) -> Any:
+    """``p * g``, the cotangent of the input ``x`` (a value or its ``Dropped``) for the
+    local partial ``p``, where that product is all that :func:`unbroadcast_scaled` and
+    :func:`cotangent_for` would do; else None.
+
+    That is when ``g`` and ``x`` are NumPy arrays of one shape and dtype, too small
+    for anybody to write into (``ownership``), and ``p`` an array of the same, a
+    float or an int (as :func:`scale` takes it: 1 hands ``g`` on, -1 negates it): no
+    sum over broadcast axes, no cast, no ownership to decide. It is most of the
+    steps of a reverse pass over a loop on small arrays, where the general route's
+    five calls took about 1 us of the 5 us a step took (``ReverseOverhead``,
+    benchmarks/README.md).
+    """
+    tx = type(x)
+    if (type(g) is not NUMPY_ARRAY or (tx is not NUMPY_ARRAY and tx is not Dropped)
+            or g.dtype is not x.dtype or g.shape != x.shape or _inplace.is_large(g)):
+        return None
+    tp = type(p)
+    if tp is NUMPY_ARRAY:
+        return p * g if p.dtype is x.dtype and p.shape == x.shape else None
+    if tp is float:
+        return p * g
+    if tp is int:
+        return g if p == 1 else -g if p == -1 else g * p
+    return None
 
 
 def unbroadcast_scaled(g, p, shape, p_owned: bool = False):

@@ -151,6 +151,66 @@ def test_an_accumulator_adds_at_basic_indices_only_into_its_own_buffer():
     np.testing.assert_array_equal(acc.value.tangent[-1:], t[-1:])
 
 
+def test_an_empty_accumulator_makes_its_buffer_from_the_first_slice():
+    """Given the shape and dtype of the whole, an empty accumulator takes a NumPy slice's
+    cotangent into zeros it makes and owns, and adds the next slices into them, also
+    below the size where the arithmetic writes nothing: the accumulator made the buffer."""
+    whole = ((4, 6), np.dtype(np.float64))
+    acc = _inplace.Accumulator()
+    first, second = _fresh(0, 6), _fresh(1, 6)
+    first.flags.writeable = second.flags.writeable = False  # a write into either would raise
+    with _inplace.count_reuses() as reuses:
+        assert acc.add_at((1, slice(None)), first, whole)
+        made = acc.value
+        assert acc.add_at((1, slice(None)), second, whole)
+        assert acc.add_at((3, slice(None)), second, whole)
+    assert acc.value is made and acc.owned and reuses == {"add_at": 2}
+    expected = np.zeros((4, 6))
+    expected[1] = first + second
+    expected[3] = second
+    np.testing.assert_array_equal(acc.value, expected)
+
+
+@pytest.mark.parametrize("idx, g, whole", [
+    ((slice(0, 2),), np.ones(2), None),  # no shape to make zeros of
+    ((slice(0, 2),), np.ones(2), ((5,), np.dtype(np.float32))),  # another dtype: a cast is the VJP's
+    ((np.array([0, 0]),), np.ones(2), ((5,), np.dtype(np.float64))),  # an advanced index may repeat
+    ((slice(0, 2),), Dual(np.ones(2), np.ones(2)), ((5,), np.dtype(np.float64))),  # not a raw array
+], ids=["no whole", "other dtype", "advanced", "dual"])
+def test_an_empty_accumulator_declines_what_it_cannot_make(idx, g, whole):
+    acc = _inplace.Accumulator()
+    assert not acc.add_at(idx, g, whole)
+    assert acc.value is None and not acc.owned
+
+
+def test_a_small_buffer_the_accumulator_did_not_make_is_never_written():
+    """A small cotangent kept as it came, or a sum the arithmetic made (which it does
+    not own below ``_MIN_SIZE``), takes no slice in place."""
+    acc = _inplace.Accumulator()
+    kept = _fresh(2, 6)
+    acc.add(kept)
+    assert not acc.add_at((slice(0, 2),), _fresh(3, 2), ((6,), np.dtype(np.float64)))
+    acc.add(_fresh(4, 6))
+    assert not acc.owned
+    assert not acc.add_at((slice(0, 2),), _fresh(3, 2), ((6,), np.dtype(np.float64)))
+    np.testing.assert_array_equal(kept, _fresh(2, 6))
+
+
+def test_slices_of_a_small_array_add_into_one_buffer_on_the_tape():
+    """The loop-on-small-arrays pattern (``gates[0:h]``, ``gates[h:2 h]``): the first
+    slice's cotangent makes the buffer, the others add into it (counted), and the
+    gradient is the sum of the three."""
+    x = _fresh(5, 6)
+
+    def f(x):
+        return np.sum(np.sin(x[0:2])) + np.sum(np.cos(x[2:4])) + np.sum(x[4:6] ** 2)
+    with _inplace.count_reuses() as reuses:
+        g = reverse.grad(f)(x)
+    assert reuses == {"add_at": 2}
+    np.testing.assert_allclose(g, np.concatenate([np.cos(x[0:2]), -np.sin(x[2:4]), 2.0 * x[4:6]]),
+                               rtol=1e-15)
+
+
 # -- reuse happens where it should, and is counted ------------------------------------------
 def rosenbrock(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
@@ -211,9 +271,10 @@ def busy(x, kept):
     return np.sum(u * 2.0) + np.sum(x ** 2)
 
 
+@pytest.mark.parametrize("n", [N, 7], ids=["large", "small"])
 @pytest.mark.parametrize("mode", ["jvp", "grad", "hvp", "hvp-ror", "backward"])
-def test_no_array_a_user_holds_is_written(mode):
-    x, v = np.random.default_rng(5).uniform(-1.0, 1.0, N), _fresh(6)
+def test_no_array_a_user_holds_is_written(mode, n):
+    x, v = np.random.default_rng(5).uniform(-1.0, 1.0, n), _fresh(6, n)
     x.flags.writeable = v.flags.writeable = False  # an in-place write to an input raises
     kept = []
     f = lambda x: busy(x, kept)  # noqa: E731
