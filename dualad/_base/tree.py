@@ -60,21 +60,36 @@ def _sorted_keys(d: dict) -> list:
 
 def tree_node(tree: Any) -> tuple | None:
     """``(kind, aux, children, labels)`` for a container, None for a leaf."""
+    node = _node(tree)
+    if node is None:
+        return None
+    kind, aux, children = node
+    if kind is dict:
+        labels = [f"[{k!r}]" for k in aux]
+    elif kind is not None and kind not in _NODES and aux is not None:  # a dataclass
+        labels = [f".{n}" for n in aux]
+    else:
+        labels = [(".{}" if kind in _NODES else "[{}]").format(i) for i in range(len(children))]
+    return kind, aux, children, labels
+
+
+def _node(tree: Any) -> tuple | None:
+    """``(kind, aux, children)`` for a container, None for a leaf: :func:`tree_node` without
+    the labels, which only messages read (a compiled call flattens its arguments with it)."""
     if tree is None:
-        return None, None, [], []
+        return None, None, []
     kind = type(tree)
     if kind in _NODES:
         children, aux = _NODES[kind][0](tree)
-        children = list(children)
-        return kind, aux, children, [f".{i}" for i in range(len(children))]
+        return kind, aux, list(children)
     if isinstance(tree, (tuple, list)):
-        return kind, None, list(tree), [f"[{i}]" for i in range(len(tree))]
+        return kind, None, list(tree)
     if isinstance(tree, dict):
         keys = _sorted_keys(tree)
-        return dict, tuple(keys), [tree[k] for k in keys], [f"[{k!r}]" for k in keys]
+        return dict, tuple(keys), [tree[k] for k in keys]
     if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
         names = tuple(f.name for f in dataclasses.fields(tree) if f.init)
-        return kind, names, [getattr(tree, n) for n in names], [f".{n}" for n in names]
+        return kind, names, [getattr(tree, n) for n in names]
     return None
 
 
@@ -91,12 +106,12 @@ def _rebuild(kind: Any, aux: Any, values: list) -> Any:
 
 
 def _flatten(tree: Any, leaves: list) -> Any:
-    node = tree_node(tree)
+    node = _node(tree)
     if node is None:
         # a container (dualad.numpy's buffer) stands for the value it holds
         leaves.append(tree._contents() if isinstance(tree, Value) and tree.container else tree)
         return "*"
-    kind, aux, children, _ = node
+    kind, aux, children = node
     return kind, aux, tuple(_flatten(c, leaves) for c in children)
 
 
@@ -147,6 +162,12 @@ def _generated_build(spec: Any) -> Callable[[list], Any]:
 def treedef(tree: Any) -> Any:
     """The layout of ``tree`` without its leaves: equal for trees whose leaves pair up."""
     return _flatten(tree, [])
+
+
+def leaves_and_treedef(tree: Any) -> tuple[list, Any]:
+    """:func:`flatten`'s leaves and :func:`treedef`'s layout of ``tree``, in one walk."""
+    leaves: list = []
+    return leaves, _flatten(tree, leaves)
 
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:

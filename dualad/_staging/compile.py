@@ -37,7 +37,7 @@ import numpy as np
 from dualad._base.checks import check_callable
 from dualad._base.core import Value
 from dualad._base.frames import ours_then_user
-from dualad._base.tree import flatten, treedef
+from dualad._base.tree import leaves_and_treedef
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
 from dualad._program.executors.dask_graph import dask_program
@@ -518,7 +518,7 @@ class Compiled:
             if len(parts) == len(args):
                 return (None, tuple(parts)), list(args), None
         tree = (args, kwargs)
-        leaves, _ = flatten(tree)
+        leaves, structure = leaves_and_treedef(tree)
         parts, inputs = [], []
         for i, leaf in enumerate(leaves):
             kind = type(leaf)
@@ -557,7 +557,6 @@ class Compiled:
                     "close over it") from None
             parts.append((kind, leaf))
         try:
-            structure = treedef(tree)
             hash(structure)
         except TypeError:
             structure = repr(structure)
