@@ -106,6 +106,7 @@ FLOORS = [
     ("implicit functions", ["dualad._implicit"]),
     ("staging", ["dualad._staging"]),
     ("sparse derivatives", ["dualad._sparse"]),
+    ("solutions of ODEs", ["dualad._ode"]),
     ("public API", ["dualad", "dualad.extend", "dualad.interpreter", "dualad.testing", "dualad._alias"]),
     ("reverse", ["reverse"]),
     ("mixed", ["mixed"]),

@@ -1,4 +1,5 @@
-"""SciPy's solvers, differentiable: ``dualad.scipy.optimize`` and ``dualad.scipy.sparse.linalg``.
+"""SciPy's solvers, differentiable: ``dualad.scipy.optimize``, ``dualad.scipy.sparse.linalg``
+and ``dualad.scipy.integrate`` (``solve_ivp``, whose derivative solves an ODE too).
 
 Each function has SciPy's signature and calls SciPy for the solve itself, so its
 numbers are SciPy's; what it adds is the derivative of the solution, with respect to
@@ -26,7 +27,7 @@ Examples
 
 import importlib
 
-__all__ = ["optimize", "sparse"]
+__all__ = ["integrate", "optimize", "sparse"]
 
 
 def __getattr__(name: str):

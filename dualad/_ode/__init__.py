@@ -1,0 +1,1 @@
+"""Solutions of initial value problems as entries of the table: ``dualad.scipy.integrate.solve_ivp``."""

@@ -1,0 +1,175 @@
+"""``scipy.integrate.solve_ivp``, whose solution carries derivatives.
+
+Same signature as SciPy's, plus ``sensitivity``; it calls SciPy for the solve, so the
+numbers are SciPy's, and returns SciPy's result with ``y`` differentiable with respect to
+every value of dualad's transforms in ``y0``, in ``args`` and in what ``fun`` closes over
+(found as ``checkpoint`` finds them: :func:`dualad.interpreter.reach`), in every mode
+(``jvp``/``jacfwd``, ``reverse.grad``, ``vmap`` over parameters, ``jit``). The derivative
+is that of the ODE's solution, computed by SciPy too, never by differentiating its steps:
+forward sensitivities (the tangent ODE, integrated with the solution) or the adjoint ODE
+(integrated backwards over the forward solve's dense output). See
+:mod:`dualad._ode.sensitivities`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import reverse
+>>> from dualad.scipy.integrate import solve_ivp
+>>> def y_at_1(k):   # y' = -k y, y(0) = 1: y(1) = exp(-k)
+...     return solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.ones(1), t_eval=[1.0],
+...                      rtol=1e-10, atol=1e-12).y[0, 0]
+>>> round(float(reverse.grad(y_at_1)(2.0)), 8), round(float(-np.exp(-2.0)), 8)   # -exp(-k)
+(-0.13533528, -0.13533528)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._base.backend import NUMPY_XP, scipy_module
+from dualad._base.checks import check_callable, check_differentiable, describe
+from dualad._base.core import Value
+from dualad._base.shapes import dtype_of, ndim_of, raw
+from dualad._base.tree import flatten
+from dualad._ode.entries import ivp_solution
+from dualad._ode.problem import Problem
+from dualad.numpy import asarray
+from dualad.scipy._solves import NotConvergedError, Solves, check_args
+
+__all__ = ["NotConvergedError", "solve_ivp"]
+
+# sensitivity=None: forward sensitivities up to this many numbers in y0 and the values fun
+# reaches together, the adjoint beyond (the crossing measured in benchmarks/README.md).
+FORWARD_UP_TO = 20
+_SENSITIVITIES = (None, "forward", "adjoint")
+
+
+def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval: Any = None,
+              dense_output: bool = False, events: Any = None, vectorized: bool = False,
+              args: Any = None, *, rtol: Any = 1e-3, atol: Any = 1e-6,
+              sensitivity: str | None = None, **options: Any) -> Any:
+    """Solve ``y' = fun(t, y, *args)``, ``y(t_span[0]) = y0`` by ``scipy.integrate.solve_ivp``,
+    with ``y`` differentiable.
+
+    Parameters and result are SciPy's (every ``method``: RK45, RK23, DOP853, BDF, Radau,
+    LSODA). ``y`` (at ``t_eval``, or at the solver's own times ``t``) carries derivatives
+    with respect to every value of dualad's transforms that ``y0``, ``args`` and ``fun``
+    (its closure, the globals and objects it names) hold. The times are not differentiated:
+    ``t_span`` and ``t_eval`` must be plain numbers. A stiff method (BDF, Radau, LSODA)
+    without ``jac`` (nor ``jac_sparsity``) gets ``fun``'s Jacobian by forward mode, exact,
+    instead of SciPy's finite differences.
+
+    The derivative is the solution of another ODE, solved by SciPy with the same method,
+    ``rtol`` and ``atol`` (an ``atol`` array applies to each sensitivity of its component;
+    its smallest entry to the adjoint's variables), whose products with ``fun``'s Jacobian
+    are compiled once per solve (:func:`dualad.jit`):
+
+    - forward mode (``jvp``, ``jacfwd``; a chunk of directions in one solve): the forward
+      sensitivities ``s' = J_y s + J_theta dtheta``, integrated with ``y``;
+    - reverse mode (``reverse.grad``, ``vjp``), as ``sensitivity`` says: ``"forward"``,
+      the forward sensitivities along every direction of the ``p`` numbers of ``y0`` and of
+      the parameters, then the cotangent's sum (one solve of ``n (1 + p)`` unknowns);
+      ``"adjoint"``, ``a' = -J_y^T a`` backwards from the last time, with ``a``'s products
+      by the registered reverse mode and ``y`` from the forward solve's dense output (one
+      more forward solve, and one backward solve of ``n + p`` unknowns per interval between
+      the times of ``y``); None, ``"forward"`` for ``p <= 20``, ``"adjoint"`` beyond.
+
+    Under ``vmap`` each element is solved by SciPy in turn, at the times ``t_eval``, which
+    must be given; the result's other fields are the last element's (``success`` is that
+    of all). With ``dense_output``, ``sol(t)`` is differentiable too: each call solves again
+    with ``t_eval = t``. ``events`` and second derivatives are not supported with traced
+    values.
+
+    Parameters
+    ----------
+    fun, t_span, y0, method, t_eval, dense_output, events, vectorized, args, rtol, atol, options
+        As ``scipy.integrate.solve_ivp``'s.
+    sensitivity : {None, "forward", "adjoint"}
+        How reverse mode differentiates (see above); forward mode always takes the forward
+        sensitivities.
+
+    Returns
+    -------
+    OdeResult
+        SciPy's, with ``y`` differentiable.
+
+    Raises
+    ------
+    NotConvergedError
+        When a derivative is taken where SciPy's solve failed (``success`` False), naming
+        SciPy's message; a RuntimeError where a solve of the derivative itself fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> from dualad.scipy.integrate import solve_ivp
+    >>> def oscillator(p):   # x'' = -p0 x - p1 x', x(0) = 1, x'(0) = 0; x at t = 1, 2
+    ...     f = lambda t, y: np.stack([y[1], -p[0] * y[0] - p[1] * y[1]])
+    ...     return solve_ivp(f, (0.0, 2.0), np.array([1.0, 0.0]), t_eval=[1.0, 2.0],
+    ...                      rtol=1e-10, atol=1e-12).y[0]
+    >>> jac = dualad.jacfwd(oscillator)(np.array([4.0, 0.0]))
+    >>> t = np.array([1.0, 2.0])   # at p = (4, 0), x = cos(2t): the closed forms
+    >>> bool(np.allclose(jac, np.stack([-t * np.sin(2 * t) / 4,
+    ...                                 np.sin(2 * t) / 4 - t * np.cos(2 * t) / 2], axis=1)))
+    True
+    """
+    who = "dualad.scipy.integrate.solve_ivp"
+    si = scipy_module(NUMPY_XP, "integrate", who)
+    check_callable(fun, who, "fun")
+    if sensitivity not in _SENSITIVITIES:
+        raise ValueError(f"{who}: sensitivity must be one of {_SENSITIVITIES}, got {sensitivity!r}")
+    for name, value in (("t_span", t_span), ("t_eval", t_eval)):
+        if any(isinstance(leaf, Value) for leaf in flatten(value)[0]):
+            raise TypeError(f"{who}: {name} must be plain numbers (the times are not "
+                            f"differentiated), got {describe(value)}")
+    args = () if args is None else check_args(args, who)
+    options = dict(options, **({"events": events} if events is not None else {}),
+                   **({"vectorized": vectorized} if vectorized else {}))
+    solves = Solves(who)
+    problem = Problem(fun, args, t_span, t_eval, method, rtol, atol, options, "forward", solves, who)
+    traced = isinstance(y0, Value) or bool(problem.closed.values) or (
+        isinstance(y0, (list, tuple)) and any(isinstance(v, Value) for v in flatten(y0)[0]))
+    if not traced:  # nothing to differentiate: SciPy's call as it is
+        return si.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+                            dense_output=dense_output, args=args or None, rtol=rtol, atol=atol,
+                            **options)
+    if events is not None:
+        raise NotImplementedError(f"{who}: events are not supported where y carries derivatives "
+                                  f"(their times would need theirs); got events={events!r}")
+    y0 = asarray(y0)
+    check_differentiable(y0, f"{who}: y0")
+    if ndim_of(y0) != 1:
+        raise ValueError(f"{who}: y0 must be 1-dimensional, as SciPy's, got shape {np.shape(raw(y0))}")
+    if np.dtype(dtype_of(y0)).kind == "c":
+        raise NotImplementedError(f"{who}: complex y0 is not supported where y carries derivatives")
+    sizes = [int(np.size(raw(v))) for v in (y0, *problem.closed.values)]
+    problem.sensitivity = sensitivity or ("forward" if sum(sizes) <= FORWARD_UP_TO else "adjoint")
+    t, y = ivp_solution(y0, problem)
+    result = type(solves.last)(solves.last)
+    result.t = solves.last.t if t_eval is not None else t
+    result.y = y
+    result.success = solves.all_converged
+    if dense_output:
+        result.sol = _Dense(problem, y0)
+    return result
+
+
+class _Dense:
+    """``sol(t)``: ``y`` at ``t`` (a time or an array of them), differentiable, solved again."""
+
+    __slots__ = ("problem", "y0")
+
+    def __init__(self, problem: Problem, y0: Any):
+        self.problem, self.y0 = problem, y0
+
+    def __call__(self, t: Any) -> Any:
+        p = self.problem
+        times = np.atleast_1d(np.asarray(t, dtype=float))
+        again = Problem(p.fun, p.args, p.t_span, times, p.method, p.rtol, p.atol, p.options,
+                        p.sensitivity, Solves(p.who), p.who)
+        y = ivp_solution(self.y0, again)[1]
+        again.solves.check()
+        return y[:, 0] if np.ndim(t) == 0 else y
