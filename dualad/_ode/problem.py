@@ -49,7 +49,12 @@ class Problem:
         def rhs(t, y):
             return fun(t, y, *args)
         jac = options.get("jac")
-        self.closed = Closed(rhs, [jac] if callable(jac) else [], who, "fun")
+        self.jac = jac
+        if callable(jac):  # with args read where rhs reads them, so that both see the stand-ins
+            def jac(t, y):
+                return self.options["jac"](t, y, *args)
+            self.jac = jac
+        self.closed = Closed(rhs, [self.jac] if callable(self.jac) else [], who, "fun")
         self.fun, self.args, self.who = fun, args, who
         self.t_span, self.t_eval, self.method = t_span, t_eval, method
         self.rtol, self.atol, self.options = rtol, atol, options
@@ -63,34 +68,34 @@ class Problem:
                     atol: Any = None, jac: Any = None, dense_output: bool = False,
                     user: bool = False) -> Any:
         """SciPy's ``solve_ivp`` with this problem's method, tolerances and step options: of
-        the user's system (``user``: with ``args`` and every option), or of an augmented one
-        (the options that describe the user's ``fun`` left out)."""
+        the user's system (``user``: every option), or of an augmented one (the options that
+        describe the user's ``fun`` left out). ``args`` are not passed: ``fun`` (``closed.fn``)
+        and ``jac`` read them where the stand-ins of the operands are put."""
         si = scipy_module(NUMPY_XP, "integrate", self.who)
         options = {k: v for k, v in self.options.items() if user or k not in _OF_FUN}
         if jac is not None:
             options["jac"] = jac
         return si.solve_ivp(fun, self.t_span if t_span is None else t_span, y0, method=self.method,
-                            t_eval=t_eval, dense_output=dense_output,
-                            args=self.args or None if user else None, rtol=self.rtol,
+                            t_eval=t_eval, dense_output=dense_output, rtol=self.rtol,
                             atol=self.atol if atol is None else atol, **options)
 
     def solve(self, y0: Any, theta: tuple, *, t_eval: Any, dense_output: bool = False) -> Any:
         """The user's problem at the operands ``theta`` (plain arrays), as SciPy solves it;
         a stiff method gets ``fun``'s Jacobian by forward mode where the user gave none."""
         with self.closed.running(theta):
-            jac = None
-            if self.stiff and "jac" not in self.options and "jac_sparsity" not in self.options:
+            jac = self.jac
+            if self.stiff and jac is None and "jac_sparsity" not in self.options:
                 jacobian = self.jacobian(theta)
-                jac = lambda t, y, *args: jacobian(np.float64(t), y)  # noqa: E731
-            return self.scipy_solve(self.fun, y0, t_eval=t_eval, jac=jac, dense_output=dense_output,
-                                    user=True)
+                jac = lambda t, y: jacobian(np.float64(t), y)  # noqa: E731
+            return self.scipy_solve(self.closed.fn, y0, t_eval=t_eval, jac=jac,
+                                    dense_output=dense_output, user=True)
 
     def user_jacobian(self, theta: tuple) -> Callable | None:
         """``J_y(t, y)`` for a stiff method's Newton iterations: the user's ``jac`` (a
         callable run with ``theta`` in place, or a constant matrix), else by forward mode."""
         if not self.stiff:
             return None
-        jac = self.options.get("jac")
+        jac = self.jac
         if jac is None:
             return self.jacobian(theta)
         if not callable(jac):
@@ -98,7 +103,7 @@ class Problem:
 
         def user(t, y):
             with self.closed.running(theta):
-                return jac(float(t), y, *self.args)
+                return jac(float(t), y)
         return user
 
     # -- products with fun's Jacobian, each compiled once per solve ------------------------
@@ -160,7 +165,8 @@ def block_jacobian(problem: Problem, jacobian: Callable, blocks: list, at: Calla
     dense = total <= _DENSE_JACOBIAN or problem.method == "LSODA"  # LSODA takes dense only
 
     def jac(t, z):
-        j = np.asarray(jacobian(np.float64(t), at(t, z)), dtype=float)
+        j = jacobian(np.float64(t), at(t, z))
+        j = np.asarray(j.toarray() if hasattr(j, "toarray") else j, dtype=float)  # a sparse jac
         parts = [np.zeros((size, size)) if block is None else block(j) for block, size in blocks]
         if not dense:
             return scipy_module(NUMPY_XP, "sparse", problem.who).block_diag(parts, format="csc")

@@ -1,0 +1,240 @@
+"""dualad.scipy.integrate.solve_ivp: the derivative of SciPy's solution in every mode, against
+closed forms and central differences of SciPy's own solve at tighter tolerances, and the
+errors where it does not hold (issue 37)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.integrate as si
+
+import dualad
+import reverse
+from dualad.scipy.integrate import NotConvergedError, solve_ivp
+
+TIGHT = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def central(f, p, h=1e-4):
+    """Columns ``(f(p + h e_i) - f(p - h e_i)) / 2h``, with ``h`` relative to ``|p_i|``."""
+    p = np.asarray(p, dtype=float)
+    cols = []
+    for i in range(p.size):
+        step = h * max(1.0, abs(p.flat[i]))
+        e = np.zeros_like(p)
+        e.flat[i] = step
+        cols.append((np.asarray(f(p + e)) - np.asarray(f(p - e))) / (2 * step))
+    return np.stack(cols, axis=-1)
+
+
+def close(got, want, rtol=1e-6):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+# -- the problems: each a function of parameters p giving y at t_eval, through dualad and SciPy --
+def decay(solve, method="RK45", **kw):
+    """y' = -p0 y, y(0) = p1: y = p1 exp(-p0 t)."""
+    return lambda p: solve(lambda t, y: -p[0] * y, (0.0, 2.0), p[1:2] * np.ones(1), method=method,
+                           t_eval=[0.5, 1.0, 2.0], **kw).y
+
+
+def oscillator(solve, method="RK45", **kw):
+    """x'' = -p0 x - p1 x', parameters through args."""
+    def f(t, y, q):
+        return np.stack([y[1], -q[0] * y[0] - q[1] * y[1]])
+    return lambda p: solve(f, (0.0, 3.0), np.array([1.0, 0.0]), method=method, args=(p,),
+                           t_eval=np.linspace(0.5, 3.0, 6), **kw).y
+
+
+def lotka_volterra(solve, method="RK45", **kw):
+    """Closed over: prey-predator rates p0..p3."""
+    return lambda p: solve(lambda t, y: np.stack([p[0] * y[0] - p[1] * y[0] * y[1],
+                                                  -p[2] * y[1] + p[3] * y[0] * y[1]]),
+                           (0.0, 5.0), np.array([1.0, 1.0]), method=method,
+                           t_eval=np.linspace(1.0, 5.0, 5), **kw).y
+
+
+def robertson(solve, method="BDF", **kw):
+    """The stiff Robertson kinetics, its three rate constants the parameters."""
+    def f(t, y):
+        a, b, c = p_of[0][0], p_of[0][1], p_of[0][2]
+        return np.stack([-a * y[0] + c * y[1] * y[2], a * y[0] - c * y[1] * y[2] - b * y[1] ** 2,
+                         b * y[1] ** 2])
+    p_of = [None]
+
+    def run(p):
+        p_of[0] = p
+        return solve(f, (0.0, 10.0), np.array([1.0, 0.0, 0.0]), method=method,
+                     t_eval=[0.1, 1.0, 10.0], **kw).y
+    return run
+
+
+def van_der_pol(solve, method="Radau", **kw):
+    """mu = p0 (10), and the initial state p1, p2."""
+    return lambda p: solve(lambda t, y: np.stack([y[1], p[0] * (1 - y[0] ** 2) * y[1] - y[0]]),
+                           (0.0, 5.0), p[1:3], method=method, t_eval=[1.0, 3.0, 5.0], **kw).y
+
+
+PROBLEMS = {  # name -> (problem, p, its methods, tolerances of the derivative, of the reference)
+    "decay": (decay, [0.7, 2.0], ["RK45", "DOP853"], TIGHT, {"rtol": 1e-12, "atol": 1e-14}),
+    "oscillator": (oscillator, [4.0, 0.3], ["RK45", "DOP853"], TIGHT, {"rtol": 1e-12, "atol": 1e-14}),
+    "lotka_volterra": (lotka_volterra, [1.5, 1.0, 3.0, 1.0], ["RK45", "DOP853"], TIGHT,
+                       {"rtol": 1e-12, "atol": 1e-14}),
+    "robertson": (robertson, [0.04, 3e7, 1e4], ["BDF", "Radau", "LSODA"],
+                  {"rtol": 1e-10, "atol": 1e-14}, {"rtol": 1e-12, "atol": 1e-16}),
+    "van_der_pol": (van_der_pol, [10.0, 2.0, 0.0], ["Radau", "BDF", "LSODA"], TIGHT,
+                    {"rtol": 1e-12, "atol": 1e-14}),
+}
+CASES = [(name, method) for name, (_, _, methods, _, _) in PROBLEMS.items() for method in methods]
+
+
+def _reference(name, method):
+    """Central differences of SciPy's own solve (Radau for the stiff ones' reference)."""
+    problem, p, _, _, ref = PROBLEMS[name]
+    ref_method = method if method in ("RK45", "DOP853") else "Radau"
+    return central(problem(si.solve_ivp, ref_method, **ref), np.array(p))
+
+
+@pytest.mark.parametrize("name, method", CASES)
+def test_jacfwd_equals_central_differences(name, method):
+    problem, p, _, tol, _ = PROBLEMS[name]
+    got = dualad.jacfwd(problem(solve_ivp, method, **tol))(np.array(p))
+    close(got, _reference(name, method), rtol=2e-6)
+
+
+@pytest.mark.parametrize("name, method", CASES)
+def test_reverse_adjoint_and_forward_agree_with_central_differences(name, method):
+    problem, p, _, tol, _ = PROBLEMS[name]
+    reference = _reference(name, method)
+    weights = np.random.default_rng(0).standard_normal(reference.shape[:-1])
+    want = np.tensordot(weights, reference, axes=weights.ndim)
+    got = {}
+    for sensitivity in ("adjoint", "forward"):
+        f = problem(solve_ivp, method, sensitivity=sensitivity, **tol)
+        got[sensitivity] = reverse.grad(lambda q, f=f: (f(q) * weights).sum())(np.array(p))
+        close(got[sensitivity], want, rtol=2e-6)
+    close(got["adjoint"], got["forward"], rtol=1e-6)
+
+
+def test_decay_matches_its_closed_form_in_both_modes():
+    k, c = 0.7, 2.0
+    t = np.array([0.5, 1.0, 2.0])
+    want = np.stack([-t * c * np.exp(-k * t), np.exp(-k * t)], axis=-1)[None]
+    f = decay(solve_ivp, **TIGHT)
+    close(dualad.jacfwd(f)(np.array([k, c])), want, rtol=1e-8)
+    close(reverse.jacrev(f)(np.array([k, c])), want, rtol=1e-8)
+    _, tangent = dualad.jvp(f, (np.array([k, c]),), (np.array([1.0, 0.0]),))
+    close(tangent, want[..., 0], rtol=1e-8)
+
+
+def test_the_solution_is_scipy_s_own():
+    p = np.array([1.5, 1.0, 3.0, 1.0])
+    want = lotka_volterra(si.solve_ivp)(p)
+    out, _ = dualad.jvp(lotka_volterra(solve_ivp), (p,), (np.ones(4),))
+    assert np.array_equal(out, want)
+    plain = solve_ivp(lambda t, y: -y, (0.0, 1.0), np.ones(2))   # nothing traced: SciPy's result
+    ref = si.solve_ivp(lambda t, y: -y, (0.0, 1.0), np.ones(2))
+    assert np.array_equal(plain.t, ref.t) and np.array_equal(plain.y, ref.y)
+
+
+def test_at_the_solver_s_own_steps():
+    """t_eval=None: y at SciPy's steps, differentiated as at those times fixed."""
+    p = np.array([1.5, 1.0, 3.0, 1.0])
+
+    def steps(q):
+        return solve_ivp(lambda t, y: np.stack([q[0] * y[0] - q[1] * y[0] * y[1],
+                                                -q[2] * y[1] + q[3] * y[0] * y[1]]),
+                         (0.0, 5.0), np.array([1.0, 1.0]), **TIGHT)
+    res = steps(p)
+    ref = si.solve_ivp(lambda t, y: np.stack([p[0] * y[0] - p[1] * y[0] * y[1],
+                                              -p[2] * y[1] + p[3] * y[0] * y[1]]),
+                       (0.0, 5.0), np.array([1.0, 1.0]), **TIGHT)
+    assert np.array_equal(res.t, ref.t) and np.array_equal(res.y, ref.y)
+    got = dualad.jacfwd(lambda q: steps(q).y)(p)
+    want = dualad.jacfwd(lambda q: solve_ivp(
+        lambda t, y: np.stack([q[0] * y[0] - q[1] * y[0] * y[1], -q[2] * y[1] + q[3] * y[0] * y[1]]),
+        (0.0, 5.0), np.array([1.0, 1.0]), t_eval=ref.t, **TIGHT).y)(p)
+    close(got, want, rtol=1e-7)
+    g = reverse.grad(lambda q: steps(q).y.sum())(p)
+    close(g, want.sum(axis=(0, 1)), rtol=1e-7)
+
+
+def test_vmap_over_parameters_is_the_loop():
+    f = oscillator(solve_ivp, **TIGHT)
+    ps = np.array([[4.0, 0.3], [2.0, 0.1], [1.0, 0.5]])
+    close(dualad.vmap(f)(ps), np.stack([f(p) for p in ps]), rtol=1e-14)
+    grads = dualad.vmap(reverse.grad(lambda p: f(p)[0].sum()))(ps)
+    close(grads, np.stack([reverse.grad(lambda p: f(p)[0].sum())(p) for p in ps]), rtol=1e-12)
+    jacs = dualad.vmap(dualad.jacfwd(f))(ps)
+    close(jacs, np.stack([dualad.jacfwd(f)(p) for p in ps]), rtol=1e-12)
+
+
+def test_jit_replays_the_solve_and_its_derivatives():
+    f = lotka_volterra(solve_ivp, **TIGHT)
+    loss = lambda p: (f(p) ** 2).sum()   # noqa: E731
+    grad = dualad.jit(reverse.grad(loss))
+    jac = dualad.jit(dualad.jacfwd(f))
+    value = dualad.jit(loss)
+    for p in (np.array([1.5, 1.0, 3.0, 1.0]), np.array([1.4, 1.1, 2.9, 1.05])):
+        close(value(p), loss(p), rtol=1e-14)
+        close(grad(p), reverse.grad(loss)(p), rtol=1e-12)
+        close(jac(p), dualad.jacfwd(f)(p), rtol=1e-12)
+    assert grad.stats["traces"] == 1 and grad.stats["replays"] + grad.stats["eager"] == 1
+
+
+def test_y0_derivative_and_float32():
+    y0 = np.array([1.0, 0.5], dtype=np.float32)
+    f = lambda y0: solve_ivp(lambda t, y: -y * y, (0.0, 1.0), y0, t_eval=[1.0], **TIGHT).y  # noqa: E731
+    g = reverse.grad(lambda y0: f(y0).sum())(y0)
+    assert g.dtype == np.float32
+    close(g, 1.0 / (1.0 + y0.astype(float)) ** 2, rtol=1e-6)   # y = y0 / (1 + y0 t)
+    close(dualad.jacfwd(f)(y0.astype(float))[:, 0], np.diag(1.0 / (1.0 + y0) ** 2), rtol=1e-8)
+
+
+def test_dense_output_is_differentiable():
+    def sol(k):
+        return solve_ivp(lambda t, y: -k * y, (0.0, 2.0), np.ones(1), dense_output=True, **TIGHT).sol
+    close(dualad.derivative(lambda k: sol(k)(1.5)[0])(0.7), -1.5 * np.exp(-0.7 * 1.5), rtol=1e-7)
+    close(reverse.grad(lambda k: sol(k)(np.array([0.5, 1.0])).sum())(0.7),
+          -0.5 * np.exp(-0.35) - np.exp(-0.7), rtol=1e-7)
+
+
+# -- errors -----------------------------------------------------------------------------------
+def _blow_up(k):   # y' = k y^2 from 1: infinite at t = 1 / k < 2
+    return solve_ivp(lambda t, y: k * y ** 2, (0.0, 2.0), np.ones(1), t_eval=[1.5]).y
+
+
+def test_a_failed_solve_has_no_derivative():
+    seen = []
+
+    def loss(k):
+        res = solve_ivp(lambda t, y: k * y ** 2, (0.0, 2.0), np.ones(1))
+        seen.append(res.success)
+        return res.y[0, -1]
+    with pytest.raises(NotConvergedError, match="did not converge.*step size"):
+        reverse.grad(loss)(1.0)
+    assert seen == [False]   # the forward pass returned SciPy's failed result; the backward raised
+    with pytest.raises(NotConvergedError, match="did not converge.*step size"):
+        dualad.derivative(lambda k: _blow_up(k).sum())(1.0)
+    with pytest.raises(NotConvergedError, match="did not converge.*step size"):
+        reverse.grad(lambda k: _blow_up(k).sum())(1.0)
+
+
+def test_bad_arguments_are_named():
+    f = lambda k, **kw: solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.ones(1), **kw).y  # noqa: E731
+    with pytest.raises(ValueError, match="sensitivity must be one of .*got 'backward'"):
+        reverse.grad(lambda k: f(k, sensitivity="backward").sum())(1.0)
+    with pytest.raises(TypeError, match="t_eval must be plain numbers"):
+        dualad.derivative(lambda k: f(1.0, t_eval=k * np.ones(1)).sum())(0.5)
+    with pytest.raises(ValueError, match="under vmap needs t_eval"):
+        dualad.vmap(lambda k: f(k)[0, -1])(np.array([1.0, 2.0]))
+    with pytest.raises(NotImplementedError, match="events are not supported"):
+        dualad.derivative(lambda k: f(k, events=lambda t, y: y[0] - 0.5).sum())(1.0)
+    with pytest.raises(NotImplementedError, match="second derivative"):
+        dualad.derivative(dualad.derivative(lambda k: f(k, t_eval=[1.0])[0, 0]))(1.0)
+    with pytest.raises(TypeError, match="fun must be callable"):
+        solve_ivp(3.0, (0.0, 1.0), np.ones(1))
+    with pytest.raises(ValueError, match="y0 must be 1-dimensional"):
+        dualad.derivative(lambda y0: solve_ivp(lambda t, y: -y, (0.0, 1.0), y0).y.sum())(1.0)
