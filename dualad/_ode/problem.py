@@ -31,6 +31,10 @@ __all__ = ["STIFF", "Problem"]
 STIFF = ("BDF", "Radau", "LSODA")
 # The options that describe the user's fun, not an augmented system's.
 _OF_FUN = ("jac", "jac_sparsity", "lband", "uband", "vectorized", "events")
+# A product is compiled for one solve: replayed always (timing it against eager calls,
+# each a hundred times a replay, cost more than it could save) by NumPy's calls (no
+# Numba kernel compiled for a program that lives one solve).
+_ONCE_PER_SOLVE = {"measure": False, "executor": "numpy"}
 # Up to this many unknowns a stiff method gets a dense block Jacobian, beyond a sparse one.
 _DENSE_JACOBIAN = 400
 
@@ -125,7 +129,7 @@ class Problem:
             def f(y, *th):
                 return self._at(t, y, _put(values[:len(theta)], moved, th))
             return jvp(f, (y, *(values[i] for i in moved)), (s, *values[len(theta):]))
-        compiled = jit(product)
+        compiled = jit(product, **_ONCE_PER_SOLVE)
         dirs = [directions[i] for i in moved]
         return lambda t, y, s: compiled(t, y, s, *theta, *dirs)
 
@@ -136,12 +140,13 @@ class Problem:
 
         def product(t, y, a, *values):
             return vjp(lambda y, *th: self._at(t, y, th), y, *values)[1](a)
-        compiled = jit(product)
+        compiled = jit(product, **_ONCE_PER_SOLVE)
         return lambda t, y, a: compiled(t, y, a, *theta)
 
     def jacobian(self, theta: tuple) -> Callable:
         """``(t, y) -> J_y``, dense, by forward mode."""
-        compiled = jit(lambda t, y, *values: jacfwd(lambda y: self._at(t, y, values))(y))
+        compiled = jit(lambda t, y, *values: jacfwd(lambda y: self._at(t, y, values))(y),
+                       **_ONCE_PER_SOLVE)
         return lambda t, y: compiled(t, y, *theta)
 
 
