@@ -13,10 +13,16 @@ import dataclasses
 import itertools
 from typing import Any, Callable
 
+import numpy as np
+
 from dualad._base.core import Value
 
 # User containers: type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj).
 _NODES: dict[type, tuple[Callable, Callable]] = {}
+# Leaves known by their type alone, before the tests of a container (a dataclass's costs most):
+# a compiled call walks its arguments at each call (ADBench's hand model, 31 leaves: 22 us
+# before, 9.5 after)
+_LEAVES = frozenset({np.ndarray, np.float64, np.float32, float, int, bool, complex, str, bytes})
 
 
 def register_pytree_node(kind: type, flatten_fn: Callable, unflatten_fn: Callable) -> None:
@@ -82,6 +88,8 @@ def _node(tree: Any) -> tuple | None:
     if kind in _NODES:
         children, aux = _NODES[kind][0](tree)
         return kind, aux, list(children)
+    if kind in _LEAVES:
+        return None
     if isinstance(tree, (tuple, list)):
         return kind, None, list(tree)
     if isinstance(tree, dict):
