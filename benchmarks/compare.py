@@ -1295,12 +1295,33 @@ def adbench_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def plot(rows: list[dict], names: list[str], path: Path) -> str:
+def _pyplot() -> Any:
+    """matplotlib's pyplot drawing to files, or None where matplotlib is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def _save(plt: Any, fig: Any, path: Path, fontsize: int, bottom: float, dpi: int) -> None:
+    """One legend of every panel's labels below the panels, and ``fig`` saved to ``path``."""
+    handles = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles),
+               fontsize=fontsize)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
+def plot(rows: list[dict], names: list[str], path: Path) -> str:
+    plt = _pyplot()
+    if plt is None:
         return "matplotlib is not installed: no plot"
     workloads = [w for w in ("rosenbrock", "mlp") if any(r["workload"] == w for r in rows)]
     ops = [op for op in OPS if op != "f"]
@@ -1323,14 +1344,7 @@ def plot(rows: list[dict], names: list[str], path: Path) -> str:
             ax.set_xlabel("N")
             ax.set_ylabel("time / NumPy f")
             ax.grid(True, which="both", alpha=0.3)
-    handles = {}
-    for ax in fig.axes:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), fontsize=9)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path, fontsize=9, bottom=0.05, dpi=110)
     return f"plot: {path}"
 
 
@@ -1343,11 +1357,8 @@ def plot_adbench(rows: list[dict], names: list[str], path: Path) -> str:
     """ADBench's rows as bars: each derivative's time over the NumPy objective's (ADBench's
     measure), per library, one panel per problem and size, with the best ratio published for
     the problem (the chart of docs/guides/adbench.rst)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = _pyplot()
+    if plt is None:
         return "matplotlib is not installed: no ADBench plot"
     panels: dict[tuple, list] = {}
     for r in rows:
@@ -1375,14 +1386,7 @@ def plot_adbench(rows: list[dict], names: list[str], path: Path) -> str:
         ax.set_title(f"{workload} {label}", fontsize=9, loc="left")
         ax.grid(True, axis="x", which="both", alpha=0.3)
     axes[-1, 0].set_xlabel("derivative time / NumPy objective time (lower is better)")
-    handles = {}
-    for ax in fig.axes:
-        for handle, lib in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lib, handle)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), fontsize=8)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path, fontsize=8, bottom=0.04, dpi=100)
     return f"ADBench plot: {path}"
 
 
