@@ -3,8 +3,8 @@
 An operator here is a callable ``op(*operands)`` that returns the matrix-vector
 product ``v -> A v`` at those operands. ``custom_linear_solve`` makes one of the
 user's ``matvec`` (:class:`Matvec`); ``custom_root`` of the residual's Jacobian in
-the unknowns (:class:`Jacobian`, forward mode) and its transpose
-(:class:`JacobianTranspose`, the registered reverse mode). An entry's rules apply
+the unknowns and its transpose (:class:`Jacobian`: forward mode, and the registered
+reverse mode), which can also give itself as a matrix, to be factorized once. An entry's rules apply
 an operator to values of any level, so the products are differentiated again
 where a higher derivative asks for it (forward over reverse for ``mixed.hvp``).
 """
@@ -14,11 +14,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.shapes import zeros
-from dualad._forward.transforms import jvp
+from dualad._base.shapes import shape_of, zeros
+from dualad._forward.transforms import jacfwd, jvp
 from dualad._implicit.closure import Closed
+from dualad._primitives.shape import reshape
 
-__all__ = ["Jacobian", "JacobianTranspose", "Matvec", "Transposed", "pullback"]
+__all__ = ["Jacobian", "JacobianProduct", "Matvec", "Transposed", "pullback"]
 
 
 def pullback(fn: Callable, primals: tuple, who: str) -> Callable:
@@ -61,28 +62,49 @@ class Transposed:
 
 
 class Jacobian:
-    """``v -> dF/dx v`` of a residual ``F(x)`` (closed over the other operands) at the
-    operands ``(x, *values)``, by forward mode."""
+    """``dF/dx`` of a residual ``F(x)`` (closed over the other operands) at the operands
+    ``(x, *values)``, or its transpose where ``transposed``, as a :class:`JacobianProduct`."""
 
-    __slots__ = ("closed",)
+    __slots__ = ("closed", "transposed")
 
-    def __init__(self, closed: Closed):
-        self.closed = closed
+    def __init__(self, closed: Closed, transposed: bool = False):
+        self.closed, self.transposed = closed, transposed
 
-    def __call__(self, x: Any, *operands: Any) -> Callable:
-        return lambda v: jvp(lambda y: self.closed.call(y, operands), (x,), (v,))[1]
+    def __call__(self, x: Any, *operands: Any) -> JacobianProduct:
+        return JacobianProduct(self.closed, (x, *operands), self.transposed)
 
 
-class JacobianTranspose:
-    """``u -> dF/dx^T u`` at ``(x, *values)``, by the registered reverse mode, recorded
-    once per point."""
+class JacobianProduct:
+    """``v -> dF/dx v`` at one point ``(x, *operands)`` by forward mode, or ``u -> dF/dx^T u``
+    where ``transposed`` by the registered reverse mode (recorded once, at the first
+    product).
 
-    __slots__ = ("closed",)
+    A tangent solver that factorizes ``dF/dx`` takes :meth:`matrix` instead of the
+    products, and keeps the factorization for every solve at the same ``point`` (the
+    tangents of a chunk, a cotangent, a second derivative's solves).
+    """
 
-    def __init__(self, closed: Closed):
-        self.closed = closed
+    __slots__ = ("closed", "point", "transposed", "_pull")
 
-    def __call__(self, x: Any, *operands: Any) -> Callable:
-        pull = pullback(lambda y: self.closed.call(y, operands), (x,),
-                        f"the reverse-mode derivative of {self.closed.who}")
-        return lambda u: pull(u)[0]
+    def __init__(self, closed: Closed, point: tuple, transposed: bool):
+        self.closed, self.point, self.transposed = closed, point, transposed
+        self._pull: Callable | None = None
+
+    def __call__(self, v: Any) -> Any:
+        x, *operands = self.point
+        if not self.transposed:
+            return jvp(lambda y: self.closed.call(y, operands), (x,), (v,))[1]
+        if self._pull is None:
+            self._pull = pullback(lambda y: self.closed.call(y, operands), (x,),
+                                  f"the reverse-mode derivative of {self.closed.who}")
+        return self._pull(v)[0]
+
+    def matrix(self) -> Any:
+        """``dF/dx`` (never its transpose) as a ``(size, size)`` matrix over the raveled
+        unknowns, by one forward-mode pass of ``size`` directions at once."""
+        x, *operands = self.point
+        shape = shape_of(x)
+
+        def flat(y):
+            return reshape(self.closed.call(reshape(y, shape), operands), (-1,))
+        return jacfwd(flat)(reshape(x, (-1,)))

@@ -24,7 +24,7 @@ from dualad._base.core import bind
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.linear_solve import linear_solve, solution
-from dualad._implicit.operators import Jacobian, JacobianTranspose, pullback
+from dualad._implicit.operators import Jacobian, pullback
 from dualad._primitives.elementwise import negative
 from dualad._table.entries import custom
 
@@ -38,7 +38,7 @@ def _impl(xp, x0, *theta, f, solve, tangent_solve, symmetric, check):
 
 def _operators(f: Closed, symmetric: bool) -> tuple:
     jac = Jacobian(f)
-    return jac, (jac if symmetric else JacobianTranspose(f))
+    return jac, (jac if symmetric else Jacobian(f, transposed=True))
 
 
 def _jvp(primals, tangents, ans, *, f, solve, tangent_solve, symmetric, check):

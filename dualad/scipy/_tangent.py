@@ -1,12 +1,15 @@
 """The linear solves of the implicit derivatives: with ``dF/dx`` (``tangent_solve``).
 
-``dF/dx`` is only ever applied to vectors (forward mode, or reverse mode for its
-transpose). Up to :data:`DENSE_MAX` unknowns it is assembled from ``n`` products and
-solved densely, after its condition number is read; beyond, a Krylov method solves
-with the products alone (MINRES where ``dF/dx`` is symmetric, a Hessian; GMRES
-otherwise). Either way a Jacobian that is singular at the solution (the solution does
-not determine its derivative) raises, and an ill-conditioned one warns: never a
-silent wrong derivative.
+Up to :data:`DENSE_MAX` unknowns ``dF/dx`` is built as a matrix in one forward-mode
+pass (:meth:`dualad._implicit.operators.JacobianProduct.matrix`), factorized once
+(Cholesky where it is symmetric and positive definite, a Hessian at a minimum; LU
+otherwise) after its condition number is estimated from the factors, and the
+factorization is kept for every solve at the same solution: each tangent of a
+``jacfwd`` chunk, the cotangent of a VJP (the transposed solve, by the same factors),
+and the solves of a second derivative. Beyond, a Krylov method solves with the
+products alone (MINRES where ``dF/dx`` is symmetric; GMRES otherwise). Either way a
+Jacobian that is singular at the solution (the solution does not determine its
+derivative) raises, and an ill-conditioned one warns: never a silent wrong derivative.
 """
 
 from __future__ import annotations
@@ -17,44 +20,106 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.backend import NUMPY_XP, scipy_module
+from dualad._base.shapes import raw
 
-__all__ = ["DENSE_MAX", "ILL_CONDITIONED", "KRYLOV_RTOL", "tangent_solver"]
+__all__ = ["DENSE_MAX", "ILL_CONDITIONED", "KRYLOV_RTOL", "Factorization", "tangent_solver"]
 
-DENSE_MAX = 200          # unknowns up to which dF/dx is assembled (n products) and factorized
+DENSE_MAX = 200          # unknowns up to which dF/dx is built as a matrix and factorized
 ILL_CONDITIONED = 1e10   # a condition number above which the derivative warns: digits are lost
 KRYLOV_RTOL = 1e-10      # the Krylov methods' relative residual for the derivative's solve
 
 
 def tangent_solver(who: str, symmetric: bool) -> Callable:
-    """``tangent_solve(g, y)``: ``z`` with ``g(z) = y`` for the linear ``g`` (``dF/dx`` or
-    its transpose, on plain NumPy arrays of the unknowns' shape), for the function ``who``."""
-    def tangent_solve(g: Callable, y: Any) -> Any:
+    """``tangent_solve(g, y)``: ``z`` with ``g(z) = y`` for ``g`` a
+    :class:`~dualad._implicit.operators.JacobianProduct` (``dF/dx`` or its transpose at
+    a solution, on plain NumPy arrays of the unknowns' shape), for the function ``who``.
+    The last solution's factorization is kept (:class:`Factorization`)."""
+    kept: list = []  # [Factorization] of the last point solved at
+
+    def tangent_solve(g: Any, y: Any) -> Any:
         y = np.asarray(y)
-        if y.size <= DENSE_MAX:
-            return _dense(g, y, who)
-        return _krylov(g, y, who, symmetric)
+        if y.size > DENSE_MAX:
+            return _krylov(g, y, who, symmetric)
+        if not (kept and kept[0].at(g.point)):
+            kept[:] = [Factorization(g.point, g.matrix(), who, symmetric)]
+        return kept[0].solve(y, g.transposed)
     return tangent_solve
 
 
-def _dense(g: Callable, y: np.ndarray, who: str) -> np.ndarray:
-    n = y.size
-    jac = np.empty((n, n), dtype=np.result_type(y.dtype, np.float64))
-    for j, e in enumerate(np.eye(n, dtype=jac.dtype)):
-        jac[:, j] = np.ravel(g(e.reshape(y.shape)))
-    if n == 0:
-        return np.zeros_like(y)
-    s = np.linalg.svd(jac, compute_uv=False)
-    cond = np.inf if s[-1] == 0 else s[0] / s[-1]
-    if not np.isfinite(cond) or cond * np.finfo(jac.dtype).eps * n >= 1.0:
-        raise np.linalg.LinAlgError(
-            f"{who}: the Jacobian of the solution's condition in the unknowns (dF/dx) is singular "
-            f"at the solution (condition number {cond:.3g}), so the solution does not determine "
-            "its derivative: the problem is degenerate there (a non-isolated root, a flat minimum)")
-    if cond > ILL_CONDITIONED:
-        warnings.warn(f"{who}: dF/dx is ill-conditioned at the solution (condition number "
-                      f"{cond:.3g}); the derivative may have lost about {int(np.log10(cond))} digits",
-                      RuntimeWarning, stacklevel=2)
-    return np.linalg.solve(jac, y.ravel()).reshape(y.shape).astype(y.dtype, copy=False)
+class Factorization:
+    """``dF/dx`` at ``point`` (the solution and the operands, plain arrays), factorized.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad.scipy._tangent import Factorization
+    >>> lu = Factorization((), np.array([[2.0, 1.0], [0.0, 4.0]]), "example", symmetric=False)
+    >>> lu.solve(np.array([1.0, 4.0]), transposed=True)   # A^T z = y
+    array([0.5  , 0.875])
+    """
+
+    __slots__ = ("point", "shape", "factors", "cholesky", "who")
+
+    def __init__(self, point: tuple, matrix: Any, who: str, symmetric: bool):
+        la = scipy_module(NUMPY_XP, "linalg", who)
+        self.point, self.who = point, who
+        a = np.asarray(raw(matrix), dtype=np.float64)
+        self.shape = a.shape
+        if not np.all(np.isfinite(a)):
+            raise FloatingPointError(f"{who}: dF/dx at the solution holds non-finite entries "
+                                     "(inf or nan), so the derivative cannot be computed")
+        self.cholesky = False
+        if symmetric and a.size:
+            try:
+                self.factors = la.cho_factor(a, check_finite=False)
+                self.cholesky = True
+            except la.LinAlgError:  # indefinite: a saddle point, or singular
+                pass
+        if not self.cholesky:
+            with warnings.catch_warnings():  # an exactly zero pivot: the rcond below says so
+                warnings.simplefilter("ignore", la.LinAlgWarning)
+                self.factors = la.lu_factor(a, check_finite=False)
+        self._check(la, a)
+
+    def _check(self, la: Any, a: np.ndarray) -> None:
+        n = a.shape[0]
+        if n == 0:
+            return
+        anorm = np.abs(a).sum(axis=0).max()
+        if self.cholesky:
+            pocon, = la.get_lapack_funcs(("pocon",), (a,))
+            rcond, _ = pocon(self.factors[0], anorm, uplo="L" if self.factors[1] else "U")
+        else:
+            gecon, = la.get_lapack_funcs(("gecon",), (a,))
+            rcond, _ = gecon(self.factors[0], anorm)
+        cond = np.inf if rcond == 0 or not np.isfinite(rcond) else 1.0 / rcond
+        if not np.isfinite(cond) or cond * np.finfo(a.dtype).eps * n >= 1.0:
+            raise np.linalg.LinAlgError(
+                f"{self.who}: the Jacobian of the solution's condition in the unknowns (dF/dx) is "
+                f"singular at the solution (condition number {cond:.3g}), so the solution does not "
+                "determine its derivative: the problem is degenerate there (a non-isolated root, "
+                "a flat minimum)")
+        if cond > ILL_CONDITIONED:
+            warnings.warn(f"{self.who}: dF/dx is ill-conditioned at the solution (condition number "
+                          f"{cond:.3g}); the derivative may have lost about {int(np.log10(cond))} "
+                          "digits", RuntimeWarning, stacklevel=4)
+
+    def at(self, point: tuple) -> bool:
+        """Whether ``point`` is the one factorized (the same arrays, not equal ones)."""
+        return len(point) == len(self.point) and all(a is b for a, b in zip(point, self.point))
+
+    def solve(self, y: Any, transposed: bool) -> Any:
+        """``z`` with ``A z = y`` (``A^T z = y`` where ``transposed``), of ``y``'s shape and dtype."""
+        y = np.asarray(y)
+        if not y.size:
+            return np.zeros_like(y)
+        la = scipy_module(NUMPY_XP, "linalg", self.who)
+        b = y.reshape(-1).astype(np.float64)
+        if self.cholesky:
+            z = la.cho_solve(self.factors, b, check_finite=False)
+        else:
+            z = la.lu_solve(self.factors, b, trans=1 if transposed else 0, check_finite=False)
+        return z.reshape(y.shape).astype(y.dtype, copy=False)
 
 
 def _krylov(g: Callable, y: np.ndarray, who: str, symmetric: bool) -> np.ndarray:

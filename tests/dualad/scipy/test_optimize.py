@@ -97,6 +97,24 @@ def test_hvp_equals_finite_differences_of_the_gradient(name, solution, p, rtol):
     close(hv, want, rtol=10 * rtol)
 
 
+@PRECISION_LOSS
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev", "hvp"])
+@pytest.mark.parametrize("name, solution, p, rtol", PROBLEMS[:2], ids=[p[0] for p in PROBLEMS[:2]])
+def test_dF_dx_is_built_and_factorized_once_per_solution(monkeypatch, transform, name, solution, p,
+                                                         rtol):
+    """Every tangent of a jacfwd chunk, every cotangent of jacrev, and the solves of an H v
+    reuse the one factorization of dF/dx at the solution."""
+    from dualad._implicit.operators import JacobianProduct
+    built = []
+    matrix = JacobianProduct.matrix
+    monkeypatch.setattr(JacobianProduct, "matrix", lambda self: built.append(1) or matrix(self))
+    if transform == "hvp":
+        mixed.hvp(lambda q: (solution(q) ** 2).sum(), p, np.ones_like(p))
+    else:
+        getattr(dualad if transform == "jacfwd" else reverse, transform)(solution)(p)
+    assert len(built) == 1
+
+
 def test_vmap_over_parameters_equals_each_solve():
     ps = np.stack([P3, 0.5 * P3, P3[::-1]])
     close(dualad.vmap(equilibrium)(ps), np.stack([equilibrium(q) for q in ps]), rtol=1e-12)
@@ -192,3 +210,12 @@ def test_bad_arguments_are_named():
         minimize(lambda x: (x ** 2).sum(), np.zeros(1), constraints=[{"type": "eq", "fun": sum}])
     with pytest.raises(ValueError, match="scalar"):
         reverse.grad(lambda a: minimize(lambda x: x * a, np.ones(2)).x.sum())(1.0)
+
+
+def test_an_ill_conditioned_jacobian_at_the_solution_warns():
+    a = np.array([[1.0, 1.0], [1.0, 1.0 + 1e-11]])   # condition number 4e11
+    def x_of(p):
+        return root(lambda x: a @ x - p, np.array([1.1, 1.9]), method="lm", tol=1e-14).x
+    with pytest.warns(RuntimeWarning, match="ill-conditioned.*condition number 4e"):
+        jac = dualad.jacfwd(x_of)(a @ np.array([1.0, 2.0]))
+    close(jac, np.linalg.inv(a), rtol=1e-4)
