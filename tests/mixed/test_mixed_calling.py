@@ -2,25 +2,29 @@
 ``argnums`` (positions in f's signature), ``has_aux``, and ``args`` for the
 arguments held constant.
 
-Oracles: JAX's ``jvp(grad(f, argnums), ...)`` with the same argnums (JAX is
-not a CI dependency: those tests skip without it), central differences of the
+Oracles: JAX's ``jvp(grad(f, argnums), ...)`` with the same argnums (recorded
+by tests/make_jax_peer_golden.py, with the point and direction), central differences of the
 tape gradient ``reverse.grad(f, argnums)``, and the one-argument ``hvp`` of a
 closure over the constant arguments.
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import MIXED_ARGNUMS, recorded
 
 import reverse
 from dualad import ops
 from mixed import grad_and_hvp, hvp
 
 MODES = ["forward-over-reverse", "reverse-over-reverse"]
-RNG = np.random.default_rng(12)
-W, B, DATA = RNG.standard_normal(3), 0.3, RNG.standard_normal((5, 3))
-VW, VB = RNG.standard_normal(3), -0.7
+GOLDEN = recorded()["mixed_argnums"]
+W, B, DATA = decode(GOLDEN["w"]), GOLDEN["b"], decode(GOLDEN["data"])
+VW, VB = decode(GOLDEN["vw"]), GOLDEN["vb"]
 
 
 def loss(w, b, data):
@@ -29,14 +33,8 @@ def loss(w, b, data):
     return ops.sum(ops.tanh(r) ** 2) + ops.sum(w ** 4) * b ** 2
 
 
-def loss_jax(w, b, data):
-    import jax.numpy as jnp
-    r = data @ w + b
-    return jnp.sum(jnp.tanh(r) ** 2) + jnp.sum(w ** 4) * b ** 2
-
-
 # Each case: argnums, the selected primals, their directions, and args (the rest, in order).
-CASES = {
+CASES = {  # the names and argnums of MIXED_ARGNUMS
     "w": (0, W, VW, (B, DATA)),
     "b": (1, B, VB, (W, DATA)),
     "(w, b)": ((0, 1), (W, B), (VW, VB), (DATA,)),
@@ -53,23 +51,23 @@ def full_arguments(argnums, x, args):
     return [picked[i] if i in picked else next(rest) for i in range(3)]
 
 
+def test_the_cases_are_the_recorded_ones():
+    recorded_argnums = {name: case["argnums"] for name, case in GOLDEN["cases"].items()}
+    assert {name: case[0] for name, case in CASES.items()} == MIXED_ARGNUMS
+    assert json.loads(json.dumps(MIXED_ARGNUMS)) == recorded_argnums
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", list(CASES))
 def test_argnums_matches_jax(case, mode):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     argnums, x, v, args = CASES[case]
-    full = full_arguments(argnums, x, args)
-    g_jax, hv_jax = jax.jvp(lambda *sel: jax.grad(loss_jax, argnums)(*_replace(full, argnums, sel)),
-                            x if isinstance(argnums, tuple) else (x,),
-                            v if isinstance(argnums, tuple) else (v,))
     g, hv = grad_and_hvp(loss, x, v, args=args, argnums=argnums, mode=mode)
-    for ours, theirs in ((g, g_jax), (hv, hv_jax)):
-        ours, theirs = (ours, theirs) if isinstance(argnums, tuple) else ((ours,), (theirs,))
+    want = GOLDEN["cases"][case]
+    for ours, theirs in ((g, want["g"]), (hv, want["hv"])):
+        ours = ours if isinstance(argnums, tuple) else (ours,)
         assert len(ours) == len(theirs)
         for a, b in zip(ours, theirs):
-            np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12, atol=1e-12)
-            assert np.shape(a) == np.shape(b)
+            assert_close(a, b, rtol=1e-12, atol=1e-12, err_msg=case)
     np.testing.assert_allclose(flat(hvp(loss, x, v, args=args, argnums=argnums, mode=mode)), flat(hv),
                                rtol=1e-13)
 
@@ -77,13 +75,6 @@ def test_argnums_matches_jax(case, mode):
 def flat(parts):
     """One vector of the entries of a result (an array, a float, or a tuple of them)."""
     return np.hstack([np.ravel(p) for p in (parts if isinstance(parts, tuple) else (parts,))])
-
-
-def _replace(full, argnums, selected):
-    out = list(full)
-    for n, value in zip(argnums if isinstance(argnums, tuple) else (argnums,), selected):
-        out[n % 3] = value
-    return out
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _support.backends import BACKENDS, DASK_PARAM, to_numpy
+from _support.golden import assert_close, decode
 from _support.harness import Counted
+from _support.jax_peer_cases import recorded
 
 import mixed
 from dualad import ops
@@ -55,17 +57,11 @@ def test_blocks_of_directions_go_through_at_once():
 
 
 def test_matches_jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-
-    def rosen_jax(x):
-        return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-    x, p = RNG.standard_normal(9), RNG.standard_normal(9)
-    g, H = linearize(rosenbrock, x)
-    g_jax, hp_jax = jax.jvp(jax.grad(rosen_jax), (x,), (p,))
-    np.testing.assert_allclose(g, np.asarray(g_jax), rtol=1e-13)
-    np.testing.assert_allclose(H @ p, np.asarray(hp_jax), rtol=1e-13)
+    """Against jax.jvp(jax.grad(f)), recorded by tests/make_jax_peer_golden.py."""
+    golden = recorded()["mixed_linearize"]
+    g, H = linearize(rosenbrock, decode(golden["x"]))
+    assert_close(g, golden["g"], rtol=1e-13)
+    assert_close(H @ decode(golden["p"]), golden["hp"], rtol=1e-13)
 
 
 def test_scipy_cg_solves_with_it():

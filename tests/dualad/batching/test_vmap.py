@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from _support.backends import BACKENDS, dtype_name, to_numpy
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import VMAP_SEMANTICS, recorded
 
 import dualad
 import mixed
@@ -349,43 +351,25 @@ def test_a_python_branch_on_a_batched_value_is_refused():
         vmap(lambda x: x if x.sum() > 0 else -x)(X)
 
 
-# -- against JAX, where it is installed -------------------------------------------------------
-@pytest.fixture
-def jax():
-    """JAX in double precision for one test (the setting restored after it)."""
-    jax = pytest.importorskip("jax")
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield jax
-    jax.config.update("jax_enable_x64", before)
+# -- against JAX's numbers, recorded by tests/make_jax_peer_golden.py -------------------------
+@pytest.mark.parametrize("case", range(len(VMAP_SEMANTICS)))
+def test_vmap_semantics_match_jax(case):
+    f, in_axes, out_axes = VMAP_SEMANTICS[case]
+    golden = recorded()["vmap_semantics"][case]
+    got = vmap(f, in_axes, out_axes)(decode(golden["x"]), decode(golden["w"]))
+    got_leaves = dualad._base.tree.flatten(got)[0]
+    assert len(got_leaves) == len(golden["leaves"])
+    for g, want in zip(got_leaves, golden["leaves"]):
+        assert_close(g, want, rtol=1e-12)
 
 
-JAX_SEMANTICS = [
-    (lambda x, w: (x * w, w, 2.0 * w.sum()), (0, None), (1, -1, 0)),  # unbatched outputs broadcast
-    (lambda x, w: ({"a": x @ w, "b": w}, x.sum()), (-1, None), ({"a": -1, "b": 0}, 0)),
-    (lambda x, w: x.T * w, (1, None), -2),
-]
-
-
-@pytest.mark.parametrize("f, in_axes, out_axes", JAX_SEMANTICS)
-def test_vmap_semantics_match_jax(f, in_axes, out_axes, jax):
-    x, w = RNG.standard_normal((3, 3)), RNG.standard_normal(3)
-    got = vmap(f, in_axes, out_axes)(x, w)
-    want = jax.vmap(f, in_axes, out_axes)(jax.numpy.asarray(x), jax.numpy.asarray(w))
-    got_leaves, want_leaves = dualad._base.tree.flatten(got)[0], jax.tree_util.tree_leaves(want)
-    assert len(got_leaves) == len(want_leaves)
-    for g, v in zip(got_leaves, want_leaves):
-        np.testing.assert_allclose(g, np.asarray(v), rtol=1e-12)
-
-
-def test_linearize_and_linear_transpose_match_jax(jax):
-    A = RNG.standard_normal((3, 4))
-    _, ours = dualad.linearize(lambda x: np.tanh(A @ x), X[0, :3] @ A)
-    _, theirs = jax.linearize(lambda x: jax.numpy.tanh(A @ x), jax.numpy.asarray(X[0, :3] @ A))
-    np.testing.assert_allclose(ours(Y[0, :3] @ A), theirs(jax.numpy.asarray(Y[0, :3] @ A)), rtol=1e-12)
-    ours_t = dualad.linear_transpose(lambda x: A @ x, np.zeros(4))(Y[0])
-    theirs_t = jax.linear_transpose(lambda x: A @ x, jax.numpy.zeros(4))(jax.numpy.asarray(Y[0]))
-    np.testing.assert_allclose(ours_t[0], theirs_t[0], rtol=1e-12)
+def test_linearize_and_linear_transpose_match_jax():
+    golden = recorded()["vmap_linearize"]
+    A = decode(golden["a"])
+    _, ours = dualad.linearize(lambda x: np.tanh(A @ x), decode(golden["x"]))
+    assert_close(ours(decode(golden["t"])), golden["jvp"], rtol=1e-12)
+    ours_t = dualad.linear_transpose(lambda x: A @ x, np.zeros(4))(decode(golden["cotangent"]))
+    assert_close(ours_t[0], golden["transpose"], rtol=1e-12)
 
 
 def test_values_functions_see_batched_values_inside_lists_and_tuples():

@@ -7,6 +7,8 @@ import itertools
 
 import numpy as np
 import pytest
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import CONV_CONFIGS, recorded
 
 import dualad
 import mixed
@@ -14,14 +16,7 @@ import reverse
 from dualad import ops
 from dualad.testing import check_grads
 
-CONFIGS = [
-    pytest.param((2, 3, 7, 6), (4, 3, 3, 2), {}, id="2d"),
-    pytest.param((1, 4, 8, 8), (6, 2, 3, 3), {"stride": 2, "padding": 1, "groups": 2},
-                 id="2d-stride-groups"),
-    pytest.param((2, 2, 9), (3, 2, 3), {"dilation": 2, "padding": "same"}, id="1d-dilated-same"),
-    pytest.param((1, 2, 5, 6, 4), (2, 2, 2, 3, 2),
-                 {"stride": (1, 2, 1), "padding": ((1, 0), (0, 1), (1, 1))}, id="3d-asymmetric"),
-]
+CONFIGS = [pytest.param(xs, ws, kw, id=name) for xs, ws, kw, name in CONV_CONFIGS]
 
 
 def _direct(x, w, stride=1, padding=0, dilation=1, groups=1):
@@ -72,32 +67,16 @@ def test_conv_relu_model_hvp_matches_dense_hessian():
     check_grads(loss, (flat,), order=2, modes=("fwd", "rev"))
 
 
-@pytest.mark.parametrize("xs, ws, kw", CONFIGS)
-def test_conv_matches_jax(xs, ws, kw):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    d = len(ws) - 2
-    stride = kw.get("stride", 1)
-    stride = (stride,) * d if isinstance(stride, int) else stride
-    dilation = kw.get("dilation", 1)
-    dilation = (dilation,) * d if isinstance(dilation, int) else dilation
-    pad = kw.get("padding", 0)
-    pad = "SAME" if pad == "same" else [(pad, pad)] * d if isinstance(pad, int) else list(pad)
-    layout = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}[d]
-
-    def theirs(x, w):
-        return jax.lax.conv_general_dilated(x, w, stride, pad, rhs_dilation=dilation,
-                                            dimension_numbers=layout,
-                                            feature_group_count=kw.get("groups", 1))
-
-    rng = np.random.default_rng(2)
-    x, w = rng.normal(size=xs), rng.normal(size=ws)
-    np.testing.assert_allclose(ops.conv(x, w, **kw), np.asarray(theirs(x, w)), rtol=1e-12, atol=1e-12)
-    ours_g = reverse.grad(lambda x, w: ops.sum(ops.sin(ops.conv(x, w, **kw))), argnums=(0, 1))(x, w)
-    their_g = jax.grad(lambda x, w: jnp.sum(jnp.sin(theirs(x, w))), argnums=(0, 1))(x, w)
-    for a, b in zip(ours_g, their_g):
-        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12)
+@pytest.mark.parametrize("kw, name", [(kw, name) for *_, kw, name in CONV_CONFIGS],
+                         ids=[name for *_, name in CONV_CONFIGS])
+def test_conv_matches_jax(kw, name):
+    """Against jax.lax.conv_general_dilated, recorded by tests/make_jax_peer_golden.py."""
+    golden = recorded()["conv"][name]
+    x, w = decode(golden["x"]), decode(golden["w"])
+    assert_close(ops.conv(x, w, **kw), golden["value"], rtol=1e-12, atol=1e-12)
+    gx, gw = reverse.grad(lambda x, w: ops.sum(ops.sin(ops.conv(x, w, **kw))), argnums=(0, 1))(x, w)
+    assert_close(gx, golden["grad_x"], rtol=1e-10, atol=1e-12)
+    assert_close(gw, golden["grad_w"], rtol=1e-10, atol=1e-12)
 
 
 def test_sliding_window_view_dispatches_and_matches_numpy():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import recorded
 
 import dualad
 import reverse
@@ -62,22 +64,20 @@ def test_polyfit_derivatives_in_every_mode():
 
 
 def test_polyfit_gradients_match_jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    x, y, w = _fit_data(n=7)
+    """Against jnp.polyfit's gradients, recorded by tests/make_jax_peer_golden.py."""
+    golden = recorded()["polyfit"]
+    x, y, w = (decode(golden[k]) for k in "xyw")
 
-    def loss(fit, polyval, x, y, w):
-        c = fit(x, y, 2, w=w)
-        return (c * c).sum() + (polyval(c, x) ** 2).sum()
+    def loss(x, y, w):
+        c = ops.polyfit(x, y, 2, w=w)
+        return (c * c).sum() + (ops.polyval(c, x) ** 2).sum()
 
-    theirs = jax.grad(lambda *a: loss(jnp.polyfit, jnp.polyval, *a), argnums=(0, 1, 2))(
-        jnp.asarray(x), jnp.asarray(y), jnp.asarray(w))
-    ours = reverse.grad(lambda *a: loss(ops.polyfit, ops.polyval, *a), argnums=(0, 1, 2))(x, y, w)
-    for o, t in zip(ours, theirs):
-        np.testing.assert_allclose(o, np.asarray(t), rtol=1e-8, atol=1e-10)
-    forward = dualad.jacfwd(lambda x: loss(ops.polyfit, ops.polyval, x, y, w))(x)
-    np.testing.assert_allclose(forward, np.asarray(theirs[0]), rtol=1e-8, atol=1e-10)
+    ours = reverse.grad(loss, argnums=(0, 1, 2))(x, y, w)
+    assert len(ours) == len(golden["grads"])
+    for o, t in zip(ours, golden["grads"]):
+        assert_close(o, t, rtol=1e-8, atol=1e-10)
+    forward = dualad.jacfwd(lambda x: loss(x, y, w))(x)
+    assert_close(forward, golden["grads"][0], rtol=1e-8, atol=1e-10)
 
 
 # -- poly and roots ------------------------------------------------------------------------------
@@ -133,19 +133,19 @@ def test_roots_through_numpy_and_their_derivative():
     np.testing.assert_allclose(d.tangent.real[order], -1.0 / np.polyval(np.polyder(p), r), rtol=1e-10)
 
 
-def test_roots_gradients_match_jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    for p in (np.poly([-2.0, 0.5, 2.5]), np.poly([1.5j, -1.5j, 2.0]).real, RNG.normal(size=5)):
-        def f(roots, p):
-            r = roots(p)
-            return (r * r.conj()).real.sum() + (r.real ** 3).sum()
+@pytest.mark.parametrize("case", range(3))
+def test_roots_gradients_match_jax(case):
+    """Against jnp.roots's gradients, recorded by tests/make_jax_peer_golden.py."""
+    golden = recorded()["roots"][case]
+    p = decode(golden["p"])
 
-        theirs = jax.grad(lambda p: f(lambda q: jnp.roots(q, strip_zeros=False), p))(jnp.asarray(p))
-        ours = reverse.grad(lambda p: f(ops.roots, p))(p)
-        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-8, atol=1e-10)
-        np.testing.assert_allclose(dualad.jacfwd(lambda p: f(ops.roots, p))(p), ours, rtol=1e-8, atol=1e-10)
+    def f(p):
+        r = ops.roots(p)
+        return (r * r.conj()).real.sum() + (r.real ** 3).sum()
+
+    ours = reverse.grad(f)(p)
+    assert_close(ours, golden["grad"], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dualad.jacfwd(f)(p), ours, rtol=1e-8, atol=1e-10)
 
 
 # -- polydiv ----------------------------------------------------------------------------------

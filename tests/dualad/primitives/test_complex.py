@@ -3,14 +3,16 @@
 The functional API follows JAX: for a real-valued ``f`` of ``z = x + i y``,
 ``grad f = df/dx - i df/dy``. Each check below computes that from central
 finite differences in the real coordinates, and forward mode against the
-directional derivative along a complex tangent. Where JAX is installed its
-numbers are compared too.
+directional derivative along a complex tangent. JAX's numbers, recorded by
+tests/make_jax_peer_golden.py, are compared too.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import recorded
 
 import dualad
 import reverse
@@ -112,23 +114,10 @@ def test_linalg_rules_written_for_real_matrices_refuse_complex_input(name):
 
 @pytest.mark.parametrize("name", sorted(REAL_VALUED))
 def test_against_jax(name):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
-    f = REAL_VALUED[name]
-    if name in ("abs_numpy", "std", "norm"):  # NumPy spellings: the same functions in jnp
-        jf = {"abs_numpy": lambda z: jnp.sum(jnp.abs(z) * jnp.real(z)), "std": jnp.std,
-              "norm": jnp.linalg.norm}[name]
-    else:
-        ops_to_jnp = {"real": lambda z: jnp.sum(jnp.real(z) ** 3),
-                      "imag": lambda z: jnp.sum(jnp.sin(jnp.imag(z))),
-                      "abs": lambda z: jnp.sum(jnp.abs(z) ** 3),
-                      "angle": lambda z: jnp.sum(jnp.angle(z) * jnp.imag(z)),
-                      "conj_product": lambda z: jnp.sum(jnp.real(jnp.conj(z) * z * z)),
-                      "var": jnp.var,
-                      "holomorphic_then_real": lambda z: jnp.sum(jnp.real(jnp.exp(z) * jnp.sin(z)))}
-        jf = ops_to_jnp[name]
-    np.testing.assert_allclose(reverse.grad(f)(Z), np.asarray(jax.grad(jf)(jnp.asarray(Z))), rtol=1e-10)
+    """JAX's gradients (its convention, df/dx - i df/dy), recorded by tests/make_jax_peer_golden.py."""
+    golden = recorded()["complex"]
+    assert_close(reverse.grad(REAL_VALUED[name])(decode(golden["z"])), golden["grad"][name], rtol=1e-10,
+                 err_msg=name)
 
 
 def test_a_real_input_joined_with_complex_values_gets_a_real_gradient():
@@ -193,12 +182,9 @@ def test_grad_of_a_complex_output_raises_unless_holomorphic():
 
 
 def test_holomorphic_grad_matches_jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    ours = reverse.grad(lambda z: ops.sum(ops.exp(z) * z), holomorphic=True)(Z)
-    theirs = jax.grad(lambda z: jnp.sum(jnp.exp(z) * z), holomorphic=True)(jnp.asarray(Z))
-    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)
+    golden = recorded()["complex"]
+    ours = reverse.grad(lambda z: ops.sum(ops.exp(z) * z), holomorphic=True)(decode(golden["z"]))
+    assert_close(ours, golden["holomorphic"], rtol=1e-12)
 
 
 def test_python_complex_scalars_are_complex_in_ops():

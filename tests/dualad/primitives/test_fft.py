@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import FFT_TRANSFORMS as TRANSFORMS
+from _support.jax_peer_cases import fft_id, fft_input, recorded
 
 import dualad
 import dualad.testing
@@ -11,37 +14,22 @@ import mixed
 import reverse
 from dualad import Dual, ops
 
-TRANSFORMS = [
-    ("fft", {}), ("ifft", {}), ("fft", {"n": 5}), ("fft", {"n": 11, "norm": "ortho"}),
-    ("rfft", {}), ("rfft", {"n": 7, "axis": 0}), ("irfft", {}), ("irfft", {"n": 9, "norm": "forward"}),
-    ("fft2", {}), ("ifft2", {"s": (2, 6)}), ("fftn", {"axes": (0,)}), ("rfftn", {}),
-    ("irfftn", {}), ("rfft2", {"norm": "ortho"}), ("irfft2", {"s": (3, 6)}),
-    ("hfft", {}), ("hfft", {"n": 7, "norm": "ortho"}), ("ihfft", {}), ("ihfft", {"n": 5, "axis": 0}),
-]
 
-
-def _input(name):
-    x = np.random.default_rng(0).normal(size=(3, 8))
-    return np.fft.rfft(x) if name.startswith(("irfft", "hfft")) else x
-
-
-@pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[f"{n}-{k}" for n, k in TRANSFORMS])
+@pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[fft_id(n, k) for n, k in TRANSFORMS])
 def test_numpy_fft_dispatches_and_its_values_match(name, kw):
-    x = _input(name)
+    x = fft_input(name)
     d = getattr(np.fft, name)(Dual(x, np.ones_like(x)), **kw)
     np.testing.assert_allclose(d.primal, getattr(np.fft, name)(x, **kw), atol=1e-12)
     np.testing.assert_allclose(d.tangent, getattr(np.fft, name)(np.ones_like(x), **kw), atol=1e-12)
 
 
-@pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[f"{n}-{k}" for n, k in TRANSFORMS])
+@pytest.mark.parametrize("name, kw", TRANSFORMS, ids=[fft_id(n, k) for n, k in TRANSFORMS])
 def test_gradients_match_jax(name, kw):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    x = _input(name)
-    theirs = jax.grad(lambda z: jnp.sum(jnp.abs(getattr(jnp.fft, name)(z, **kw)) ** 2))(jnp.asarray(x))
+    """Against JAX's gradients, recorded by tests/make_jax_peer_golden.py."""
+    case = recorded()["fft"][fft_id(name, kw)]
+    x = decode(case["x"])
     ours = reverse.grad(lambda z: ops.sum(ops.abs(getattr(np.fft, name)(z, **kw)) ** 2))(x)
-    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-10, atol=1e-10)
+    assert_close(ours, case["grad"], rtol=1e-10, atol=1e-10, err_msg=fft_id(name, kw))
 
 
 @pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])

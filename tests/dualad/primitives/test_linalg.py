@@ -23,6 +23,8 @@ import array_api_strict
 import numpy as np
 import pytest
 from _support.backends import DASK
+from _support.golden import assert_close, decode
+from _support.jax_peer_cases import LU_SHAPES, lu_id, recorded
 from array_api_strict._array_object import Array as StrictArray
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -843,24 +845,15 @@ def test_errors_name_the_argument_and_what_was_found(call, match):
 
 @pytest.mark.parametrize("complex_input", [False, True], ids=["real", "complex"])
 def test_eig_gradient_matches_jax(complex_input):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp, lax = jax.numpy, jax.lax
-    r = _rng("eig-jax", complex_input)
-    a = r.standard_normal((4, 4)) + (1j * r.standard_normal((4, 4)) if complex_input else 0)
-
+    """Against jax.lax.linalg.eig's gradient, recorded by tests/make_jax_peer_golden.py."""
+    case = recorded()["eig"]["complex" if complex_input else "real"]
     from reverse import grad as reverse_grad
 
     def ours(m):
         w, v = la.eig(m)
         return ops.sum(ops.real(w * w) + ops.imag(w)) + ops.sum(ops.abs(v) ** 3)
 
-    def theirs(m):
-        w, v = lax.linalg.eig(m, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
-        return jnp.sum(jnp.real(w * w) + jnp.imag(w)) + jnp.sum(jnp.abs(v) ** 3)
-
-    np.testing.assert_allclose(reverse_grad(ours)(a), np.asarray(jax.grad(theirs)(jnp.asarray(a))),
-                               rtol=1e-9, atol=1e-12)
+    assert_close(reverse_grad(ours)(decode(case["a"])), case["grad"], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("uplo, unread", [("L", np.triu(np.ones((4, 4)), 1)),
@@ -878,9 +871,6 @@ def test_eigh_differentiates_the_triangle_it_reads(uplo, unread):
 
 
 # -- lu against SciPy and JAX ---------------------------------------------------------------
-LU_SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3), (2, 1, 3, 5)]
-
-
 @pytest.mark.parametrize("dtype", DTYPES + [np.complex128], ids=["f64", "f32", "c128"])
 @pytest.mark.parametrize("shape", LU_SHAPES, ids=str)
 def test_lu_values_match_scipy(shape, dtype):
@@ -900,51 +890,30 @@ def test_lu_values_match_scipy(shape, dtype):
     np.testing.assert_array_equal(low, theirs[1])
 
 
-def _jax_lu(jax, x):
-    f = jax.scipy.linalg.lu  # one matrix at a time: vmap over the batch
-    for _ in range(x.ndim - 2):
-        f = jax.vmap(f)
-    return f(x)
-
-
 @pytest.mark.parametrize("complex_input", [False, True], ids=["real", "complex"])
 @pytest.mark.parametrize("shape", LU_SHAPES, ids=str)
 def test_lu_derivatives_match_jax(shape, complex_input):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    r = _rng("lu-jax", shape, complex_input)
-
-    def draw():
-        x = r.standard_normal(shape)
-        return x + 1j * r.standard_normal(shape) if complex_input else x
-    a, t = draw(), draw()
-    (_, low, up), (_, dl, du) = jvp(la.lu, (a,), (t,))
-    _, (_, jdl, jdu) = jax.jvp(lambda x: _jax_lu(jax, x), (jnp.asarray(a),), (jnp.asarray(t),))
-    np.testing.assert_allclose(dl, np.asarray(jdl), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(du, np.asarray(jdu), rtol=1e-10, atol=1e-12)
+    """Against jax.scipy.linalg.lu's JVP, VJP and gradient, recorded by tests/make_jax_peer_golden.py."""
+    case = recorded()["lu"][lu_id(shape, complex_input)]
+    a, t = decode(case["a"]), decode(case["t"])
+    _, (_, dl, du) = jvp(la.lu, (a,), (t,))
+    assert_close(dl, case["dl"], rtol=1e-10, atol=1e-12)
+    assert_close(du, case["du"], rtol=1e-10, atol=1e-12)
     # The VJP at the primitive: JAX's transpose (no conjugation for complex).
-    gl, gu = draw()[..., :, : low.shape[-1]], draw()[..., : up.shape[-2], :]
     prim = REGISTRY["lu"]
     ans = bind(prim, a)
-    (ga,) = prim.vjp((None, gl, gu), prim.residuals(ans, (a,), {}), (True,), {})
-    _, pullback = jax.vjp(lambda x: _jax_lu(jax, x)[1:], jnp.asarray(a))
-    (jga,) = pullback((jnp.asarray(gl), jnp.asarray(gu)))
-    np.testing.assert_allclose(ga, np.asarray(jga), rtol=1e-10, atol=1e-12)
+    cotangents = (None, decode(case["gl"]), decode(case["gu"]))
+    (ga,) = prim.vjp(cotangents, prim.residuals(ans, (a,), {}), (True,), {})
+    assert_close(ga, case["ga"], rtol=1e-10, atol=1e-12)
     if not complex_input:  # and through the tape, with P unused (the tape passes it zeros)
         from reverse import grad
-        w1, w2 = r.standard_normal(low.shape), r.standard_normal(up.shape)
+        w1, w2 = decode(case["w1"]), decode(case["w2"])
 
         def ours(x):
             _, lo, u = la.lu(x)
             return ops.sum(ops.sin(lo) * w1) + ops.sum(u * u * w2)
 
-        def theirs(x):
-            _, lo, u = _jax_lu(jax, x)
-            return jnp.sum(jnp.sin(lo) * w1) + jnp.sum(u * u * w2)
-
-        np.testing.assert_allclose(grad(ours)(a), np.asarray(jax.grad(theirs)(jnp.asarray(a))),
-                                   rtol=1e-10, atol=1e-12)
+        assert_close(grad(ours)(a), case["grad"], rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("uplo", ["L", "U"])

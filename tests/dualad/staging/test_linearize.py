@@ -7,7 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from _support.golden import assert_close, decode
 from _support.harness import Counted
+from _support.jax_peer_cases import recorded
 
 import dualad
 import reverse
@@ -61,17 +63,11 @@ def test_replays_equal_the_eager_jvp_and_f_runs_once(f, primals, dtype):
 
 
 def test_matches_jax_linearize():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-
-    def rosen_jax(x):
-        return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-    x, t = RNG.standard_normal(9), RNG.standard_normal(9)
-    g, hvp = dualad.linearize(reverse.grad(rosen), x)
-    g_jax, hvp_jax = jax.linearize(jax.grad(rosen_jax), x)
-    np.testing.assert_allclose(g, np.asarray(g_jax), rtol=1e-13)
-    np.testing.assert_allclose(hvp(t), np.asarray(hvp_jax(t)), rtol=1e-13)
+    """Against jax.linearize(jax.grad(f)), recorded by tests/make_jax_peer_golden.py."""
+    golden = recorded()["linearize_grad"]
+    g, hvp = dualad.linearize(reverse.grad(rosen), decode(golden["x"]))
+    assert_close(g, golden["g"], rtol=1e-13)
+    assert_close(hvp(decode(golden["t"])), golden["hvp"], rtol=1e-13)
 
 
 def test_chunks_of_tangents_trace_once_for_their_shape():

@@ -1,0 +1,83 @@
+"""The cases dualad's tests compare with JAX, shared by the tests and by
+``tests/make_jax_peer_golden.py``, which records JAX's answers (and the inputs
+it was given) in ``tests/jax_peer_golden.json``: the tests read both from the
+file, so CI without JAX still compares with JAX's numbers.
+
+Only what both sides need lives here: the lists of cases, the inputs' draws,
+and functions whose one spelling runs on NumPy values, dualad values and
+``jax.numpy`` arrays alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+
+import numpy as np
+
+
+@functools.cache
+def recorded() -> dict:
+    """JAX's answers and their inputs, as make_jax_peer_golden.py wrote them."""
+    return json.loads((pathlib.Path(__file__).resolve().parent.parent / "jax_peer_golden.json").read_text())
+
+
+FFT_TRANSFORMS = [
+    ("fft", {}), ("ifft", {}), ("fft", {"n": 5}), ("fft", {"n": 11, "norm": "ortho"}),
+    ("rfft", {}), ("rfft", {"n": 7, "axis": 0}), ("irfft", {}), ("irfft", {"n": 9, "norm": "forward"}),
+    ("fft2", {}), ("ifft2", {"s": (2, 6)}), ("fftn", {"axes": (0,)}), ("rfftn", {}),
+    ("irfftn", {}), ("rfft2", {"norm": "ortho"}), ("irfft2", {"s": (3, 6)}),
+    ("hfft", {}), ("hfft", {"n": 7, "norm": "ortho"}), ("ihfft", {}), ("ihfft", {"n": 5, "axis": 0}),
+]
+
+
+def fft_id(name: str, kw: dict) -> str:
+    return f"{name}-{kw}"
+
+
+def fft_input(name: str) -> np.ndarray:
+    """Real input, or the half spectrum the inverse real transforms take."""
+    x = np.random.default_rng(0).normal(size=(3, 8))
+    return np.fft.rfft(x) if name.startswith(("irfft", "hfft")) else x
+
+
+SPECIAL_IN_UNIT = {"erfinv", "ndtri", "logit"}
+# scipy.special functions whose second derivatives are compared with jax.scipy.special's
+SPECIAL_JAX = ["erf", "erfc", "erfinv", "gammaln", "digamma", "ndtr", "log_ndtr", "ndtri", "i0", "i1",
+               "i0e", "i1e", "logit", "expit", "erfcx"]
+
+
+def special_point(name: str) -> np.ndarray:
+    return np.array([0.2, 0.35, 0.8]) if name in SPECIAL_IN_UNIT else np.array([0.4, 1.3, 2.5])
+
+
+# (input shape, kernel shape, keywords of ops.conv, id): PyTorch's layout
+CONV_CONFIGS = [
+    ((2, 3, 7, 6), (4, 3, 3, 2), {}, "2d"),
+    ((1, 4, 8, 8), (6, 2, 3, 3), {"stride": 2, "padding": 1, "groups": 2}, "2d-stride-groups"),
+    ((2, 2, 9), (3, 2, 3), {"dilation": 2, "padding": "same"}, "1d-dilated-same"),
+    ((1, 2, 5, 6, 4), (2, 2, 2, 3, 2), {"stride": (1, 2, 1), "padding": ((1, 0), (0, 1), (1, 1))},
+     "3d-asymmetric"),
+]
+
+# (f, in_axes, out_axes) for vmap: f uses only operators and methods both libraries have
+VMAP_SEMANTICS = [
+    (lambda x, w: (x * w, w, 2.0 * w.sum()), (0, None), (1, -1, 0)),  # unbatched outputs broadcast
+    (lambda x, w: ({"a": x @ w, "b": w}, x.sum()), (-1, None), ({"a": -1, "b": 0}, 0)),
+    (lambda x, w: x.T * w, (1, None), -2),
+]
+
+LU_SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3), (2, 1, 3, 5)]
+
+
+def lu_id(shape: tuple, complex_input: bool) -> str:
+    return f"{shape}-{'complex' if complex_input else 'real'}"
+
+
+# Points for maximum and minimum's derivatives (ties included), and for relu and softplus's.
+KINK_PAIRS = [(0.0, 0.0), (1.0, 1.0), (2.0, -1.0), (-2.0, 1.0)]
+KINK_POINTS = [-1.0, 0.0, 1.0]
+
+# argnums of mixed.grad_and_hvp, by name
+MIXED_ARGNUMS = {"w": 0, "b": 1, "(w, b)": (0, 1), "(b, w)": (1, 0), "(-3, 1)": (-3, 1)}
