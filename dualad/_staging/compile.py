@@ -35,6 +35,7 @@ import array_api_compat
 import numpy as np
 
 from dualad._base.checks import check_callable
+from dualad._base.collection import collector_paused
 from dualad._base.core import Value
 from dualad._base.frames import ours_then_user
 from dualad._base.tree import leaves_and_treedef
@@ -585,24 +586,20 @@ class Compiled:
                        f"max_programs={self.max_programs} programs can hold")
                 self._eager[key] = why
                 return self._run_eagerly(key, why, args, kwargs)
-        program, result, why = record(self.f, args, kwargs, inputs)
+        foreign = next((x for x in inputs if elsewhere(x)), None)
+        with collector_paused():  # (see dualad/_base/collection.py)
+            program, result, why = record(self.f, args, kwargs, inputs)
+            dask = program is not None and on_dask(inputs, program)
+            if program is not None and not dask:
+                program, executor, candidates = self._made_ready(program, foreign)
         if program is None:
             self._eager[key] = why
             if result is None:  # what the trace computed is not this call's result
                 return self._run_eagerly(key, why, args, kwargs)
             self._warn(key, why)
             return result
-        if on_dask(inputs, program):
+        if dask:
             return self._chunk(key, program, inputs, result)
-        foreign = next((x for x in inputs if elsewhere(x)), None)
-        candidates = []
-        if self.optimize:
-            optimized = optimize(program, fuse=False)
-            program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
-            if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
-                candidates.append(("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0]))
-        else:
-            executor = "numpy"
         self.stats["executor"] = executor
         if foreign is not None:
             return self._retarget(key, program, foreign, args, kwargs, inputs)
@@ -610,6 +607,19 @@ class Compiled:
         if self.measure and not missed:
             self._trials[key] = Trial([(executor, program), *candidates, (EAGER, None)])
         return result
+
+    def _made_ready(self, program: Program, foreign: Any) -> tuple:
+        """``(program, its executor, the other candidates its calls are timed against)``:
+        ``program`` as traced, optimized and made ready for its executor (see
+        :mod:`dualad._staging.pipeline`; ``foreign``: an argument of another library, or
+        None)."""
+        if not self.optimize:
+            return program, "numpy", []
+        optimized = optimize(program, fuse=False)
+        program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
+        if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
+            return program, executor, [("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0])]
+        return program, executor, []
 
     def _chunk(self, key: Any, program: Program, inputs: list, result: Any) -> Any:
         """Keep ``program`` (traced on Dask arrays) as a task before, one per chunk and
