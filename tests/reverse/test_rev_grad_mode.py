@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from _support.torch_scenarios import recorded, run_on_reverse
 
 import reverse
 from reverse import (
@@ -93,39 +94,12 @@ def test_a_plain_call_in_another_thread_leaves_this_one_alone():
     assert seen == {"there": False} and is_grad_enabled()
 
 
-def _script(api):
-    """The grad-mode states PyTorch's documentation describes, step by step."""
-    states = []
-    api.set_grad_enabled(False)
-    states.append(api.is_grad_enabled())
-    with api.no_grad():
-        api.set_grad_enabled(True)
-        states.append(api.is_grad_enabled())
-    states.append(api.is_grad_enabled())
-    api.set_grad_enabled(False)
-    with api.enable_grad():
-        states.append(api.is_grad_enabled())
-    states.append(api.is_grad_enabled())
-    with api.set_grad_enabled(True):
-        api.set_grad_enabled(False)
-        states.append(api.is_grad_enabled())
-    states.append(api.is_grad_enabled())
-    switch = api.set_grad_enabled(True)
-    states.append(api.is_grad_enabled())
-    with switch:
-        states.append(api.is_grad_enabled())
-    states.append(api.is_grad_enabled())
-    api.set_grad_enabled(True)
-    return states
-
-
 def test_the_sequence_of_modes_matches_torch():
-    torch = pytest.importorskip("torch")
     # A context puts back the mode it found (no_grad, enable_grad: on entry; set_grad_enabled:
     # when made), and the script turns grad off before each of them.
     expected = [False, True, False, True, False, False, False, True, True, False]
-    assert _script(reverse) == expected
-    assert _script(torch) == expected
+    assert run_on_reverse("grad mode sequence") == expected
+    assert recorded("grad mode sequence") == expected  # PyTorch's, by make_torch_behaviour_golden.py
 
 
 # -- no_grad and enable_grad without parentheses ---------------------------------------------------
@@ -204,23 +178,4 @@ def test_inference_mode_takes_a_bool_or_a_function(mode):
 
 
 def test_inference_mode_matches_torch():
-    torch = pytest.importorskip("torch")
-
-    def run(api, make):
-        x = make()
-        out = []
-        with api.inference_mode():
-            out.append((x * x).requires_grad)
-            with api.inference_mode(False):
-                out.append((x * x).requires_grad)
-            with api.enable_grad():
-                out.append((x * x).requires_grad)
-        with api.no_grad():
-            with api.inference_mode(False):
-                out.append((x * x).requires_grad)
-        out.append(api.inference_mode(lambda: (x * x).requires_grad)())
-        return out
-
-    ours = run(reverse, lambda: Tensor(np.ones(2), requires_grad=True))
-    theirs = run(torch, lambda: torch.ones(2, requires_grad=True))
-    assert ours == theirs == [False, True, False, True, False]
+    assert run_on_reverse("inference mode") == recorded("inference mode") == [False, True, False, True, False]

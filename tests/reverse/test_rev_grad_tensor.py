@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _support.torch_scenarios import recorded, run_on_reverse
 
 from reverse import Tensor
 
@@ -87,18 +88,9 @@ def test_grad_compares_with_pytest_approx():
 
 
 def test_grad_identity_and_accumulation_match_torch():
-    torch = pytest.importorskip("torch")
-    ours = Tensor(np.array([1.0, 2.0]), requires_grad=True)
-    theirs = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-    held = []
-    for x in (ours, theirs):
-        (x * x).sum().backward()
-        g = x.grad
-        (x * 3.0).sum().backward()
-        values = g.value if isinstance(g, Tensor) else g.detach().numpy()
-        held.append((g is x.grad, values, x.grad.requires_grad))
-    assert held[0][0] == held[1][0] and held[0][2] == held[1][2]
-    np.testing.assert_array_equal(held[0][1], held[1][1])
+    """.grad's object, values and flag after a second backward accumulates, as PyTorch's
+    (recorded by make_torch_behaviour_golden.py)."""
+    assert run_on_reverse("grad identity and accumulation") == recorded("grad identity and accumulation")
 
 
 def test_each_grad_owns_its_array():

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from _support.backends import BACKENDS, dtype_name, to_numpy
 from _support.functions import Cube
+from _support.torch_scenarios import recorded, run_on_reverse
 
 import dualad
 import mixed
@@ -114,30 +115,13 @@ def test_on_every_backend(backend, dtype):
 
 
 def test_matches_torch_where_torch_raises():
-    torch = pytest.importorskip("torch")
-    from torch.autograd.function import once_differentiable as torch_once
-
-    class TorchCube(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        @torch_once
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 3.0 * x * x * g
-
     # y = cube(x) * x: the gradient flowing into cube's backward (x) requires grad, so
     # PyTorch marks the result, and a second .backward() raises. (Its autograd.grad with
     # respect to x does not reach the mark and drops the term; dualad raises there too.)
-    for apply, make, grad in ((TorchCube.apply, lambda: torch.tensor([1.0, 2.0], requires_grad=True),
-                               torch.autograd.grad),
-                              (OnceCube.apply, lambda: Tensor(np.array([1.0, 2.0]), requires_grad=True),
-                               gradients)):
-        x = make()
-        (g,) = grad((apply(x) * x).sum(), [x], create_graph=True)
-        np.testing.assert_array_equal(np.asarray(g.tolist()), 4.0 * np.array([1.0, 8.0]))
-        with pytest.raises(RuntimeError, match="differentiate twice|once_differentiable"):
-            g.sum().backward()
+    ours, theirs = run_on_reverse("once_differentiable twice"), recorded("once_differentiable twice")
+    assert ours["grad"] == theirs["grad"] == (4.0 * np.array([1.0, 8.0])).tolist()
+    assert ours["second backward"] == theirs["second backward"] == "RuntimeError"
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (g,) = gradients((OnceCube.apply(x) * x).sum(), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match="differentiate twice|once_differentiable"):
+        g.sum().backward()

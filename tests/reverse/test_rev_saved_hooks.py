@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from _support.backends import BACKENDS, dtype_name, to_numpy
 from _support.functions import Cube
+from _support.torch_scenarios import recorded, run_on_reverse
 
 import mixed
 import reverse
@@ -213,22 +214,9 @@ def test_hooks_must_be_callable(which):
 
 
 def test_calls_and_gradients_match_torch():
-    torch = pytest.importorskip("torch")
-
-    def run(make, hooks, sin, exp):
-        log = Log()
-        log.pack = (lambda t, log=log: log.calls.append("pack") or t)
-        log.unpack = (lambda p, log=log: log.calls.append("unpack") or p)
-        x = make([0.5, 1.0])
-        with hooks(log.pack, log.unpack):
-            y = (exp(sin(x)) * 2.0 + x * x).sum()
-        packed = list(log.calls)
-        y.backward()
-        return packed, log.calls, np.asarray(x.grad.tolist())
-
-    ours = run(lambda v: Tensor(np.array(v), requires_grad=True), saved_tensors_hooks, ops.sin, ops.exp)
-    theirs = run(lambda v: torch.tensor(v, dtype=torch.float64, requires_grad=True),
-                 torch.autograd.graph.saved_tensors_hooks, torch.sin, torch.exp)
-    assert ours[0] == theirs[0] == ["pack"] * 4  # sin's input, exp's output, x twice
-    assert ours[1] == theirs[1]
-    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-14)
+    """The pack and unpack calls and the gradient, as PyTorch's (make_torch_behaviour_golden.py)."""
+    ours, theirs = run_on_reverse("saved tensors hooks"), recorded("saved tensors hooks")
+    assert ours["packed"] == theirs["packed"] == ["pack"] * 4  # sin's input, exp's output, x twice
+    assert ours["calls"] == theirs["calls"]
+    assert np.shape(ours["x.grad"]) == np.shape(theirs["x.grad"])
+    np.testing.assert_allclose(ours["x.grad"], theirs["x.grad"], rtol=1e-14)

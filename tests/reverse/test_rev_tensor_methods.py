@@ -2,7 +2,8 @@
 hand derivations and finite differences), PyTorch's checks and errors, the
 methods that change a tensor's state, f-strings, and the spelling hints.
 
-Where torch is installed, the shapes, errors and states are compared with it.
+The shapes, errors and states are compared with PyTorch's, recorded in
+torch_behaviour_golden.json by make_torch_behaviour_golden.py.
 """
 
 import re
@@ -10,6 +11,7 @@ import re
 import numpy as np
 import pytest
 from _support.backends import BACKENDS, dtype_name, to_numpy
+from _support.torch_scenarios import ERRORS, METHOD_CALLS, METHODS_X, SHAPES, recorded, run_on_reverse
 
 import dualad
 import reverse
@@ -17,7 +19,7 @@ from dualad.testing import check_grads
 from reverse import Tensor, as_tensor, no_grad
 from reverse._torch_methods import IN_PLACE_SPELLINGS, SPELLINGS
 
-X = np.array([[0.5, 1.2, 0.3], [0.7, 0.9, 1.1]])  # positive, away from 0: log, sqrt, abs, relu
+X = METHODS_X  # positive, away from 0: log, sqrt, abs, relu
 
 
 def on_tensor(call):
@@ -35,16 +37,16 @@ def _sigmoid(x):
 
 
 ELEMENTWISE = {  # method call, value, derivative
-    "exp": (lambda t: t.exp(), np.exp, np.exp),
-    "log": (lambda t: t.log(), np.log, lambda x: 1.0 / x),
-    "sin": (lambda t: t.sin(), np.sin, np.cos),
-    "cos": (lambda t: t.cos(), np.cos, lambda x: -np.sin(x)),
-    "tanh": (lambda t: t.tanh(), np.tanh, lambda x: 1.0 - np.tanh(x) ** 2),
-    "sigmoid": (lambda t: t.sigmoid(), _sigmoid, lambda x: _sigmoid(x) * (1.0 - _sigmoid(x))),
-    "relu": (lambda t: t.relu(), lambda x: np.maximum(x, 0.0), lambda x: (x > 0).astype(x.dtype)),
-    "abs": (lambda t: t.abs(), np.abs, np.sign),
-    "sqrt": (lambda t: t.sqrt(), np.sqrt, lambda x: 0.5 / np.sqrt(x)),
-    "pow": (lambda t: t.pow(2.5), lambda x: x ** 2.5, lambda x: 2.5 * x ** 1.5),
+    "exp": (METHOD_CALLS["exp"], np.exp, np.exp),
+    "log": (METHOD_CALLS["log"], np.log, lambda x: 1.0 / x),
+    "sin": (METHOD_CALLS["sin"], np.sin, np.cos),
+    "cos": (METHOD_CALLS["cos"], np.cos, lambda x: -np.sin(x)),
+    "tanh": (METHOD_CALLS["tanh"], np.tanh, lambda x: 1.0 - np.tanh(x) ** 2),
+    "sigmoid": (METHOD_CALLS["sigmoid"], _sigmoid, lambda x: _sigmoid(x) * (1.0 - _sigmoid(x))),
+    "relu": (METHOD_CALLS["relu"], lambda x: np.maximum(x, 0.0), lambda x: (x > 0).astype(x.dtype)),
+    "abs": (METHOD_CALLS["abs"], np.abs, np.sign),
+    "sqrt": (METHOD_CALLS["sqrt"], np.sqrt, lambda x: 0.5 / np.sqrt(x)),
+    "pow": (METHOD_CALLS["pow"], lambda x: x ** 2.5, lambda x: 2.5 * x ** 1.5),
 }
 
 
@@ -64,15 +66,12 @@ def test_elementwise_method_value_and_gradient(name, backend, dtype, rtol):
 
 
 def test_methods_match_torch():
-    torch = pytest.importorskip("torch")
-    x = np.where(np.arange(6).reshape(2, 3) % 2 == 0, X, -X)
-    for name, (call, _, _) in ELEMENTWISE.items():
-        xx = np.abs(x) if name in ("log", "sqrt", "pow") else x
-        ours = Tensor(xx, requires_grad=True)
-        theirs = torch.tensor(xx, requires_grad=True)
-        call(ours).sum().backward()
-        call(theirs).sum().backward()
-        np.testing.assert_allclose(ours.grad.value, theirs.grad.numpy(), rtol=1e-12, err_msg=name)
+    """Gradients of each elementwise method against PyTorch's (make_torch_behaviour_golden.py)."""
+    ours, theirs = run_on_reverse("method gradients"), recorded("method gradients")
+    assert sorted(ours) == sorted(theirs) == sorted(ELEMENTWISE)
+    for name in theirs:
+        assert np.shape(ours[name]) == np.shape(theirs[name]), name
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-12, err_msg=name)
 
 
 # -- structural methods ---------------------------------------------------------------------
@@ -97,60 +96,15 @@ def test_structural_methods_on_every_backend(backend):
     np.testing.assert_array_equal(to_numpy(t.grad.value), np.ones((2, 3)))
 
 
-# The shapes PyTorch gives, as its documentation states them (and checked against torch below).
-SHAPES = [
-    ((2, 3), lambda t: t.view(3, 2), (3, 2)),
-    ((2, 3), lambda t: t.view(-1), (6,)),
-    ((2, 3), lambda t: t.unsqueeze(-1), (2, 3, 1)),
-    ((2, 3), lambda t: t.unsqueeze(-3), (1, 2, 3)),
-    ((2, 3), lambda t: t.unsqueeze(2), (2, 3, 1)),
-    ((), lambda t: t.unsqueeze(0), (1,)),
-    ((), lambda t: t.unsqueeze(-1), (1,)),
-    ((1, 3, 1), lambda t: t.squeeze(), (3,)),
-    ((1, 3, 1), lambda t: t.squeeze(1), (1, 3, 1)),  # dim 1 has size 3: kept, no error
-    ((1, 3, 1), lambda t: t.squeeze(0), (3, 1)),
-    ((1, 3, 1), lambda t: t.squeeze(-1), (1, 3)),
-    ((1, 3, 1), lambda t: t.squeeze((0, 1)), (3, 1)),
-    ((1, 3, 1), lambda t: t.squeeze(dim=(0, 2)), (3,)),
-    ((), lambda t: t.squeeze(0), ()),
-    ((), lambda t: t.squeeze(-1), ()),
-    ((), lambda t: t.t(), ()),
-    ((3,), lambda t: t.t(), (3,)),
-    ((2, 3), lambda t: t.t(), (3, 2)),
-    ((2, 3, 4), lambda t: t.T, (4, 3, 2)),
-]
-
-
 @pytest.mark.parametrize("shape, call, expected", SHAPES)
 def test_shapes_follow_pytorch(shape, call, expected):
     assert call(Tensor(np.zeros(shape))).shape == expected
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's x.T on 3-d is deprecated
 def test_shapes_match_torch():
-    torch = pytest.importorskip("torch")
-    for shape, call, expected in SHAPES:
-        assert tuple(call(torch.zeros(shape)).shape) == expected
-
-
-ERRORS = [  # PyTorch's exception type, and what ours says
-    ((2, 3), lambda t: t.view(4, 2), RuntimeError,
-     r"view: shape \(4, 2\) is invalid for a tensor of 6 elements"),
-    ((2, 3), lambda t: t.view(-1, -1), RuntimeError, r"only one dimension can be -1"),
-    ((2, 3), lambda t: t.view(4, -1), RuntimeError, r"invalid for a tensor of 6 elements"),
-    ((2, 3), lambda t: t.view(np.int64), TypeError, r"view: the shape must be ints.*astype"),
-    ((2, 3), lambda t: t.unsqueeze(3), IndexError, r"unsqueeze: dim 3 is out of range.*\[-3, 2\]"),
-    ((2, 3), lambda t: t.unsqueeze(-4), IndexError, r"unsqueeze: dim -4 is out of range"),
-    ((1, 3, 1), lambda t: t.squeeze(3), IndexError, r"squeeze: dim 3 is out of range.*\[-3, 2\]"),
-    ((), lambda t: t.squeeze(1), IndexError, r"squeeze: dim 1 is out of range.*\[-1, 0\]"),
-    ((2, 3, 4), lambda t: t.t(), RuntimeError,
-     r"t\(\) takes a tensor of at most 2 dimensions, got shape \(2, 3, 4\)"),
-    ((3,), lambda t: t.mm(t.unsqueeze(1)), RuntimeError,
-     r"mm: self must be a matrix \(2-d\), got shape \(3,\)"),
-    ((2, 3), lambda t: t.mm(t.unsqueeze(0)), RuntimeError,
-     r"mm: mat2 must be a matrix \(2-d\), got shape \(1, 2, 3\)"),
-    ((2,), lambda t: t.item(), RuntimeError, r"item\(\): a Tensor with 2 elements \(shape \(2,\)\)"),
-]
+    """The expected shapes are PyTorch's (recorded by make_torch_behaviour_golden.py), and ours."""
+    assert recorded("method shapes") == [list(expected) for *_, expected in SHAPES]
+    assert run_on_reverse("method shapes") == recorded("method shapes")
 
 
 @pytest.mark.parametrize("shape, call, error, message", ERRORS)
@@ -160,12 +114,11 @@ def test_errors_follow_pytorch(shape, call, error, message):
 
 
 def test_errors_match_torch():
-    torch = pytest.importorskip("torch")
-    for shape, call, error, _ in ERRORS:
-        if error is TypeError:  # torch's view(dtype) reinterprets bits instead
-            continue
-        with pytest.raises(error):
-            call(torch.zeros(shape, dtype=torch.float64))
+    """PyTorch raises the types ERRORS names (recorded; torch's view(dtype) reinterprets bits
+    instead, so that entry is not compared)."""
+    want = [None if error is TypeError else error.__name__ for *_, error, _ in ERRORS]
+    assert recorded("method errors") == want
+    assert run_on_reverse("method errors") == want
 
 
 # -- conversions -------------------------------------------------------------------------------
@@ -230,10 +183,11 @@ def test_numpy_refuses_a_tensor_holding_a_dual():
 
 
 def test_numpy_refusal_matches_torch():
-    torch = pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):
-        torch.ones(2, requires_grad=True).numpy()
-    assert isinstance(torch.ones(2, requires_grad=True).numpy(force=True), np.ndarray)
+    """Both say to write .detach().numpy(), and numpy(force=True) gives an ndarray (PyTorch's
+    error is a RuntimeError, ours a TypeError as every refused conversion)."""
+    theirs = recorded("numpy of a tensor that requires grad")
+    assert theirs == {"says detach().numpy()": True, "forced is an ndarray": True}
+    assert run_on_reverse("numpy of a tensor that requires grad") == theirs
 
 
 def test_f_string_formats_a_0d_tensor_as_its_number():
@@ -252,10 +206,7 @@ def test_f_string_of_a_larger_tensor():
 
 
 def test_f_strings_match_torch():
-    torch = pytest.importorskip("torch")
-    assert f"{torch.tensor(1.23456, requires_grad=True):.4f}" == f"{Tensor(1.23456, requires_grad=True):.4f}"
-    with pytest.raises(TypeError):
-        f"{torch.tensor([1.5]):.2f}"
+    assert run_on_reverse("f-strings") == recorded("f-strings") == {"0-d": "1.2346", "size 1": "TypeError"}
 
 
 # -- state: data, detach_, zero_, requires_grad_ ----------------------------------------------------
@@ -306,15 +257,8 @@ def test_update_through_data_is_not_recorded():
 
 
 def test_data_matches_torch():
-    torch = pytest.importorskip("torch")
-    for make in (lambda a: torch.tensor(a, requires_grad=True), lambda a: Tensor(a, requires_grad=True)):
-        w = make(np.array([1.0, 2.0]))
-        y = (w * w).sum()
-        with no_grad():
-            d = w.data
-            d *= 0.5
-        y.backward()  # no error: .data changes are not tracked
-        np.testing.assert_array_equal(np.asarray(w.grad.tolist()), [1.0, 2.0])
+    """Changes through .data are not tracked: no error, and the graph reads the new values."""
+    assert run_on_reverse("data is not tracked") == recorded("data is not tracked") == [1.0, 2.0]
 
 
 def test_detach_in_place_makes_a_leaf():
@@ -339,11 +283,7 @@ def test_detach_in_place_cuts_a_dual_tangent():
 
 
 def test_detach_in_place_matches_torch():
-    torch = pytest.importorskip("torch")
-    for x in (torch.ones(2, requires_grad=True), Tensor(np.ones(2), requires_grad=True)):
-        y = x * 2.0
-        y.detach_()
-        assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
+    assert run_on_reverse("detach_ in place") == recorded("detach_ in place") == [False, True, True]
 
 
 def test_zero_bumps_the_version_so_a_saved_use_raises():
@@ -404,17 +344,8 @@ def test_zero_of_a_numpy_scalar_tensor():
 
 
 def test_zero_matches_torch():
-    torch = pytest.importorskip("torch")
-    for x in (torch.tensor([1.0, 2.0], requires_grad=True), Tensor(np.array([1.0, 2.0]), requires_grad=True)):
-        y = x * 2.0
-        y.zero_()
-        (y + x).sum().backward()
-        np.testing.assert_array_equal(np.asarray(x.grad.tolist()), [1.0, 1.0])
-        w = torch.ones(2) if isinstance(x, torch.Tensor) else Tensor(np.ones(2))
-        z = (x * w).sum()
-        w.zero_()
-        with pytest.raises(RuntimeError, match=r"modified by an inplace operation|modified in place"):
-            z.backward()
+    want = {"x.grad": [1.0, 1.0], "saved then zeroed": "RuntimeError"}
+    assert run_on_reverse("zero_ in place") == recorded("zero_ in place") == want
 
 
 def test_requires_grad_on_a_computed_tensor_follows_pytorch():
@@ -428,11 +359,9 @@ def test_requires_grad_on_a_computed_tensor_follows_pytorch():
 
 
 def test_requires_grad_on_a_computed_tensor_matches_torch():
-    torch = pytest.importorskip("torch")
-    y = torch.ones(2, requires_grad=True) * 2.0
-    assert y.requires_grad_() is y
-    with pytest.raises(RuntimeError, match="leaf"):
-        y.requires_grad_(False)
+    want = {"returns self": True, "False": "RuntimeError"}
+    scenario = "requires_grad_ on a computed tensor"
+    assert run_on_reverse(scenario) == recorded(scenario) == want
 
 
 # -- spellings ---------------------------------------------------------------------------------------
@@ -474,9 +403,8 @@ def test_spellings_shadow_no_real_attribute():
 
 
 def test_spellings_name_pytorch_tensor_methods():
-    torch = pytest.importorskip("torch")
-    missing = [n for n in (*SPELLINGS, *IN_PLACE_SPELLINGS) if not hasattr(torch.Tensor, n)]
-    assert not missing
+    """Every name with a spelling hint is a method of torch.Tensor (recorded)."""
+    assert recorded("spelled names") == sorted((*SPELLINGS, *IN_PLACE_SPELLINGS))
 
 
 def test_a_tensor_hashes_by_identity_and_compares_elementwise():
