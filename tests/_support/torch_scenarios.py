@@ -345,3 +345,29 @@ def spelled_names(k) -> list:
 
 
 SCENARIOS["spelled names"] = spelled_names
+
+
+CHECKPOINT_X = [[0.5, -1.0], [2.0, 0.25], [-0.3, 0.8], [1.1, 1.4]]
+
+
+def checkpoint_of_a_linear_layer(k) -> list:
+    """checkpoint(sin -> Linear(2, 3) -> tanh -> std(0)), use_reentrant=False: the output and
+    the gradients of x, the weight and the bias (weights drawn as reverse.nn.Linear draws them)."""
+    from reverse import nn
+    start = nn.Linear(2, 3, rng=np.random.default_rng(0))
+    if k.api.__name__ == "torch":
+        from torch.utils.checkpoint import checkpoint
+        layer = k.api.nn.Linear(2, 3).double()
+        with k.api.no_grad():
+            layer.weight.copy_(k.tensor(start.weight.value.tolist()))
+            layer.bias.copy_(k.tensor(start.bias.value.tolist()))
+    else:
+        from reverse import checkpoint
+        layer = start
+    x = k.tensor(CHECKPOINT_X, requires_grad=True)
+    out = checkpoint(lambda a: layer(a.sin()).tanh().std(0), x, use_reentrant=False)
+    out.sum().backward()
+    return [_values(t.detach() if t is out else t) for t in (out, x.grad, layer.weight.grad, layer.bias.grad)]
+
+
+SCENARIOS["checkpoint of an nn.Linear"] = checkpoint_of_a_linear_layer
