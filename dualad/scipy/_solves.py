@@ -39,16 +39,21 @@ class NotConvergedError(RuntimeError):
 class Solves:
     """The outcomes of the SciPy solves of one call of the function ``who``."""
 
-    __slots__ = ("who", "outcomes", "differentiated")
+    __slots__ = ("who", "outcomes", "differentiated", "caveats")
 
     def __init__(self, who: str):
         self.who = who
         self.outcomes: list = []  # (SciPy's result, converged, what SciPy said)
         self.differentiated = False
+        self.caveats: list = []   # what the derivative warns of where it is taken
 
-    def record(self, result: Any, converged: bool, message: Any, doubtful: bool = False) -> None:
+    def record(self, result: Any, converged: bool, message: Any, doubtful: bool = False,
+               caveat: str | None = None) -> None:
         """One solve's outcome; ``doubtful`` where SciPy reports a failure that usually is
-        none (BFGS's loss of precision at the minimum): the derivative warns there."""
+        none (BFGS's loss of precision at the minimum): the derivative warns there, as it
+        does of a ``caveat`` (a degenerate active set)."""
+        if caveat is not None:
+            self.caveats.append(caveat)
         if doubtful:
             warnings.warn(f"{self.who}: SciPy says {message!r}; the derivative assumes the "
                           "solution is one", RuntimeWarning, stacklevel=3)
@@ -62,6 +67,8 @@ class Solves:
     def check(self) -> None:
         """Raise where a solve behind this result did not converge (called before a derivative)."""
         self.differentiated = True
+        for caveat in self.caveats:
+            warnings.warn(f"{self.who}: {caveat}", RuntimeWarning, stacklevel=3)
         failed = [message for _, converged, message in self.outcomes if not converged]
         if failed:
             raise NotConvergedError(

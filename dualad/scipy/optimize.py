@@ -38,11 +38,12 @@ import numpy as np
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.shapes import raw
+from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._forward.transforms import jacfwd
 from dualad._implicit.closure import Closed
 from dualad._implicit.root import implicit_root
 from dualad._primitives.shape import reshape
+from dualad.scipy._bounds import Box, minimize_box
 from dualad.scipy._solves import NotConvergedError, Solves, check_args
 from dualad.scipy._tangent import tangent_solver
 
@@ -68,10 +69,10 @@ def gradient(objective: Callable, x: Any, who: str) -> Any:
     except NotImplementedError:
         return jacfwd(objective)(x)
     out, pull = vjp(objective, x)
-    if np.ndim(raw(out)) != 0:
+    if shape_of(out) != ():  # the shape of one element under vmap, as the user sees it
         raise ValueError(f"{who}: fun must return a scalar (the objective), got shape "
-                         f"{np.shape(raw(out))}")
-    return pull(np.ones_like(raw(out)))[0]
+                         f"{shape_of(out)}")
+    return pull(np.ones((), dtype=dtype_of(out)))[0]
 
 
 def _optimize_result(solves: Solves, x: Any) -> Any:
@@ -139,35 +140,51 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     """A local minimizer of ``fun(x, *args)``, by ``scipy.optimize.minimize``, with ``x``
     differentiable.
 
-    Parameters and result are SciPy's, for unconstrained problems (``bounds`` and
-    ``constraints`` are not supported yet). At the minimizer the gradient vanishes, so
-    the derivative of ``x`` is ``-H^-1 d(grad f)/dtheta``, ``H`` the Hessian in ``x``,
-    applied by Hessian-vector products (forward over reverse mode), with respect to
-    every value ``fun`` and ``args`` hold; ``jac``, ``hess`` and ``hessp`` only serve
-    SciPy's solve.
+    Parameters and result are SciPy's, without ``constraints`` (not supported yet). At
+    the minimizer the gradient vanishes, so the derivative of ``x`` is
+    ``-H^-1 d(grad f)/dtheta``, ``H`` the Hessian in ``x`` (built by forward over reverse
+    mode and factorized once), with respect to every value ``fun`` and ``args`` hold;
+    ``jac``, ``hess`` and ``hessp`` only serve SciPy's solve. With ``bounds`` (constants;
+    L-BFGS-B, TNC, SLSQP, Powell, Nelder-Mead, trust-constr, COBYLA, COBYQA), a variable
+    at a bound with the gradient pushing outward is active: its derivative is zero, and
+    the free variables' derivative solves the free block of ``H``
+    (:mod:`dualad.scipy._bounds`).
 
     Raises
     ------
     NotConvergedError
-        When a derivative is taken where SciPy did not converge.
+        When a derivative is taken where SciPy did not converge, or with bounds at an
+        ``x`` that is no KKT point (outside the bounds, or at one with the gradient
+        pointing into them).
     numpy.linalg.LinAlgError
-        When a derivative is taken where the Hessian is singular (a flat minimum).
+        When a derivative is taken where the Hessian (its free block) is singular.
+
+    Warns
+    -----
+    RuntimeWarning
+        When a derivative is taken where a variable sits at a bound with a near-zero
+        gradient: the derivative is one-sided there (this one holds the variable).
 
     Examples
     --------
     >>> import numpy as np
     >>> import reverse
+    >>> import dualad
     >>> from dualad.scipy.optimize import minimize
     >>> t = np.array([0.0, 1.0, 2.0])
     >>> def slope(y):   # the least-squares slope of y over t, through the origin
     ...     return minimize(lambda w: ((w[0] * t - y) ** 2).sum(), np.zeros(1), method="BFGS").x[0]
     >>> np.round(reverse.grad(slope)(np.array([0.0, 1.0, 2.0])), 6)   # t / (t . t)
     array([0. , 0.2, 0.4])
+    >>> def nearest(c):   # the point of the box [0, 1]^2 nearest to c
+    ...     return minimize(lambda x: ((x - c) ** 2).sum(), np.full(2, 0.5), method="L-BFGS-B",
+    ...                     bounds=[(0.0, 1.0), (0.0, 1.0)]).x
+    >>> c = np.array([0.3, 2.0])                          # x* = (0.3, 1): x[1] is held at 1
+    >>> np.round(dualad.jacfwd(nearest)(c), 6) + 0.0      # (+ 0.0: no negative zeros)
+    array([[1., 0.],
+           [0., 0.]])
     """
     who = "dualad.scipy.optimize.minimize"
-    if bounds is not None:
-        raise NotImplementedError(f"{who}: bounds are not supported yet (their active set decides "
-                                  f"the derivative); got bounds={bounds!r}")
     if constraints is not None and len(constraints) if isinstance(constraints, (list, tuple)) \
             else constraints is not None:
         raise NotImplementedError(f"{who}: constraints are not supported yet; got "
@@ -175,6 +192,8 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     so = scipy_module(NUMPY_XP, "optimize", who)
     check_callable(fun, who, "fun")
     args = check_args(args, who)
+    x0 = _flat(x0, who)
+    box = minimize_box(bounds, shape_of(x0)[0], dtype_of(x0), who)
     solves = Solves(who)
 
     def objective(x):
@@ -185,15 +204,27 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
 
     def solve(_, x):
         res = so.minimize(fun, x, args=args, method=method, jac=jac, hess=hess, hessp=hessp,
-                          tol=tol, callback=callback, options=options)
-        # status 2 of the quasi-Newton methods: the line search stalled, at the minimum
-        # as a rule (a finite-difference gradient's noise); warned of, not refused
-        solves.record(res, res.success, res.message, doubtful=res.status == 2)
+                          bounds=bounds, tol=tol, callback=callback, options=options)
+        record(solves, res, res.success, res.message, box, stationarity,
+               # the quasi-Newton methods' "precision loss": the line search stalled, at the
+               # minimum as a rule (a finite-difference gradient's noise); warned of, not refused
+               doubtful="precision loss" in str(res.message))
         return res.x
 
-    x = implicit_root(Closed(stationarity, [solve], who, "fun"), _flat(x0, who), solve,
+    condition = stationarity if box is None else box.condition(stationarity)
+    x = implicit_root(Closed(condition, [solve], who, "fun"), x0, solve,
                       tangent_solver(who, symmetric=True), symmetric=True, check=solves.check)
     return _optimize_result(solves, x)
+
+
+def record(solves: Solves, res: Any, converged: bool, message: Any, box: Box | None,
+           stationarity: Callable, doubtful: bool = False) -> None:
+    """Record SciPy's solve ``res``, with the KKT check of its ``x`` where there are bounds."""
+    problem = caveat = None
+    if box is not None:
+        problem, caveat = box.check(res.x, raw(stationarity(res.x)))
+    solves.record(res, converged and problem is None, problem or message,
+                  doubtful=doubtful and problem is None, caveat=caveat)
 
 
 def root_scalar(f: Callable, args: Any = (), method: str | None = None, bracket: Any = None,
