@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from heapq import heappop, heappush
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from dualad import ops
 from dualad.interpreter import (
@@ -157,9 +157,12 @@ class _Cotangents:
         else:
             acc.add(c, owned)
 
-    def next(self) -> tuple | None:
-        """The latest queued node and its accumulators, taken off the queue; None at the end."""
-        return self.nodes.pop(-heappop(self.queue)) if self.queue else None
+    def __iter__(self) -> Iterator[tuple]:
+        """The queued nodes, each with its accumulators, latest first, taken off the queue
+        as they come (the walk queues more as it goes)."""
+        queue, nodes = self.queue, self.nodes
+        while queue:
+            yield nodes.pop(-heappop(queue))
 
 
 def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
@@ -186,8 +189,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
     anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, through the plain VJPs
-    while (visit := cotangents_of.next()) is not None:
-        node, accs = visit
+    for node, accs in cotangents_of:
         gs = [None if acc is None else acc.value for acc in accs] if len(accs) > 1 else [accs[0].value]
         if node.hooks:
             gs = [_run_hooks(node.hooks.get(j), g, level) if g is not None else g for j, g in enumerate(gs)]

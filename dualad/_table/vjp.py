@@ -19,8 +19,11 @@ from dualad._table import ownership as _inplace
 
 def aval(x: Any) -> tuple:
     """Shape and dtype: all a linear primitive's VJP needs of an input."""
-    if type(x) is NUMPY_ARRAY:  # the common case, recorded for most inputs: without the helpers
+    tx = type(x)
+    if tx is NUMPY_ARRAY:  # the common cases, recorded for most inputs: without the helpers
         return x.shape, x.dtype
+    if tx is float:
+        return (), float
     return shape_of(x), dtype_of(raw(x))
 
 
