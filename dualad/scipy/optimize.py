@@ -4,12 +4,14 @@ Same signatures as SciPy's; each calls SciPy for the solve and returns SciPy's r
 with the solution (``x``, or ``root``) differentiable with respect to every value that
 ``fun``, ``args`` (and ``jac``, ``hess``, ``bracket``, ...) hold, through
 :func:`dualad.custom_root`: ``root`` and ``root_scalar`` by the residual
-``F(x) = fun(x, *args) = 0``, ``minimize`` and ``minimize_scalar`` by the
-stationarity condition ``grad f(x) = 0`` (a symmetric system, solved with Hessian-vector
-products). The derivative takes one linear solve with ``dF/dx`` at the solution
-(dense up to 200 unknowns, Krylov beyond: :mod:`dualad.scipy._tangent`), never
-SciPy's iterations, and raises :class:`NotConvergedError` where SciPy did not
-converge. Bounds and constraints of ``minimize`` are not supported yet.
+``F(x) = fun(x, *args) = 0``, ``minimize``, ``least_squares`` and ``minimize_scalar``
+by the stationarity condition ``grad f(x) = 0`` (a symmetric system: the Hessian).
+Bounds of ``minimize`` and ``least_squares`` hold the variables at an active bound
+(:mod:`dualad.scipy._bounds`). The derivative takes one linear solve with ``dF/dx`` at
+the solution (built and factorized once up to 200 unknowns, Krylov beyond:
+:mod:`dualad.scipy._tangent`), never SciPy's iterations, and raises
+:class:`NotConvergedError` where SciPy did not converge. Constraints of ``minimize``
+are not supported yet.
 
 Under ``vmap`` SciPy solves one element at a time, and the result's other fields are
 those of the last element's solve (``success`` is that of all of them).
@@ -35,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dualad import ops
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.reverse_mode import registered_vjp
@@ -43,11 +46,12 @@ from dualad._forward.transforms import jacfwd
 from dualad._implicit.closure import Closed
 from dualad._implicit.root import implicit_root
 from dualad._primitives.shape import reshape
-from dualad.scipy._bounds import Box, minimize_box
+from dualad.scipy._bounds import Box, least_squares_box, minimize_box
 from dualad.scipy._solves import NotConvergedError, Solves, check_args
 from dualad.scipy._tangent import tangent_solver
 
-__all__ = ["NotConvergedError", "minimize", "minimize_scalar", "root", "root_scalar"]
+__all__ = ["NotConvergedError", "least_squares", "minimize", "minimize_scalar", "root",
+           "root_scalar"]
 
 
 def _flat(x0: Any, who: str) -> Any:
@@ -225,6 +229,105 @@ def record(solves: Solves, res: Any, converged: bool, message: Any, box: Box | N
         problem, caveat = box.check(res.x, raw(stationarity(res.x)))
     solves.record(res, converged and problem is None, problem or message,
                   doubtful=doubtful and problem is None, caveat=caveat)
+
+
+def _robust(loss: Any, who: str) -> Callable:
+    """``rho(z)`` of ``least_squares``'s ``loss`` (SciPy's formulas), written with
+    differentiable operations; a callable ``loss`` gives ``rho`` as its first row."""
+    if callable(loss):
+        return lambda z: loss(z)[0]
+    if loss == "linear":
+        return lambda z: z
+    if loss == "soft_l1":
+        return lambda z: 2.0 * (ops.sqrt(1.0 + z) - 1.0)
+    if loss == "huber":  # sqrt only where z > 1: its derivative at 0 would make nan in reverse
+        return lambda z: ops.where(z <= 1.0, z, 2.0 * ops.sqrt(ops.where(z <= 1.0, 1.0, z)) - 1.0)
+    if loss == "cauchy":
+        return ops.log1p
+    if loss == "arctan":
+        return ops.arctan
+    raise ValueError(f"{who}: loss must be 'linear', 'soft_l1', 'huber', 'cauchy', 'arctan' or "
+                     f"a callable, got {loss!r}")
+
+
+def least_squares(fun: Callable, x0: Any, jac: Any = "2-point", bounds: Any = (-np.inf, np.inf),
+                  method: str = "trf", ftol: float | None = 1e-8, xtol: float | None = 1e-8,
+                  gtol: float | None = 1e-8, x_scale: Any = None, loss: Any = "linear",
+                  f_scale: float = 1.0, diff_step: Any = None, tr_solver: str | None = None,
+                  tr_options: dict | None = None, jac_sparsity: Any = None,
+                  max_nfev: int | None = None, verbose: int = 0, args: Any = (),
+                  kwargs: dict | None = None, callback: Callable | None = None,
+                  workers: Any = None) -> Any:
+    """A local minimizer of ``cost(x) = 1/2 sum(rho(fun(x, *args, **kwargs)**2))``, by
+    ``scipy.optimize.least_squares``, with ``x`` differentiable.
+
+    Parameters and result are SciPy's (``trf``, ``dogbox``, ``lm``; every ``loss``, and
+    ``f_scale``). At the solution the gradient of the cost vanishes (``J^T r = 0`` for
+    the plain loss), so the derivative of ``x`` is ``-H^-1 d(J^T r)/dtheta`` with ``H``
+    the cost's full Hessian, ``J^T J`` plus the residuals' second-order terms (built
+    by forward over reverse mode and factorized once), with respect to every value
+    ``fun``, ``args`` and ``kwargs`` hold; ``jac`` only serves SciPy's solve. With
+    ``bounds`` (constants), a variable at a bound is held there, as in
+    :func:`minimize`. The result's other fields (``fun``, ``jac``, ``cost``) are SciPy's
+    numbers.
+
+    Raises
+    ------
+    NotConvergedError
+        When a derivative is taken where SciPy did not converge (``status <= 0``), or
+        at a bound with the gradient pointing into the box.
+    numpy.linalg.LinAlgError
+        When a derivative is taken where the Hessian (its free block) is singular: more
+        unknowns than the residuals determine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import reverse
+    >>> from dualad.scipy.optimize import least_squares
+    >>> t = np.array([0.0, 1.0, 2.0, 3.0])
+    >>> def line(y):   # the least-squares line through (t, y): its slope and intercept
+    ...     return least_squares(lambda w: w[0] * t + w[1] - y, np.zeros(2), method="lm").x
+    >>> np.round(line(np.array([1.0, 3.0, 5.0, 7.0])), 6)
+    array([2., 1.])
+    >>> np.round(reverse.jacrev(line)(np.array([1.0, 3.0, 5.0, 7.0])), 6)   # (A^T A)^-1 A^T
+    array([[-0.3, -0.1,  0.1,  0.3],
+           [ 0.7,  0.4,  0.1, -0.2]])
+    """
+    who = "dualad.scipy.optimize.least_squares"
+    so = scipy_module(NUMPY_XP, "optimize", who)
+    check_callable(fun, who, "fun")
+    args = check_args(args, who)
+    kwargs = {} if kwargs is None else dict(kwargs)
+    rho = _robust(loss, who)
+    x0 = _flat(x0, who)
+    box = least_squares_box(bounds, shape_of(x0)[0], dtype_of(x0), who)
+    # passed on where given: SciPy's defaults of these differ between its versions
+    given = {name: value for name, value in (("x_scale", x_scale), ("callback", callback),
+                                             ("workers", workers)) if value is not None}
+    solves = Solves(who)
+
+    def cost(x):
+        r = reshape(fun(x, *args, **kwargs), (-1,))
+        return 0.5 * f_scale ** 2 * ops.sum(rho((r / f_scale) ** 2))
+
+    def stationarity(x):
+        return gradient(cost, x, who)
+
+    def solve(_, x):
+        res = so.least_squares(fun, x, jac=jac, bounds=bounds, method=method, ftol=ftol,
+                               xtol=xtol, gtol=gtol, loss=loss, f_scale=f_scale,
+                               diff_step=diff_step, tr_solver=tr_solver,
+                               tr_options={} if tr_options is None else tr_options,
+                               jac_sparsity=jac_sparsity, max_nfev=max_nfev, verbose=verbose,
+                               args=args, kwargs=kwargs, **given)
+        record(solves, res, res.status > 0, res.message, box, stationarity)
+        return res.x
+
+    condition = stationarity if box is None else box.condition(stationarity)
+    x = implicit_root(Closed(condition, [solve], who, "fun"), x0, solve,
+                      tangent_solver(who, symmetric=True), symmetric=True, check=solves.check)
+    return _optimize_result(solves, x)
 
 
 def root_scalar(f: Callable, args: Any = (), method: str | None = None, bracket: Any = None,
