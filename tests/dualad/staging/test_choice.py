@@ -52,6 +52,7 @@ def test_a_program_that_loses_to_eager_stops_being_replayed(monkeypatch):
             np.testing.assert_array_equal(compiled(x), np.sin(x) * 2.0)
     assert full == []  # the hot path, to f itself
     assert compiled.stats["replays"] == replays and compiled.stats["eager"] == eager + 4
+    assert not compiled._programs  # kept for no call
 
 
 def test_a_replay_faster_than_eager_is_kept_and_takes_the_hot_path():
