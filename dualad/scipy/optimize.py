@@ -380,6 +380,19 @@ def root_scalar(f: Callable, args: Any = (), method: str | None = None, bracket:
     return result
 
 
+def _at_bound(x: float, bounds: Any, slope: Callable) -> str | None:
+    """Why a bounded ``minimize_scalar``'s ``x`` is no interior minimum (None if it is one):
+    the Newton step ``-f'/f''`` from it leaves the bounds, so the minimum is at a bound,
+    where ``f' != 0`` and the interior derivative does not hold."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        newton = x - np.float64(raw(slope(x))) / np.float64(raw(jacfwd(slope)(x)))
+    lo, hi = bounds
+    if lo < newton < hi:
+        return None
+    return (f"the minimum lies at a bound of {tuple(bounds)} (x = {x:.6g}, f' != 0 there); the "
+            "derivative at a bound is not supported yet")
+
+
 def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args: Any = (),
                     method: str | None = None, tol: float | None = None,
                     options: dict | None = None) -> Any:
@@ -393,7 +406,8 @@ def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args
     Raises
     ------
     NotConvergedError
-        When a derivative is taken where SciPy did not converge.
+        When a derivative is taken where SciPy did not converge, or with ``bounds`` at a
+        minimum on a bound.
     numpy.linalg.LinAlgError
         When a derivative is taken where ``f''`` vanishes.
 
@@ -419,7 +433,8 @@ def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args
     def solve(_, guess):
         res = so.minimize_scalar(fun, bracket=bracket, bounds=bounds, args=args, method=method,
                                  tol=tol, options=options)
-        solves.record(res, res.success, res.message)
+        problem = None if bounds is None else _at_bound(res.x, bounds, slope)
+        solves.record(res, res.success and problem is None, problem or res.message)
         return res.x
 
     x = implicit_root(Closed(slope, [solve], who, "fun"), 0.0, solve,

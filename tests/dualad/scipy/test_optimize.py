@@ -141,6 +141,19 @@ def test_root_scalar_and_minimize_scalar():
     close(dualad.derivative(m)(0.8), fd(lambda a: m(a[0]), [0.8])[0], rtol=1e-5)
 
 
+def test_minimize_scalar_bounded_at_a_bound_raises():
+    """A bounded minimum at a bound (f' != 0 there) is no root of f': the interior
+    formula -(df'/da) / f'' would say 1 where the solution does not move (0); refused."""
+    def m(a):
+        return minimize_scalar(lambda x: (x - a) ** 2, bounds=(0.0, 1.0), method="bounded",
+                               options={"xatol": 1e-12}).x
+    assert abs(float(m(2.0)) - 1.0) < 1e-6           # the value is SciPy's
+    for derivative in (dualad.derivative(m), reverse.grad(m)):
+        with pytest.raises(NotConvergedError, match="at a bound"):
+            derivative(2.0)
+    close(dualad.derivative(m)(0.4), 1.0)            # an interior bounded minimum: x = a
+
+
 def test_large_problems_take_the_krylov_solve():
     """Above 200 unknowns dF/dx is never assembled: GMRES with its products."""
     n = 300
