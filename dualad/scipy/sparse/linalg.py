@@ -32,11 +32,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_differentiable, describe
 from dualad._base.core import Value
-from dualad._base.shapes import shape_of
+from dualad._base.shapes import dtype_of, shape_of
 from dualad._implicit.linear_solve import custom_linear_solve
+from dualad._primitives.elementwise import astype
 from dualad.scipy._solves import Solves
 from dualad.scipy.sparse._csr import csr_array
 
@@ -64,6 +67,9 @@ def _solve(A: Any, b: Any, who: str, method: Callable, symmetric: bool) -> Any:
     SciPy's matrix of the entries (transposed for the transposed system)."""
     a = _matrix(A, b, who)
     data = a.data  # the operand: a closure cell, where the solve's rules put other values
+    dtype = np.result_type(dtype_of(data), dtype_of(b))
+    if dtype != dtype_of(b):  # the solution's dtype is SciPy's, of A and b (a complex A, real b)
+        b = astype(b, dtype)
 
     def matvec(v):
         return a.matvec(v, data)

@@ -91,3 +91,15 @@ def test_bad_arguments_are_named():
         csr_array((np.ones(2), np.array([0.0, 1.0]), np.array([0, 1, 2])), shape=(2, 2))
     with pytest.raises(ValueError, match="nnz"):
         csr_array((np.ones(3), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
+
+
+def test_a_complex_matrix_and_a_real_b_give_scipy_s_complex_solution():
+    """The solution has the dtype SciPy gives it (of A's entries and b together), not b's:
+    a cast back to a real b's dtype dropped the imaginary part."""
+    a = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]) * (1.0 + 0.5j)
+    b = np.array([1.0, 2.0, 3.0])
+    x = spsolve(scipy.sparse.csr_array(a), b)
+    assert x.dtype == np.complex128
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(dualad.jacfwd(lambda b: spsolve(scipy.sparse.csr_array(a), b))(b),
+                               np.linalg.inv(a), rtol=1e-12)
