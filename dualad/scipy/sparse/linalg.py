@@ -146,8 +146,9 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
           restart: int | None = None, maxiter: int | None = None, M: Any = None,
           callback: Callable | None = None, callback_type: str | None = None) -> tuple:
     """``scipy.sparse.linalg.gmres``: ``(x, info)``, with ``x`` differentiable in ``b`` and
-    ``A``'s entries; a JVP is one more GMRES solve with ``A``, a VJP one with ``A^T``
-    (without ``M``, which is ``A``'s preconditioner, not ``A^T``'s), to the same ``rtol``.
+    ``A``'s entries; a JVP is one more GMRES solve with ``A``, a VJP one with ``A^T``, each
+    with the same keywords (``M``, ``A``'s preconditioner, serves ``A^T``'s solve too, where
+    it may help less; ``callback`` is called by these solves as well).
 
     Examples
     --------
