@@ -13,9 +13,46 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from dualad._base.tree import flatten
+from dualad._base.tree import flatten, register_pytree_node
 
-__all__ = ["NotConvergedError", "Solves", "check_args"]
+__all__ = ["NotConvergedError", "Solves", "as_pytree", "check_args"]
+
+_REGISTERED: set = set()  # the result types made pytree nodes
+
+
+def as_pytree(result: Any) -> Any:
+    """``result``, a SciPy result (``OptimizeResult``, ``RootResults``, ``OdeResult``: dicts
+    with attribute access), whose type is made a pytree node that rebuilds as itself, so that
+    ``dualad.jit`` of a function returning it gives it back, ``res.x`` and all, not a plain
+    dict (a dict subclass is otherwise flattened and rebuilt as a dict).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> from dualad.scipy.optimize import root
+    >>> res = dualad.jit(lambda a: root(lambda x: x ** 3 - a, np.ones(1), tol=1e-12))(np.array([8.0]))
+    >>> type(res).__name__, np.round(res.x, 10)
+    ('OptimizeResult', array([2.]))
+    """
+    kind = type(result)
+    if kind not in _REGISTERED:
+        register_pytree_node(kind, _result_children, lambda keys, values: _rebuilt(kind, keys, values))
+        _REGISTERED.add(kind)
+    return result
+
+
+def _result_children(result: Any) -> tuple:
+    keys = sorted(result)
+    return [result[k] for k in keys], tuple(keys)
+
+
+def _rebuilt(kind: type, keys: tuple, values: list) -> Any:
+    """A result of type ``kind`` holding ``keys: values``, made without ``kind``'s
+    ``__init__`` (``RootResults``'s takes its fields one by one)."""
+    result = kind.__new__(kind)
+    dict.update(result, zip(keys, values))
+    return result
 
 
 class NotConvergedError(RuntimeError):

@@ -36,7 +36,7 @@ from dualad._base.tree import flatten
 from dualad._ode.entries import ivp_solution
 from dualad._ode.problem import Problem
 from dualad.numpy import asarray
-from dualad.scipy._solves import NotConvergedError, Solves, check_args
+from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 
 __all__ = ["NotConvergedError", "solve_ivp"]
 
@@ -154,7 +154,7 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     result.success = solves.all_converged
     if dense_output:
         result.sol = _Dense(problem, y0)
-    return result
+    return as_pytree(result)
 
 
 class _Dense:

@@ -47,7 +47,7 @@ from dualad._implicit.closure import Closed
 from dualad._implicit.root import implicit_root
 from dualad._primitives.shape import reshape
 from dualad.scipy._bounds import Box, least_squares_box, minimize_box
-from dualad.scipy._solves import NotConvergedError, Solves, check_args
+from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 from dualad.scipy._tangent import tangent_solver
 
 __all__ = ["NotConvergedError", "least_squares", "minimize", "minimize_scalar", "root",
@@ -83,7 +83,7 @@ def _optimize_result(solves: Solves, x: Any) -> Any:
     result = type(solves.last)(solves.last)
     result.x = x
     result.success = solves.all_converged
-    return result
+    return as_pytree(result)
 
 
 def root(fun: Callable, x0: Any, args: Any = (), method: str = "hybr", jac: Any = None,
@@ -377,7 +377,7 @@ def root_scalar(f: Callable, args: Any = (), method: str | None = None, bracket:
                       tangent_solver(who, symmetric=False), check=solves.check)
     result = copy.copy(solves.last)
     result.root, result.converged = x, solves.all_converged
-    return result
+    return as_pytree(result)
 
 
 def _at_bound(x: float, bounds: Any, slope: Callable) -> str | None:

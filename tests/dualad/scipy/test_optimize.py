@@ -212,3 +212,24 @@ def test_an_ill_conditioned_jacobian_at_the_solution_warns():
     with pytest.warns(RuntimeWarning, match="ill-conditioned.*condition number 4e"):
         jac = dualad.jacfwd(x_of)(a @ np.array([1.0, 2.0]))
     close(jac, np.linalg.inv(a), rtol=1e-4)
+
+
+def test_jit_of_a_function_returning_scipy_s_result_gives_it_back():
+    """A result is a dict subclass with attribute access: under jit it came back a plain
+    dict (``res.x`` raised AttributeError); now its type is a pytree node."""
+    from dualad.scipy.integrate import solve_ivp
+
+    res = dualad.jit(lambda a: root(lambda x: x ** 3 - a, np.ones(1), tol=1e-12))
+    for a in (8.0, 27.0):  # the trace, then a replay
+        got = res(np.array([a]))
+        assert type(got).__name__ == "OptimizeResult" and np.allclose(got.x, np.cbrt(a), rtol=1e-12)
+    scalar = dualad.jit(lambda a: root_scalar(lambda x: x ** 3 - a, bracket=(0.0, 4.0), xtol=1e-14))
+    got = [scalar(np.float64(a)) for a in (8.0, 27.0)]
+    assert [type(g).__name__ for g in got] == ["RootResults"] * 2
+    assert [round(float(g.root), 12) for g in got] == [2.0, 3.0] and got[1].converged
+    ivp = dualad.jit(lambda k: solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.ones(1), t_eval=[1.0],
+                                         rtol=1e-10, atol=1e-12))
+    got = ivp(np.float64(2.0))
+    assert type(got).__name__ == "OdeResult" and np.allclose(got.y, np.exp(-2.0), rtol=1e-8)
+    grad = reverse.grad(lambda a: res(a).x[0])(np.array([8.0]))  # a derivative through it
+    np.testing.assert_allclose(grad, [1.0 / 12.0], rtol=1e-10)
