@@ -119,7 +119,10 @@ def _iterative(name: str, A: Any, b: Any, symmetric: bool, kwargs: dict) -> tupl
     x = _solve(A, b, who, run, symmetric)
     if isinstance(x, Value) and x.carries_derivative:  # a derivative is being taken
         solves.check()
-    return x, solves.outcomes[0][0] if solves.outcomes else 0
+    # SciPy's info of the forward solve; under vmap, where SciPy solves each element, the
+    # first that did not converge (one info serves the batch: never a success it did not have)
+    infos = [info for info, _, _ in solves.outcomes]
+    return x, next((info for info in infos if info != 0), 0)
 
 
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse
+import scipy.sparse.linalg
 
 import dualad
 import mixed
@@ -103,3 +104,18 @@ def test_a_complex_matrix_and_a_real_b_give_scipy_s_complex_solution():
     np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-12)
     np.testing.assert_allclose(dualad.jacfwd(lambda b: spsolve(scipy.sparse.csr_array(a), b))(b),
                                np.linalg.inv(a), rtol=1e-12)
+
+
+def test_info_under_vmap_reports_an_element_that_did_not_converge():
+    """SciPy solves each element; the batch's one info was the first element's, so a batch
+    whose first element converged said 0 where another's solve did not (found by review)."""
+    A = scipy.sparse.csr_array(np.diag([1.0, 2.0, 3.0]))
+    B = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])  # CG converges in 1 step, then needs 3
+    want = [scipy.sparse.linalg.cg(A, b, rtol=1e-12, maxiter=2)[1] for b in B]
+    assert want == [0, 2]
+    for batch in (B, B[::-1]):
+        x, info = dualad.vmap(lambda b: cg(A, b, rtol=1e-12, maxiter=2))(batch)
+        assert np.all(np.asarray(info) == 2)
+    x, info = dualad.vmap(lambda b: cg(A, b, rtol=1e-12))(B)
+    assert np.all(np.asarray(info) == 0)
+    np.testing.assert_allclose(x, B / np.diag(A.toarray()), rtol=1e-12)
