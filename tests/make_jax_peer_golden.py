@@ -225,6 +225,60 @@ def main() -> None:
         data["mixed_argnums"]["cases"][name] = {"argnums": argnums, "g": [encode(v) for v in g],
                                                 "hv": [encode(v) for v in hv]}
 
+    # tests/dualad/test_implicit_jax.py: custom_root and custom_linear_solve on the same problems
+    def cube_root(a):
+        return c.cube_root(jax.lax.custom_root, a, jnp, jax.jacfwd)
+
+    data["cube_root"] = []
+    for a, dtype in c.CUBE_ROOT_POINTS:
+        a = jnp.asarray(a, dtype)
+        data["cube_root"].append({"a": encode(a), "x": encode(cube_root(a)),
+                                  "first": encode(jax.grad(cube_root)(a)),
+                                  "second": encode(jax.grad(jax.grad(cube_root))(a))})
+
+    n = c.SYSTEM_SIZE
+    r = _rng("system-root")
+    m, s, p = 3.0 * np.eye(n) + 0.4 * r.standard_normal((n, n)), 0.7, r.standard_normal(n)
+    g, w, v = r.standard_normal(n), r.standard_normal(n), r.standard_normal(n)
+
+    def system_root(m, s, p):
+        return c.system_root(jax.lax.custom_root, m, s, p, jnp, jax.jacfwd)
+
+    def system_loss(p):
+        return c.implicit_loss(system_root(m, s, p), w)
+    x, pull = jax.vjp(system_root, jnp.asarray(m), jnp.asarray(s), jnp.asarray(p))
+    data["system_root"] = {
+        "m": encode(m), "s": encode(s), "p": encode(p), "g": encode(g), "w": encode(w), "v": encode(v),
+        "x": encode(x), "jac_p": encode(jax.jacfwd(system_root, argnums=2)(m, s, p)),
+        "jac_s": encode(jax.jacfwd(system_root, argnums=1)(m, s, p)),
+        "vjp": [encode(t) for t in pull(jnp.asarray(g))],
+        "hessian_p": encode(jax.hessian(system_loss)(jnp.asarray(p))),
+        "hvp_p": encode(jax.jvp(jax.grad(system_loss), (jnp.asarray(p),), (jnp.asarray(v),))[1]),
+        "second_s": encode(jax.grad(jax.grad(lambda s: c.implicit_loss(system_root(m, s, p), w)))(s))}
+
+    data["linear_solve"] = {}
+    for name, size in (("symmetric", 4), ("general", 5)):
+        r = _rng("linear-solve", name)
+        a = r.standard_normal((size, size))
+        a = a @ a.T + size * np.eye(size) if name == "symmetric" else a + size * np.eye(size)
+        b, da, db, w = r.standard_normal(size), r.standard_normal(a.shape), r.standard_normal(size), \
+            r.standard_normal(size)
+
+        def solution(a, b, name=name):
+            return c.linear_solution(jax.lax.custom_linear_solve, a, b, name == "symmetric", jnp, jax.jacfwd)
+
+        def loss(a, b, solution=solution, w=w):
+            return c.implicit_loss(solution(a, b), w)
+        a_, b_ = jnp.asarray(a), jnp.asarray(b)
+        x, jvp_b = jax.jvp(lambda b, solution=solution, a_=a_: solution(a_, b), (b_,), (jnp.asarray(db),))
+        _, jvp_a = jax.jvp(lambda a, solution=solution, b_=b_: solution(a, b_), (a_,), (jnp.asarray(da),))
+        _, jvp_ab = jax.jvp(solution, (a_, b_), (jnp.asarray(da), jnp.asarray(db)))
+        grad_a, grad_b = jax.grad(loss, argnums=(0, 1))(a_, b_)
+        data["linear_solve"][name] = {
+            "a": encode(a), "b": encode(b), "da": encode(da), "db": encode(db), "w": encode(w),
+            "x": encode(x), "jvp_b": encode(jvp_b), "jvp_a": encode(jvp_a), "jvp_ab": encode(jvp_ab),
+            "grad_a": encode(grad_a), "grad_b": encode(grad_b)}
+
     text = json.dumps(data, separators=(",", ":"))
     GOLDEN.write_text(text + "\n")
     print(f"wrote {len(data) - 1} sections from jax {jax.__version__} to {GOLDEN} ({len(text)} characters)")

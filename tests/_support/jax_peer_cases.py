@@ -81,3 +81,48 @@ KINK_POINTS = [-1.0, 0.0, 1.0]
 
 # argnums of mixed.grad_and_hvp, by name
 MIXED_ARGNUMS = {"w": 0, "b": 1, "(w, b)": (0, 1), "(b, w)": (1, 0), "(-3, 1)": (-3, 1)}
+
+
+# custom_root and custom_linear_solve (tests/dualad/test_implicit_jax.py): the problems, and
+# the solvers spelled once for both libraries, given the namespace (numpy, jax.numpy) and jacfwd
+CUBE_ROOT_POINTS = [(0.3, "float64"), (2.0, "float64"), (27.5, "float64"), (2.0, "float32")]
+NEWTON_STEPS = 40
+SYSTEM_SIZE = 4
+
+
+def cube_root(custom_root, a, xp, jacfwd):
+    """a ** (1/3): the root of x**3 - a by Newton from 1 (of a's dtype), a scalar tangent solve."""
+    def newton(f, x):
+        for _ in range(NEWTON_STEPS):
+            x = x - f(x) / jacfwd(f)(x)
+        return x
+    return custom_root(lambda x: x ** 3 - a, a * 0 + 1, newton, lambda g, y: y / g(xp.ones_like(y)))
+
+
+def system_root(custom_root, m, s, p, xp, jacfwd):
+    """The root x of m @ x + s * x**3 = p (m near 3 I, not symmetric, s > 0: one root) by
+    Newton from 0, with dense tangent solves by the Jacobian's matrix."""
+    def newton(f, x):
+        for _ in range(NEWTON_STEPS):
+            x = x - xp.linalg.solve(jacfwd(f)(x), f(x))
+        return x
+    return custom_root(lambda x: m @ x + s * x ** 3 - p, p * 0, newton, dense_solve(xp, jacfwd))
+
+
+def dense_solve(xp, jacfwd):
+    """solve(g, y) for a linear g: g's matrix (the Jacobian at y) and a dense solve."""
+    return lambda g, y: xp.linalg.solve(jacfwd(g)(y), y)
+
+
+def linear_solution(custom_linear_solve, a, b, symmetric, xp, jacfwd):
+    """a^-1 b by custom_linear_solve with matvec v -> a @ v and dense solves: symmetric=True for
+    the positive-definite system, transpose_solve for the general one."""
+    solve = dense_solve(xp, jacfwd)
+    if symmetric:
+        return custom_linear_solve(lambda v: a @ v, b, solve, symmetric=True)
+    return custom_linear_solve(lambda v: a @ v, b, solve, transpose_solve=solve)
+
+
+def implicit_loss(x, w):
+    """A scalar of a solution, for gradients and Hessians."""
+    return (w * x).sum() + (x * x * x).sum()
