@@ -43,9 +43,10 @@ def describe(x: Any) -> str:
     return f"a {type(x).__name__} ({_short.repr(x)})"
 
 
-def check_callable(f: Any, who: str, name: str = "f") -> None:
+def check_callable(f: Any, who: str, name: str = "f", how: str | None = None) -> None:
     """``f`` is callable: checked where the transform ``who`` is made, so that
-    ``grad(3.0)`` fails there, naming the argument, not later inside a call.
+    ``grad(3.0)`` fails there, naming the argument (and ``how`` it is called, where
+    given), not later inside a call.
 
     Examples
     --------
@@ -55,7 +56,8 @@ def check_callable(f: Any, who: str, name: str = "f") -> None:
     TypeError: grad: f must be callable, got float 3.0
     """
     if not callable(f):
-        raise TypeError(f"{who}: {name} must be callable, got {describe(f)}")
+        called = f" as {how}" if how else ""
+        raise TypeError(f"{who}: {name} must be callable{called}, got {describe(f)}")
 
 
 def check_differentiable(x: Any, name: str) -> None:

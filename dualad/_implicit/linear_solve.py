@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dualad._base.checks import check_differentiable
+from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.core import bind
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
@@ -133,11 +133,9 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     array([-0.25  , -0.0625])
     """
     who = "custom_linear_solve"
-    if not callable(solve):
-        raise TypeError(f"{who}: solve must be callable as solve(matvec, b), got {type(solve).__name__}")
-    if transpose_solve is not None and not callable(transpose_solve):
-        raise TypeError(f"{who}: transpose_solve must be None or callable as transpose_solve(vecmat, b), "
-                        f"got {type(transpose_solve).__name__}")
+    check_callable(solve, who, "solve", "solve(matvec, b)")
+    if transpose_solve is not None:
+        check_callable(transpose_solve, who, "transpose_solve", "transpose_solve(vecmat, b) (or be None)")
     if not isinstance(symmetric, bool):
         raise TypeError(f"{who}: symmetric must be a bool, got {type(symmetric).__name__}")
     check_differentiable(b, f"{who}: b")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dualad._base.checks import check_differentiable
+from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.core import bind
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
@@ -133,9 +133,7 @@ def custom_root(f: Callable, x0: Any, solve: Callable, tangent_solve: Callable) 
     0.25
     """
     who = "custom_root"
-    for fn, name, how in ((solve, "solve", "solve(f, x0)"), (tangent_solve, "tangent_solve",
-                                                             "tangent_solve(g, y)")):
-        if not callable(fn):
-            raise TypeError(f"{who}: {name} must be callable as {how}, got {type(fn).__name__}")
+    check_callable(solve, who, "solve", "solve(f, x0)")
+    check_callable(tangent_solve, who, "tangent_solve", "tangent_solve(g, y)")
     check_differentiable(x0, f"{who}: x0")
     return implicit_root(Closed(f, [solve, tangent_solve], who, "f"), x0, solve, tangent_solve)
