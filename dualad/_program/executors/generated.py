@@ -49,14 +49,13 @@ def generate(program: Any) -> Callable:
             guard += 1
             continue
         operands = ", ".join(name(s) for s in step.ins)
-        if step.outs[0] in memory.slots:  # a NumPy ufunc writing into its buffer
-            env[f"_u{n}"] = ufunc_of(step)
-            body.append(f"t{step.outs[0]} = _u{n}({operands}, out=_b[{memory.slots[step.outs[0]]}])")
-            continue
-        ufunc = ufunc_of(step)
-        if ufunc is not None and not step.prim.takes_out:  # the ufunc itself: no impl's frame between
+        ufunc, buffer = ufunc_of(step), memory.slots.get(step.outs[0])
+        # the ufunc itself, no impl's frame between, writing into its buffer where the plan
+        # gave one (a fused kernel, which takes out= too, only there)
+        if buffer is not None or (ufunc is not None and not step.prim.takes_out):
             env[f"_u{n}"] = ufunc
-            body.append(f"t{step.outs[0]} = _u{n}({operands})")
+            out = "" if buffer is None else f", out=_b[{buffer}]"
+            body.append(f"t{step.outs[0]} = _u{n}({operands}{out})")
             continue
         if step.params:
             env[f"_p{n}"] = step.params
