@@ -179,7 +179,8 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         (its first call untimed: code is generated, kernels are compiled),
         then, where the executor was chosen automatically and is Numba's, the
         same program replayed by NumPy's calls, then ``f`` run eagerly, each
-        timed on two calls; the fastest runs the calls after them.
+        timed on two calls or more (up to ten, where calls are short); the
+        fastest by its best time runs the calls after them.
         ``stats["chosen"]`` says what was chosen and the times that chose it
         (``"eager: replays (numpy) 8.4 ms, eager calls 4.7 ms, ..."``); a
         call run eagerly by this choice counts in ``stats["eager"]``, without
