@@ -24,20 +24,10 @@ import time
 import dualad
 
 from .adbench import ba, gmm, hand, lstm
-from .common import best_seconds, ratio, speed_ratio
+from .common import best_seconds, ratio, settle, speed_ratio
 
 MODES = ["eager", "jit"]
-
-
-def _settle(fn, calls: int = 30, seconds: float = 10.0) -> None:
-    """Call ``fn`` (of ``dualad.jit``) until its calls have been timed and the faster way
-    kept (``dualad.compile``'s ``measure``: a few calls of each way), so that the
-    benchmark times the calls after: ``calls`` calls, or fewer where they take ``seconds``."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-        if time.perf_counter() - start > seconds:
-            return
+SETTLE_S = 10.0  # seconds a jit mode's setup may spend settling each callable
 
 
 def _first_two_calls(fn) -> float:
@@ -70,8 +60,8 @@ class _GradientOfObjective:
             self.objective()
         self.first_calls = _first_two_calls(grad)
         if mode == "jit":
-            _settle(self.objective)
-            _settle(grad)
+            settle(self.objective, SETTLE_S)
+            settle(grad, SETTLE_S)
         self.gradient = grad
 
     def time_objective(self, size, mode):
@@ -124,8 +114,8 @@ class _JacobianOfObjective:
             self.objective()
         self.first_calls = _first_two_calls(self.jacobian)
         if params[-1] == "jit":
-            _settle(self.objective)
-            _settle(self.jacobian)
+            settle(self.objective, SETTLE_S)
+            settle(self.jacobian, SETTLE_S)
 
     def time_objective(self, *params):
         self.objective()

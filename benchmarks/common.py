@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 import timeit
 from typing import Callable
 
@@ -166,6 +167,20 @@ def speed_ratio(numerator: Callable, denominator: Callable, *, repeat: int | Non
         best_n = min(best_n, tn.timeit(nn) / nn)
         best_d = min(best_d, td.timeit(nd) / nd)
     return best_n / best_d
+
+
+SETTLING_CALLS = 30  # more than dualad.jit's choice takes (a few timed calls of each way)
+
+
+def settle(fn: Callable, seconds: float, calls: int = SETTLING_CALLS) -> None:
+    """Call ``fn`` ``calls`` times, or fewer where they take ``seconds``: ``dualad.jit``
+    times its first calls to choose how the next run (``dualad.compile``'s ``measure``),
+    and a benchmark times the calls after."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        if time.perf_counter() - start > seconds:
+            return
+        fn()
 
 
 def ratio(track: Callable) -> Callable:

@@ -113,6 +113,7 @@ from .common import (
     mlp_widths,
     op_chain,
     rosenbrock,
+    settle,
     square_matrix,
     tanh_rosenbrock,
     vector,
@@ -951,9 +952,6 @@ def load_libraries(device: Device, threads: int,
 
 
 # -- timing -------------------------------------------------------------------------------
-SETTLING_CALLS = 30  # more than dualad.jit's choice takes (a few timed calls of each way)
-
-
 def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
             budget_s: float) -> dict[str, dict]:
     """Seconds per call of each candidate: the fastest of interleaved samples.
@@ -963,7 +961,7 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
     program's first replay, which generates the replay and compiles its
     Numba kernels); the calls per sample are sized by a third call (sized
     by the second, a sample of a scalar program held two calls, and read
-    2x slow). Then every candidate is called :data:`SETTLING_CALLS` times
+    2x slow). Then every candidate is called ``common.SETTLING_CALLS`` times
     more (fewer where they take ``budget_s``), untimed: ``dualad.jit`` times
     its first calls to choose how the next run (``stats["chosen"]``), and
     the samples must be of those. A candidate whose call is slow gets fewer
@@ -982,11 +980,7 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
             start = time.perf_counter()
             fn()
             second = time.perf_counter() - start
-            start = time.perf_counter()
-            for _ in range(SETTLING_CALLS):
-                if time.perf_counter() - start > budget_s:
-                    break
-                fn()
+            settle(fn, budget_s)
         except Exception as exc:
             out[name] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
             continue
