@@ -339,3 +339,54 @@ class CompiledRK4Jacobian:
     @ratio
     def track_compiled_jacfwd_over_function(self, executor):
         return speed_ratio(lambda: self.compiled(self.p), lambda: self.f(self.p), repeat=3)
+
+
+def recurrence(w, x):
+    """Issue 36's small-array recurrence: 1,000 steps of ``concatenate``, ``tanh``, ``exp``
+    and ``sum`` on vectors of 7 and 14 numbers."""
+    h, total = x, 0.0
+    for _ in range(1_000):
+        z = np.concatenate((h, x)) * w
+        h = np.tanh(z[:7]) + np.exp(-z[7:])
+        total = total + np.sum(h)
+    return total
+
+
+class RolledLoops:
+    """Programs of a Python loop, rolled (``dualad.compile(roll=True)``, the default: the
+    body kept once, :mod:`dualad._program.passes.roll`) and unrolled (``roll=False``), by
+    compile's own executor choice: ``track_first_calls_over_eager`` is the trace and the
+    first replay (the code generated, the kernels compiled) over one eager call,
+    ``track_compiled_over_eager`` a settled call over an eager one (issue 36's targets:
+    <= 20 and <= 1). Workloads: :func:`recurrence`, and ADBench's LSTM (2 layers, 128
+    characters) objective and gradient."""
+
+    params = [["recurrence", "lstm-objective", "lstm-gradient"], [True, False]]
+    param_names = ["workload", "roll"]
+
+    def setup(self, workload, roll):
+        from .adbench import lstm
+        rng = np.random.default_rng(36)
+        if workload == "recurrence":
+            self.f, self.args = recurrence, (rng.random(14), rng.random(7) * 0.1)
+        else:
+            self.f = lstm.lstm_objective if workload == "lstm-objective" else lstm.gradient
+            self.args = tuple(lstm.data(*lstm.SIZES["l2-c128"]))
+        self.roll = roll
+
+    def _first_calls(self):
+        compiled = dualad.compile(self.f, roll=self.roll)
+        compiled(*self.args)
+        compiled(*self.args)
+
+    def _eager(self):
+        return self.f(*self.args)
+
+    @ratio
+    def track_first_calls_over_eager(self, workload, roll):
+        return best_seconds(self._first_calls, repeat=1, sample_s=0) / best_seconds(self._eager)
+
+    @ratio
+    def track_compiled_over_eager(self, workload, roll):
+        compiled = _warm(dualad.compile(self.f, roll=self.roll), *self.args)
+        return speed_ratio(lambda: compiled(*self.args), self._eager)

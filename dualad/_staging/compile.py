@@ -45,6 +45,7 @@ from dualad._program.executors.dask_graph import dask_program
 from dualad._program.executors.replay import replay, runner
 from dualad._program.ir import GuardMiss
 from dualad._program.passes.fusion import available as fusion_available
+from dualad._program.passes.roll import roll_loops
 from dualad._program.program import Program
 from dualad._staging.choice import EAGER, Trial
 from dualad._staging.pipeline import asked, for_executor, on_dask, optimize, prepare
@@ -59,7 +60,8 @@ _STATIC = frozenset({int, float, bool, complex, str, bytes})  # leaves keyed by 
 
 
 def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
-            fuse: bool | None = None, executor: str | None = None, measure: bool = True) -> "Compiled":
+            fuse: bool | None = None, executor: str | None = None, measure: bool = True,
+            roll: bool = True) -> "Compiled":
     """``f`` traced once into a program of primitives and replayed on later calls
     (JAX users know this as ``jit``: ``dualad.jit`` is this function).
 
@@ -186,6 +188,13 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         call run eagerly by this choice counts in ``stats["eager"]``, without
         a warning. False: replay always, as ``executor`` says. Programs of
         other libraries' arrays (CuPy, Dask) are not timed.
+    roll : bool
+        Keep a body that the trace repeats trip after trip (a Python loop
+        over characters, observations, time steps) once, as a loop in the
+        program (see :mod:`dualad._program.passes.roll`): the passes, the
+        generated code and the kernels then grow with the body, not with
+        the trips. ``stats["loops"]`` says what was rolled, or why a
+        repetition was not. Programs of NumPy arrays, where ``optimize``.
 
     Returns
     -------
@@ -228,8 +237,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         raise ImportError('compile: executor="cupy" needs CuPy: pip install "dualad[gpu]" (or cupy)')
     if measure not in (True, False):
         raise TypeError(f"compile: measure must be True or False, got {measure!r}")
+    if type(roll) is not bool:
+        raise TypeError(f"compile: roll must be True or False, got {roll!r}")
     return Compiled(f, max_programs, optimize, fusion_available() if fuse is None else fuse, executor,
-                    measure)
+                    measure, roll)
 
 
 class Compiled:
@@ -254,8 +265,9 @@ class Compiled:
     """
 
     def __init__(self, f: Callable, max_programs: int, optimize: bool, fuse: bool = False,
-                 executor: str | None = None, measure: bool = True):
+                 executor: str | None = None, measure: bool = True, roll: bool = True):
         self.f = f
+        self.roll = roll
         self.max_programs = max_programs
         self.optimize, self.fuse, self.executor, self.measure = optimize, fuse, executor, measure
         self._programs: OrderedDict = OrderedDict()  # (key, outcomes) -> Program, LRU order
@@ -272,7 +284,8 @@ class Compiled:
         # Tracing and every change of the cache hold the lock; a replay does not: it looks
         # programs up with .get and retries under the lock where another thread evicted one.
         self._lock = threading.RLock()
-        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0, "executor": None, "chosen": None}
+        self.stats = {"traces": 0, "replays": 0, "misses": 0, "eager": 0, "executor": None, "chosen": None,
+                      "loops": None}
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
@@ -618,11 +631,18 @@ class Compiled:
         None)."""
         if not self.optimize:
             return program, "numpy", []
+        if self.roll and foreign is None:
+            program, self.stats["loops"] = roll_loops(program, self._made_ready_body)
         optimized = optimize(program, fuse=False)
         program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
         if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
             return program, executor, [("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0])]
         return program, executor, []
+
+    def _made_ready_body(self, body: Program) -> Program:
+        """A rolled loop's body, optimized and made ready for NumPy's calls (a kernel per
+        trip would cost a kernel call per trip: a body of a few numbers loses there)."""
+        return for_executor(optimize(body, fuse=False), "numpy", self.fuse)[0]
 
     def _chunk(self, key: Any, program: Program, inputs: list, result: Any) -> Any:
         """Keep ``program`` (traced on Dask arrays) as a task before, one per chunk and

@@ -78,7 +78,7 @@ def test_gradient_and_hvp_per_chunk_equal_numpy(dtype):
         assert_close(h, mixed.hvp(loss_of(x, y), w, v), dtype, f"H v at point {k}")
         assert g.chunks == ((4,),) and h.chunks == ((4,),)
     assert vg.stats == {"traces": 1, "replays": 2, "misses": 0, "eager": 0, "executor": "dask",
-                        "chosen": None}
+                        "chosen": None, "loops": None}
     assert hv.stats["replays"] == 2 and hv.stats["executor"] == "dask"
     # a call is one task per chunk, one before and one after, whatever the primitives
     assert tasks_of_the_program(h) == len(ROWS) + 2

@@ -91,7 +91,7 @@ def test_branch_flip_retraces_and_then_replays_both_branches():
     inputs = [np.array([1.0, 2.0]), np.array([-3.0, 1.0]), np.array([2.0, 0.5]), np.array([-1.0, -1.0])]
     cf = _check(branchy, inputs)
     assert cf.stats == {"traces": 2, "replays": 2, "misses": 2, "eager": 0, "executor": "numpy",
-                        "chosen": None}
+                        "chosen": None, "loops": None}
 
 
 def test_loop_with_a_value_dependent_trip_count():
@@ -751,7 +751,7 @@ def test_a_gradient_through_maximum_is_traced_once_and_replayed():
         np.testing.assert_array_equal(g1, e1)
         np.testing.assert_array_equal(g2, e2)
     assert compiled.stats == {"traces": 1, "replays": 14, "misses": 0, "eager": 0, "executor": "numpy",
-                              "chosen": None}
+                              "chosen": None, "loops": None}
 
 
 # -- what a program reads through names (issue 26) ----------------------------------------------
@@ -828,7 +828,7 @@ def test_a_name_the_function_assigns_itself_is_not_guarded():
     for _ in range(5):
         compiled(np.ones(2))
     assert compiled.stats == {"traces": 1, "replays": 4, "misses": 0, "eager": 0, "executor": "numpy",
-                              "chosen": None}
+                              "chosen": None, "loops": None}
 
 
 def test_names_rebound_at_every_call_make_the_function_run_eagerly_with_a_warning():

@@ -40,7 +40,7 @@ def test_a_strict_program_replays_on_strict_arrays_and_equals_eager(dtype):
             assert type(got) is type(want) and got.dtype == want.dtype == dt
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert f.stats == {"traces": 1, "replays": 2, "misses": 0, "eager": 0, "executor": "numpy",
-                       "chosen": None}
+                       "chosen": None, "loops": None}
     assert grad.stats["replays"] == 2 and grad.stats["eager"] == 0
 
 

@@ -1,0 +1,226 @@
+"""Rolled loops (issue 36, "Loops stay loops"): a trace that repeats one body keeps it once
+(dualad/_program/passes/roll.py), and replays the numbers of the unrolled program on
+every executor, derivatives' sweeps included."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import dualad
+import reverse
+from dualad._program.executors.replay import replay
+from dualad._program.loop import Loop
+from dualad._program.passes.roll import MIN_SAVED, roll_loops
+
+EXECUTORS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
+
+
+def recurrence(w, x):
+    """Issue 36's recurrence: concatenate, tanh, exp and sum on vectors of 7 and 14."""
+    h, total = x, 0.0
+    for _ in range(300):
+        z = np.concatenate((h, x)) * w
+        h = np.tanh(z[:7]) + np.exp(-z[7:])
+        total = total + np.sum(h)
+    return total
+
+
+def rows(a, xs):
+    """A loop over the rows of ``xs`` (each trip reads its own), carrying a vector."""
+    h = np.zeros(a.shape[0], dtype=a.dtype)
+    for t in range(xs.shape[0]):
+        h = np.tanh(a @ h + xs[t]) * 0.5 + np.sin(h)
+    return h
+
+
+def with_history(a, xs):
+    """Every trip's state kept and stacked after the loop: values of each trip read later."""
+    h, history = xs[0], []
+    for t in range(1, xs.shape[0]):
+        h = np.cos(h * a) + xs[t] * h
+        history.append(h)
+    return np.stack(history)
+
+
+def _loops(program):
+    return [step.prim for step in program.eqns if isinstance(step.prim, Loop)]
+
+
+def _inputs(dtype=np.float64, n=300, k=6):
+    rng = np.random.default_rng(36)
+    return rng.random((k, k)).astype(dtype) * 0.3, rng.random((n, k)).astype(dtype)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("f, args", [
+    (recurrence, (np.random.default_rng(1).random(14), np.random.default_rng(2).random(7) * 0.1)),
+    (rows, _inputs()),
+    (with_history, _inputs(n=200)),
+], ids=["recurrence", "rows", "with_history"])
+def test_a_rolled_program_replays_the_unrolled_ones_numbers(f, args, executor):
+    rolled = dualad.compile(f, executor=executor, measure=False)
+    unrolled = dualad.compile(f, executor=executor, measure=False, roll=False)
+    want = f(*args)
+    for _ in range(2):  # the trace, then a replay
+        got = rolled(*args)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(got, unrolled(*args))
+    assert rolled.stats["replays"] == 1 and rolled.stats["loops"].startswith("rolled 1 loop")
+    assert unrolled.stats["loops"] is None
+    program = rolled.program(*args)
+    # outside the loop: little but each trip's row, read before it (xs[t]), and the stack
+    # of every trip's value (with_history)
+    outside = [e for e in program.eqns if e.prim.name not in ("getitem", "reshape")]
+    assert len(outside) < 10, str(program)
+    (loop,) = _loops(program)
+    assert loop.trips >= 100
+
+
+def test_the_reverse_sweep_of_a_rolled_loop_is_a_rolled_loop_with_the_unrolled_numbers():
+    args = _inputs()
+    grad = reverse.grad(lambda a, xs: np.sum(rows(a, xs) ** 2), argnums=(0, 1))
+    rolled = dualad.compile(grad, measure=False)
+    unrolled = dualad.compile(grad, measure=False, roll=False)
+    want = grad(*args)
+    rolled(*args)
+    got, same = rolled(*args), unrolled(*args)
+    for g, w, s in zip(got, want, same):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(g, s)
+    loops = _loops(rolled.program(*args))
+    assert len(loops) == 2, rolled.stats["loops"]  # the forward loop and the backward one
+    assert all(loop.trips >= 250 for loop in loops)
+
+
+def test_the_gradient_of_a_rolled_loop_matches_finite_differences():
+    a, xs = _inputs(n=120)
+    f = lambda a: np.sum(rows(a, xs) ** 2)  # noqa: E731
+    g = dualad.compile(reverse.grad(f), measure=False)
+    g(a)
+    got = g(a)
+    assert g.stats["loops"].startswith("rolled")
+    h = 1e-6
+    for i, j in [(0, 0), (2, 3), (5, 1)]:
+        e = np.zeros_like(a)
+        e[i, j] = h
+        fd = (f(a + e) - f(a - e)) / (2 * h)
+        np.testing.assert_allclose(got[i, j], fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_dtypes_are_kept(dtype):
+    a, xs = _inputs(dtype=np.float64)
+    a, xs = a.astype(dtype), xs.astype(dtype)
+    rolled = dualad.compile(rows, measure=False)
+    rolled(a, xs)
+    got = rolled(a, xs)
+    assert got.dtype == rows(a, xs).dtype == dtype
+    np.testing.assert_array_equal(got, dualad.compile(rows, measure=False, roll=False)(a, xs))
+    assert rolled.stats["loops"].startswith("rolled")
+
+
+def test_empty_and_zero_d_values_in_the_body():
+    def f(x, e):
+        for _ in range(200):
+            x = np.sin(x) + np.sum(e) + x * 0.5
+            e = e * 2.0
+        return x, e
+    x, e = np.float64(0.3), np.zeros((0, 3))
+    rolled = dualad.compile(f, measure=False)
+    rolled(x, e)
+    got = rolled(x, e)
+    want = f(x, e)
+    assert got[0] == want[0] and got[1].shape == (0, 3)
+    assert rolled.stats["loops"].startswith("rolled")
+
+
+def test_a_value_of_two_trips_back_keeps_the_stretch_unrolled_and_says_why():
+    def fibonacci_like(x):
+        a, b = x, x * 0.5
+        for _ in range(400):
+            a, b = b, np.tanh(a + b)
+        return b
+    x = np.linspace(0.0, 1.0, 5)
+    compiled = dualad.compile(fibonacci_like, measure=False)
+    compiled(x)
+    np.testing.assert_array_equal(compiled(x), fibonacci_like(x))
+    # each trip reads the last two trips' values: a body of two trips reads only the last one
+    assert compiled.stats["loops"] == "rolled 1 loop: 200 trips of a 4-step body"
+
+
+def test_parameters_that_change_with_the_trip_move_before_the_loop():
+    a, xs = _inputs()
+    program = dualad.compile(rows, measure=False).program(a, xs)
+    (loop,) = _loops(program)
+    # each xs[t] is read before the loop; the body reads each trip's row
+    getitems = [step for step in program.eqns if step.prim.name == "getitem"]
+    assert len(getitems) == xs.shape[0] and loop.per_trip >= 1
+    assert not any(step.prim.name == "getitem" for step in loop.body.eqns)
+
+
+def test_a_step_that_changes_with_the_trip_and_reads_the_loop_takes_each_trips_parameters():
+    def f(x):
+        for t in range(300):
+            x = x * 0.5 + np.sin(x[t])  # the element read moves with t, and x is the loop's
+        return x
+    x = np.linspace(0.0, 1.0, 300)
+    compiled = dualad.compile(f, measure=False)
+    compiled(x)
+    np.testing.assert_array_equal(compiled(x), f(x))
+    (loop,) = _loops(compiled.program(x))
+    assert [type(e.prim).__name__ for e in loop.body.eqns].count("PerTrip") == 1
+
+
+def test_a_value_of_three_trips_back_keeps_the_stretch_unrolled_and_says_why():
+    def f(x):
+        a, b, c = x, x * 0.5, x * 0.25
+        for _ in range(400):
+            a, b, c = b, c, np.tanh(a + c)
+        return c
+    x = np.linspace(0.0, 1.0, 5)
+    compiled = dualad.compile(f, measure=False)
+    compiled(x)
+    np.testing.assert_array_equal(compiled(x), f(x))
+    assert not _loops(compiled.program(x))
+    assert "stay unrolled: step 0 of the body (add) reads a value of two or more trips back" in \
+        compiled.stats["loops"]
+
+
+def test_short_programs_are_not_rolled():
+    def f(x):
+        for _ in range(10):
+            x = np.sin(x) * 2.0
+        return x
+    p = dualad.compile(f, optimize=False).program(np.zeros(3))
+    assert len(p.steps) < MIN_SAVED
+    rolled, said = roll_loops(p)
+    assert rolled is p and said is None
+
+
+def test_guards_in_the_body_keep_it_unrolled():
+    def f(x):
+        for _ in range(300):
+            x = np.sin(x) + 1.0 if float(x[0]) > -10 else x
+        return x
+    compiled = dualad.compile(f, measure=False)
+    x = np.linspace(0.0, 1.0, 4)
+    compiled(x)
+    np.testing.assert_array_equal(compiled(x), f(x))
+    assert not _loops(compiled.program(x))
+
+
+def test_roll_must_be_a_bool():
+    with pytest.raises(TypeError, match="roll must be True or False, got 1"):
+        dualad.compile(np.sin, roll=1)
+
+
+def test_the_printed_program_names_the_loop():
+    text = str(dualad.compile(rows, measure=False).program(*_inputs()))
+    assert "loop(" in text and "299 trips of a body of 6 steps" in text  # the first trip reads zeros
+
+
+def test_replay_of_the_program_as_data():
+    a, xs = _inputs()
+    program = dualad.compile(rows, measure=False).program(a, xs)
+    np.testing.assert_array_equal(replay(program, [a, xs])[0], rows(a, xs))
