@@ -10,10 +10,9 @@ values of given trips that the program reads after the loop.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from dualad._base.core import bind
-from dualad._program.executors.replay import runner
 from dualad._program.ir import Step
 
 __all__ = ["Loop", "PerTrip"]
@@ -36,23 +35,28 @@ class Loop(Step):
     trip_params : list of lists
         For each :class:`PerTrip` step of the body, its parameters at each trip: the
         body's last inputs.
+    runner : callable
+        ``runner(body)`` is the body's replay, made at its first use (the program's own
+        executor: :func:`dualad._program.executors.replay.runner`).
     """
 
     name = "loop"
     multiple_results = True
 
     def __init__(self, body: Any, trips: int, n_fixed: int, carried: list, per_trip: int,
-                 exported: list, trip_params: list = ()):
+                 exported: list, trip_params: list, runner: Callable):
         self.body, self.trips, self.n_fixed, self.per_trip = body, trips, n_fixed, per_trip
+        self.runner = runner
         self.carried, self.exported = list(carried), list(exported)
         # each trip's parameters of the body's PerTrip steps, its last inputs
+        self.trip_params = list(trip_params)
         self._params = [tuple(p[trip] for p in trip_params) for trip in range(trips)]
         self._at: dict[int, list] = {}  # trip -> [(output of the step, output of the body)]
         for position, (trip, out) in enumerate(self.exported):
             self._at.setdefault(trip, []).append((position, out))
 
     def impl(self, xp: Any, *args: Any) -> tuple:
-        run = runner(self.body)
+        run = self.runner(self.body)
         n_carried, per_trip, at, carried_from = len(self.carried), self.per_trip, self._at, self.carried
         fixed = args[:self.n_fixed]
         carried = args[self.n_fixed:self.n_fixed + n_carried]

@@ -52,6 +52,7 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP
 from dualad._program.ir import GUARDS, Eqn, Guard, GuardMiss, ufunc_of
+from dualad._program.loop import Loop
 from dualad._table.entries import moves_elements
 
 __all__ = ["MAX_ELEMENTS", "scalar_executor", "unrolled_us"]
@@ -73,10 +74,11 @@ class _Unroll:
     """The source of one unrolled program: each slot's value as an object array of
     Python expressions (names of floats, or literals), one per element."""
 
-    def __init__(self, program: Any, fallback: Callable):
+    def __init__(self, program: Any, fallback: Callable, prefix: str = "", env: dict | None = None):
         self.program, self.avals = program, program.avals
+        self.prefix = prefix  # of its names: a loop's body has its own (see loop)
         self.env: dict[str, Any] = {"_Miss": GuardMiss, "_slow": fallback, "_f64": np.float64,
-                                    "_finite": math.isfinite, "_np": np}
+                                    "_finite": math.isfinite, "_np": np} if env is None else env
         self.names: dict[int, np.ndarray] = {}
         self.body: list[str] = []
         self.guards = 0
@@ -112,7 +114,8 @@ class _Unroll:
 
     def fresh(self, slot: int, shape: tuple) -> np.ndarray:
         """New names for a slot's elements: ``t{slot}_{k}``, C order."""
-        names = np.array([f"t{slot}_{k}" for k in range(math.prod(shape))], dtype=object).reshape(shape)
+        names = np.array([f"{self.prefix}t{slot}_{k}" for k in range(math.prod(shape))],
+                         dtype=object).reshape(shape)
         self.names[slot] = names
         return names
 
@@ -142,9 +145,11 @@ class _Unroll:
         return array if len(shape) == 1 else f"{array}.reshape({shape!r})"
 
     # -- steps --------------------------------------------------------------------------
-    def step(self, n: int, step: Eqn) -> bool:
+    def step(self, n: int | str, step: Eqn) -> bool:
         if any(self.aval(s) is None for s in step.outs):
             return False
+        if type(step.prim) is Loop:
+            return self.loop(n, step)
         operands = [self.value(s) for s in step.ins]
         named = all(o is not None for o in operands)
         ufunc = ufunc_of(step)
@@ -156,6 +161,65 @@ class _Unroll:
                                                 dtype=object).reshape(moved.shape)
             return moved.shape == self.avals[step.outs[0]][1]
         return self.call(n, step)
+
+    def loop(self, n: int | str, step: Eqn) -> bool:
+        """A rolled loop as a Python loop over its body unrolled: the carried values' floats
+        renamed at each trip, each trip's own read from a tuple made before it."""
+        loop, body = step.prim, step.prim.body
+        operands = [self.value(s) for s in step.ins]
+        if loop.trip_params or any(o is None for o in operands):
+            return False
+        inner = _Unroll(body, None, f"{self.prefix}L{n}_", self.env)
+        n_fixed, n_carried = loop.n_fixed, len(loop.carried)
+        for i in range(body.n_inputs):
+            aval = inner.aval(i)
+            if aval is None or (i < n_fixed and operands[i].shape != aval[1]):
+                return False
+            if i < n_fixed:
+                inner.names[i] = operands[i]
+            else:
+                inner.fresh(i, aval[1])
+        for m, inner_step in enumerate(body.steps):
+            if type(inner_step) is Guard or not inner.step(f"{inner.prefix}{m}", inner_step):
+                return False
+        outs = [inner.value(s) for s in body.outputs]
+        if any(o is None for o in outs):
+            return False
+        carried = [inner.names[n_fixed + i] for i in range(n_carried)]
+        sliced = [inner.names[i] for i in range(n_fixed + n_carried, body.n_inputs)]
+        later = {out for trip, out in loop.exported if trip != loop.trips - 1 or
+                 body.outputs[out] < body.n_inputs}  # kept at each trip: see below
+        lines = [f"{_joined(c)} = {_joined(first)}" for c, first in
+                 zip(carried, operands[n_fixed:n_fixed + n_carried]) if c.size]
+        first_sliced = n_fixed + n_carried
+        if sliced:
+            per = [_joined([o for i in range(loop.per_trip) for o in
+                            operands[first_sliced + trip * loop.per_trip + i].ravel()], ",")
+                   for trip in range(loop.trips)]
+            lines.append(f"_s{self.prefix}{n} = ({', '.join(per)},)")
+        if later:
+            lines.append(f"_k{self.prefix}{n} = []")
+        lines.append(f"for _trip in {'_s' + self.prefix + str(n) if sliced else f'range({loop.trips})'}:")
+        inside = [f"{_joined([x for v in sliced for x in v.ravel()])}, = _trip"] if sliced else []
+        inside += inner.body
+        if later:  # the values of trips the program reads after the loop, before a carry renames them
+            kept_now = _joined([x for o in sorted(later) for x in outs[o].ravel()], ",")
+            inside.append(f"_k{self.prefix}{n}.append({kept_now})")
+        inside += [f"{_joined(c)} = {_joined(outs[out])}" for c, out in zip(carried, loop.carried) if c.size]
+        lines += ["    " + line for line in inside or ["pass"]]
+        kept = {out: sum(outs[o].size for o in sorted(later) if o < out) for out in later}
+        for s, (trip, out) in zip(step.outs, loop.exported):
+            if out in later:
+                names = self.fresh(s, self.avals[s][1])
+                at = kept[out]
+                if names.size:
+                    lines.append(f"{_joined(names)}, = _k{self.prefix}{n}[{trip}][{at}:{at + names.size}]")
+            else:  # the last trip's floats, which no later line renames
+                self.names[s] = outs[out]
+        self.body += lines
+        self.cost += loop.trips * (inner.cost + OPERATOR_US * len(inside))
+        self.numpy_calls += loop.trips * inner.numpy_calls
+        return True
 
     def elementwise(self, n: int, step: Eqn, ufunc: np.ufunc, operands: list) -> bool:
         out = step.outs[0]
@@ -189,7 +253,7 @@ class _Unroll:
         """The step's NumPy call on arrays packed from the floats, its results unpacked."""
         args = []
         for s in step.ins:  # inputs and constants as they are, computed values packed
-            if s < self.program.n_inputs:
+            if s < self.program.n_inputs and not self.prefix:  # (a loop's body's are floats)
                 args.append(f"x{s}")
             elif s in self.program.consts:
                 args.append(self.constant(s))
@@ -231,8 +295,8 @@ class _Unroll:
         """A constant as NumPy takes it, by name (None: not a constant)."""
         if slot not in self.program.consts:
             return None
-        self.env[f"c{slot}"] = self.program.consts[slot]
-        return f"c{slot}"
+        self.env[f"c{self.prefix}{slot}"] = self.program.consts[slot]
+        return f"c{self.prefix}{slot}"
 
 
 _WALKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # program -> its walk
@@ -261,9 +325,11 @@ def _walk_steps(program: Any, fallback: Callable | None) -> _Unroll | None:
         if aval is None or aval[2] != _F64 or aval[0] not in (np.ndarray, np.float64):
             return None
         u.unpack(i, f"x{i}", aval[1])
+    ordinary = STEP_US * sum(s.prim.trips * len(s.prim.body.eqns) if type(s.prim) is Loop else 1
+                             for s in eqns)
     for n, step in enumerate(program.steps):
         done = u.guard(n, step) if type(step) is Guard else u.step(n, step)
-        if not done or len(u.body) > MAX_LINES or u.cost > STEP_US * len(eqns):
+        if not done or len(u.body) > MAX_LINES or u.cost > ordinary:
             return None  # not unrollable, or dearer than the ordinary replay
     return u
 
@@ -308,6 +374,12 @@ def scalar_executor(program: Any, fallback: Callable) -> Callable | None:
     run = u.env["run"]
     run.source, run.numpy_calls = source, u.numpy_calls
     return run
+
+
+def _joined(names: Any, end: str = "") -> str:
+    """Element names (an array of them, or a list) as a tuple's items: ``a, b, c``."""
+    items = names.ravel().tolist() if isinstance(names, np.ndarray) else list(names)
+    return f"({', '.join(items)}{end})" if end else ", ".join(items)
 
 
 def _literal(value: Any) -> str | None:

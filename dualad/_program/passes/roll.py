@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.backend import NUMPY_XP
+from dualad._program.executors.replay import runner
 from dualad._program.ir import Eqn, Guard, inline
 from dualad._program.ir import reading as reading_step
 from dualad._program.loop import Loop, PerTrip
@@ -319,7 +320,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
     if prepare is not None:
         body = prepare(body)
     loop = Loop(body, trips, len(fixed), carried_from, len(sliced), exported,
-                [[trip[j].params for trip in trip_steps] for j in changing])
+                [[trip[j].params for trip in trip_steps] for j in changing], runner)
     ins = [*fixed, *(first for (_, _, first) in carried),
            *(reads[k] for k in range(trips) for reads in sliced)]
     return before + [Eqn(loop, {}, tuple(ins), tuple(outer_outs), body_steps[0].xp)]

@@ -224,3 +224,38 @@ def test_replay_of_the_program_as_data():
     a, xs = _inputs()
     program = dualad.compile(rows, measure=False).program(a, xs)
     np.testing.assert_array_equal(replay(program, [a, xs])[0], rows(a, xs))
+
+
+def _oscillator(p):
+    """An RK4 loop on numbers (the demo's kind of program): a program of float64 scalars."""
+    x, v = 1.0, 0.0
+    for i in range(300):
+        t = i * 0.04
+        a1 = -p[0] * x - p[1] * v + np.sin(p[2] * t)
+        a2 = -p[0] * (x + 0.02 * v) - p[1] * (v + 0.02 * a1) + np.sin(p[2] * (t + 0.02))
+        x, v = x + 0.04 * (v + 0.02 * a1), v + 0.04 * a2
+    return np.stack([x, v])
+
+
+def _history_of_numbers(p):
+    """A state of three numbers, of which earlier trips' values are read after the loop."""
+    h, kept = p, []
+    for _ in range(250):
+        h = np.cos(h) * 0.9 + p * np.sum(h) * 0.01
+        kept.append(h)
+    return kept[-1] * kept[100] + kept[37]
+
+
+@pytest.mark.parametrize("f", [_oscillator, dualad.jacfwd(_oscillator), _history_of_numbers,
+                               reverse.grad(lambda p: np.sum(_history_of_numbers(p) ** 2))],
+                         ids=["oscillator", "jacfwd", "history", "grad_history"])
+def test_a_rolled_loop_of_numbers_replays_as_a_python_loop_on_floats(f):
+    from dualad._program.executors.replay import runner
+    p = np.array([1.3, 0.1, 0.7])
+    rolled = dualad.compile(f, executor="numpy", measure=False)
+    unrolled = dualad.compile(f, executor="numpy", measure=False, roll=False)
+    rolled(p)
+    np.testing.assert_array_equal(rolled(p), unrolled(p))
+    np.testing.assert_allclose(rolled(p), f(p), rtol=1e-12, atol=1e-14)
+    assert rolled.stats["loops"].startswith("rolled")
+    assert "for _trip in" in runner(rolled.program(p)).source
