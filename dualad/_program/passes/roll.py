@@ -67,6 +67,8 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
     >>> len(p.steps), len(rolled.steps), said
     (800, 1, 'rolled 1 loop: 200 trips of a 4-step body')
     """
+    if len(program.steps) < MIN_SAVED + MIN_TRIPS:  # too short to save enough
+        return program, None
     tokens = _tokens(program)
     runs: list = []
     _find(tokens, 0, len(tokens), runs)
