@@ -37,7 +37,14 @@ def _arrays(values: tuple) -> tuple:
 
 
 def _solution_impl(xp, y0, *theta, problem):
-    res = problem.solve(y0, _arrays(theta), t_eval=problem.t_eval)
+    theta = _arrays(theta)
+    # where reverse mode takes the adjoint, the solve keeps its dense output (the same y:
+    # SciPy interpolates at t_eval with it either way) as the adjoint's checkpoints
+    adjoint = problem.sensitivity == "adjoint"
+    res = problem.solve(y0, theta, t_eval=problem.t_eval, dense_output=adjoint)
+    if adjoint and res.success:
+        problem.keep_checkpoints(y0, theta, res.sol)
+        res.sol = None
     problem.solves.record(res, res.success, res.message)
     return xp.asarray(res.t), xp.asarray(res.y)
 

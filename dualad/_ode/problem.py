@@ -37,6 +37,9 @@ _OF_FUN = ("jac", "jac_sparsity", "lband", "uband", "vectorized", "events")
 _ONCE_PER_SOLVE = {"measure": False, "executor": "numpy"}
 # Up to this many unknowns a stiff method gets a dense block Jacobian, beyond a sparse one.
 _DENSE_JACOBIAN = 400
+# The dense outputs of this many primal solves are kept for the adjoint (more under vmap's
+# loop, one per element: the adjoint of an element whose output went solves y again).
+_CHECKPOINTS_KEPT = 4
 
 
 class Problem:
@@ -63,13 +66,15 @@ class Problem:
         self.t_span, self.t_eval, self.method = t_span, t_eval, method
         self.rtol, self.atol, self.options = rtol, atol, options
         self.sensitivity, self.solves = sensitivity, solves
+        self._checkpoints: dict = {}
 
     @property
     def stiff(self) -> bool:
         return self.method in STIFF
 
     def scipy_solve(self, fun: Callable, y0: Any, *, t_span: Any = None, t_eval: Any = None,
-                    atol: Any = None, jac: Any = None, dense_output: bool = False,
+                    atol: Any = None, jac: Any = None, first_step: float | None = None,
+                    dense_output: bool = False,
                     user: bool = False) -> Any:
         """SciPy's ``solve_ivp`` with this problem's method, tolerances and step options: of
         the user's system (``user``: every option), or of an augmented one (the options that
@@ -79,6 +84,8 @@ class Problem:
         options = {k: v for k, v in self.options.items() if user or k not in _OF_FUN}
         if jac is not None:
             options["jac"] = jac
+        if first_step is not None:
+            options["first_step"] = first_step
         return si.solve_ivp(fun, self.t_span if t_span is None else t_span, y0, method=self.method,
                             t_eval=t_eval, dense_output=dense_output, rtol=self.rtol,
                             atol=self.atol if atol is None else atol, **options)
@@ -93,6 +100,18 @@ class Problem:
                 jac = lambda t, y: jacobian(np.float64(t), y)  # noqa: E731
             return self.scipy_solve(self.closed.fn, y0, t_eval=t_eval, jac=jac,
                                     dense_output=dense_output, user=True)
+
+    # -- the primal solve's dense output, the adjoint's checkpoints ---------------------------
+    def keep_checkpoints(self, y0: Any, theta: tuple, sol: Any) -> None:
+        """Keep ``sol`` (the dense output of the solve at ``y0``, ``theta``) for the adjoint,
+        which then needs no second forward solve of its own."""
+        if len(self._checkpoints) >= _CHECKPOINTS_KEPT:
+            self._checkpoints.pop(next(iter(self._checkpoints)))
+        self._checkpoints[_key(y0, theta)] = sol
+
+    def checkpoints(self, y0: Any, theta: tuple) -> Any:
+        """The dense output kept for ``y0``, ``theta`` (the same numbers), or None."""
+        return self._checkpoints.get(_key(y0, theta))
 
     def user_jacobian(self, theta: tuple) -> Callable | None:
         """``J_y(t, y)`` for a stiff method's Newton iterations: the user's ``jac`` (a
@@ -148,6 +167,11 @@ class Problem:
         compiled = jit(lambda t, y, *values: jacfwd(lambda y: self._at(t, y, values))(y),
                        **_ONCE_PER_SOLVE)
         return lambda t, y: compiled(t, y, *theta)
+
+
+def _key(y0: Any, theta: tuple) -> tuple:
+    """The operands' numbers, as a key: the adjoint finds the solve of the same numbers."""
+    return tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, (y0, *theta)))
 
 
 def _put(values: tuple, at: list, new: tuple) -> tuple:

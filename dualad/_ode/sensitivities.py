@@ -44,6 +44,17 @@ def _tiled(atol: Any, sizes: list) -> Any:
     return np.concatenate([atol if s == atol.size else np.full(s, atol.min()) for s in sizes])
 
 
+def _last_step(t: Any, before: float | None) -> float | None:
+    """The size of the last step of a solve at the steps ``t`` that the interval's end did
+    not cut short (the one before the last), to start the next interval's solve with: an
+    adjoint restarted at each time of ``y`` otherwise picks its first step again, small,
+    and takes several to grow it back."""
+    steps = np.abs(np.diff(np.asarray(t, dtype=float)))
+    if steps.size == 0:
+        return before
+    return float(steps[-2] if steps.size > 1 else steps[-1])
+
+
 def forward_sensitivities(problem: Problem, t_eval: Any, y0: Any, theta: tuple, ty0: Any,
                           directions: dict) -> Any:
     """``dY``, of shape ``(k, n, m)``, along the k directions ``ty0`` (``(k, n)``) and
@@ -71,9 +82,10 @@ def adjoint(problem: Problem, t_eval: Any, y0: Any, theta: tuple, g: Any) -> tup
     n, m = y0.shape[0], len(t_eval)
     if m == 0:
         return (np.zeros(n), *(np.zeros(th.shape) for th in theta))
-    forward = _checked(problem.solve(y0, theta, t_eval=None, dense_output=True), problem,
-                       "solve of y, for the adjoint's checkpoints,")
-    at = forward.sol
+    at = problem.checkpoints(y0, theta)
+    if at is None:  # not kept by the primal solve (an element of vmap's loop, long gone)
+        at = _checked(problem.solve(y0, theta, t_eval=None, dense_output=True), problem,
+                      "solve of y, for the adjoint's checkpoints,").sol
     sizes = [int(np.size(th)) for th in theta]
     product = problem.cotangent_product(theta)
 
@@ -87,13 +99,17 @@ def adjoint(problem: Problem, t_eval: Any, y0: Any, theta: tuple, g: Any) -> tup
     atol = _tiled(problem.atol, [n, sum(sizes)])
     z = np.zeros(n + sum(sizes))
     times = [float(t) for t in t_eval]
+    step = problem.options.get("first_step")
     for i in reversed(range(m)):
         z[:n] += g[:, i]
         end = times[i - 1] if i else float(problem.t_span[0])
         if end != times[i]:
-            res = _checked(problem.scipy_solve(rhs, z, t_span=(times[i], end), jac=jac, atol=atol),
-                           problem, f"adjoint's solve from t = {times[i]} back to {end}")
+            res = _checked(problem.scipy_solve(
+                rhs, z, t_span=(times[i], end), jac=jac, atol=atol,
+                first_step=None if step is None else min(step, abs(end - times[i]))),
+                problem, f"adjoint's solve from t = {times[i]} back to {end}")
             z = res.y[:, -1].copy()
+            step = _last_step(res.t, step)
     out, start = [z[:n]], n
     for th, size in zip(theta, sizes):
         out.append(z[start:start + size].reshape(np.shape(th)))

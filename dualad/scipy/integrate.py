@@ -34,6 +34,7 @@ from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, ndim_of, raw
 from dualad._base.tree import flatten
 from dualad._ode.entries import ivp_solution
+from dualad._ode.events import differentiable_events, locate
 from dualad._ode.problem import Problem
 from dualad.numpy import asarray
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
@@ -79,8 +80,13 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     Under ``vmap`` each element is solved by SciPy in turn, at the times ``t_eval``, which
     must be given; the result's other fields are the last element's (``success`` is that
     of all). With ``dense_output``, ``sol(t)`` is differentiable too: each call solves again
-    with ``t_eval = t``. ``events`` and second derivatives are not supported with traced
-    values.
+    with ``t_eval = t``. With ``events``, ``t_events`` and ``y_events`` carry derivatives
+    (the implicit function theorem on ``g(t_e, y(t_e)) = 0``: ``dt_e = -(g_y . dy(t_e) +
+    g_theta) / (g_t + g_y . f)``), and so does the last column of ``y`` where a terminal event
+    ended the solve (``t_eval=None``): SciPy's solve with the events locates them, ``y`` at
+    its times and theirs comes from the entry's solve without them (one solve more); not
+    under ``vmap`` or ``jit``, and an event whose rate ``g_t + g_y . f`` is 0 raises. Second
+    derivatives are not supported.
 
     Parameters
     ----------
@@ -136,21 +142,30 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         return si.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                             dense_output=dense_output, args=args or None, rtol=rtol, atol=atol,
                             **options)
-    if events is not None:
-        raise NotImplementedError(f"{who}: events are not supported where y carries derivatives "
-                                  f"(their times would need theirs); got events={events!r}")
     y0 = asarray(y0)
     check_differentiable(y0, f"{who}: y0")
     if ndim_of(y0) != 1:
         raise ValueError(f"{who}: y0 must be 1-dimensional, as SciPy's, got shape {np.shape(raw(y0))}")
     if np.dtype(dtype_of(y0)).kind == "c":
         raise NotImplementedError(f"{who}: complex y0 is not supported where y carries derivatives")
+    located = None
+    if events is not None:  # SciPy's solve with the events; y then up to its last time
+        located = locate(fun, t_span, y0, method, t_eval, args, rtol, atol, options, events, who)
+        solves.record(located.result, located.result.success, located.result.message)
+        options = {k: v for k, v in options.items() if k != "events"}
+        times = located.times()
+        problem = Problem(fun, args, (t_span[0], times[-1]), times, method, rtol, atol, options,
+                          "forward", solves, who)
     sizes = [int(np.size(raw(v))) for v in (y0, *problem.closed.values)]
     problem.sensitivity = sensitivity or ("forward" if sum(sizes) <= FORWARD_UP_TO else "adjoint")
     t, y = ivp_solution(y0, problem)
     result = type(solves.last)(solves.last)
     result.t = solves.last.t if t_eval is not None else t
     result.y = y
+    if located is not None:
+        result = type(located.result)(located.result)
+        result.y, result.t_events, result.y_events = differentiable_events(
+            located, problem.t_eval, y, t_eval is None, who)
     result.success = solves.all_converged
     if dense_output:
         result.sol = _Dense(problem, y0)
