@@ -119,13 +119,21 @@ class Box:
         return np.where(finite, rtol * np.maximum(1.0, np.abs(np.where(finite, b, 0))),
                         -1).astype(b.dtype)  # -1: an infinite bound is never reached
 
+    def pin(self, x: Any) -> tuple:
+        """``(active, pinned)`` at ``x`` (of any value type): which variables sit at a bound,
+        and that bound (0 for the free ones)."""
+        at_lb = less_equal(subtract(x, self.lb), self.tol_lb)
+        at_ub = less_equal(subtract(self.ub, x), self.tol_ub)
+        return logical_or(at_lb, at_ub), where(at_lb, self.lb, where(at_ub, self.ub, 0.0))
+
+    def held(self, x: np.ndarray) -> np.ndarray:
+        """The variables of SciPy's ``x`` (a plain array) that sit at a bound, as a mask."""
+        return (self.lb - x >= -self.tol_lb) | (x - self.ub >= -self.tol_ub)
+
     def condition(self, stationarity: Callable) -> Callable:
         """``F(x)`` of the module's docstring, for ``stationarity(x) = grad f(x)``."""
         def kkt(x):
-            at_lb = less_equal(subtract(x, self.lb), self.tol_lb)
-            at_ub = less_equal(subtract(self.ub, x), self.tol_ub)
-            active = logical_or(at_lb, at_ub)
-            pinned = where(at_lb, self.lb, where(at_ub, self.ub, 0.0))
+            active, pinned = self.pin(x)
             return where(active, subtract(x, pinned), stationarity(where(active, pinned, x)))
         return kkt
 

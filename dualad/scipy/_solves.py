@@ -13,6 +13,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 from dualad._base.tree import flatten, register_pytree_node
 
 __all__ = ["NotConvergedError", "Solves", "as_pytree", "check_args"]
@@ -76,21 +78,26 @@ class NotConvergedError(RuntimeError):
 class Solves:
     """The outcomes of the SciPy solves of one call of the function ``who``."""
 
-    __slots__ = ("who", "outcomes", "differentiated", "caveats")
+    __slots__ = ("who", "outcomes", "differentiated", "caveats", "singular")
 
     def __init__(self, who: str):
         self.who = who
         self.outcomes: list = []  # (SciPy's result, converged, what SciPy said)
         self.differentiated = False
         self.caveats: list = []   # what the derivative warns of where it is taken
+        self.singular: list = []  # why the solution does not determine its derivative
 
     def record(self, result: Any, converged: bool, message: Any, doubtful: bool = False,
-               caveat: str | None = None) -> None:
+               caveat: str | None = None, singular: str | None = None) -> None:
         """One solve's outcome; ``doubtful`` where SciPy reports a failure that usually is
         none (BFGS's loss of precision at the minimum): the derivative warns there, as it
-        does of a ``caveat`` (a degenerate active set)."""
+        does of a ``caveat`` (a degenerate active set); ``singular`` says why the solution
+        does not determine its derivative (dependent active constraints), which the
+        derivative raises as ``numpy.linalg.LinAlgError``."""
         if caveat is not None:
             self.caveats.append(caveat)
+        if singular is not None:
+            self.singular.append(singular)
         if doubtful:
             warnings.warn(f"{self.who}: SciPy says {message!r}; the derivative assumes the "
                           "solution is one", RuntimeWarning, stacklevel=3)
@@ -100,6 +107,9 @@ class Solves:
             warnings.warn(f"{self.who}: SciPy's solve did not converge ({message}) in a replay of a "
                           "compiled derivative; the derivative there does not hold",
                           RuntimeWarning, stacklevel=2)
+        elif singular is not None and self.differentiated:
+            warnings.warn(f"{self.who}: {singular}, in a replay of a compiled derivative; the "
+                          "derivative there does not hold", RuntimeWarning, stacklevel=2)
 
     def check(self) -> None:
         """Raise where a solve behind this result did not converge (called before a derivative)."""
@@ -112,6 +122,8 @@ class Solves:
                 f"{self.who}: SciPy's solve did not converge ({failed[-1]}), and the derivative "
                 "of a solution holds only at a solution: tighten the tolerance, raise the "
                 "iteration limit or start closer")
+        if self.singular:
+            raise np.linalg.LinAlgError(f"{self.who}: {self.singular[-1]}")
 
     @property
     def last(self) -> Any:

@@ -10,6 +10,9 @@ and the solves of a second derivative. Beyond, a Krylov method solves with the
 products alone (MINRES where ``dF/dx`` is symmetric; GMRES otherwise). Either way a
 Jacobian that is singular at the solution (the solution does not determine its
 derivative) raises, and an ill-conditioned one warns: never a silent wrong derivative.
+The systems are real, as SciPy's solutions are: a complex ``dF/dx`` or right-hand side
+is refused (``TypeError``) rather than cast to float64, which would drop its imaginary
+part.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def tangent_solver(who: str, symmetric: bool) -> Callable:
     kept: list = []  # [Factorization] of the last point solved at
 
     def tangent_solve(g: Any, y: Any) -> Any:
-        y = np.asarray(y)
+        y = _real(y, who, "the right-hand side of the derivative's solve (a tangent or cotangent)")
         if y.size > DENSE_MAX:
             return _krylov(g, y, who, symmetric)
         if not (kept and kept[0].at(g.point)):
@@ -63,7 +66,7 @@ class Factorization:
     def __init__(self, point: tuple, matrix: Any, who: str, symmetric: bool):
         la = scipy_module(NUMPY_XP, "linalg", who)
         self.point, self.who = point, who
-        a = np.asarray(raw(matrix), dtype=np.float64)
+        a = _real(raw(matrix), who, "dF/dx at the solution").astype(np.float64, copy=False)
         self.shape = a.shape
         if not np.all(np.isfinite(a)):
             raise FloatingPointError(f"{who}: dF/dx at the solution holds non-finite entries "
@@ -110,7 +113,7 @@ class Factorization:
 
     def solve(self, y: Any, transposed: bool) -> Any:
         """``z`` with ``A z = y`` (``A^T z = y`` where ``transposed``), of ``y``'s shape and dtype."""
-        y = np.asarray(y)
+        y = _real(y, self.who, "the right-hand side of the derivative's solve")
         if not y.size:
             return np.zeros_like(y)
         la = scipy_module(NUMPY_XP, "linalg", self.who)
@@ -120,6 +123,17 @@ class Factorization:
         else:
             z = la.lu_solve(self.factors, b, trans=1 if transposed else 0, check_finite=False)
         return z.reshape(y.shape).astype(y.dtype, copy=False)
+
+
+def _real(a: Any, who: str, name: str) -> np.ndarray:
+    """``a`` as an array, refused where it is complex: the solves here are real (SciPy's
+    solutions are real vectors), and a cast to float64 would drop the imaginary part."""
+    a = np.asarray(a)
+    if np.iscomplexobj(a):
+        raise TypeError(f"{who}: {name} must be real (a floating dtype), got {a.dtype}: the "
+                        "implicit derivative solves real systems; does the function return "
+                        "complex values, or close over complex parameters?")
+    return a
 
 
 def _krylov(g: Callable, y: np.ndarray, who: str, symmetric: bool) -> np.ndarray:

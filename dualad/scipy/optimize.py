@@ -10,8 +10,9 @@ Bounds of ``minimize`` and ``least_squares`` hold the variables at an active bou
 (:mod:`dualad.scipy._bounds`). The derivative takes one linear solve with ``dF/dx`` at
 the solution (built and factorized once up to 200 unknowns, Krylov beyond:
 :mod:`dualad.scipy._tangent`), never SciPy's iterations, and raises
-:class:`NotConvergedError` where SciPy did not converge. Constraints of ``minimize``
-are not supported yet.
+:class:`NotConvergedError` where SciPy did not converge. With ``constraints``,
+``minimize``'s condition is the KKT system of the Lagrangian in the unknowns and the
+multipliers (:mod:`dualad.scipy._constraints`).
 
 Under ``vmap`` SciPy solves one element at a time, and the result's other fields are
 those of the last element's solve (``success`` is that of all of them).
@@ -40,6 +41,7 @@ import numpy as np
 from dualad import ops
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_callable, check_differentiable
+from dualad._base.core import Value
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._forward.transforms import jacfwd
@@ -47,6 +49,7 @@ from dualad._implicit.closure import Closed
 from dualad._implicit.root import implicit_root
 from dualad._primitives.shape import reshape
 from dualad.scipy._bounds import Box, least_squares_box, minimize_box
+from dualad.scipy._constraints import kkt_condition, recover, rows_of
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 from dualad.scipy._tangent import tangent_solver
 
@@ -144,30 +147,46 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     """A local minimizer of ``fun(x, *args)``, by ``scipy.optimize.minimize``, with ``x``
     differentiable.
 
-    Parameters and result are SciPy's, without ``constraints`` (not supported yet). At
-    the minimizer the gradient vanishes, so the derivative of ``x`` is
-    ``-H^-1 d(grad f)/dtheta``, ``H`` the Hessian in ``x`` (built by forward over reverse
-    mode and factorized once), with respect to every value ``fun`` and ``args`` hold;
-    ``jac``, ``hess`` and ``hessp`` only serve SciPy's solve. With ``bounds`` (constants;
-    L-BFGS-B, TNC, SLSQP, Powell, Nelder-Mead, trust-constr, COBYLA, COBYQA), a variable
-    at a bound with the gradient pushing outward is active: its derivative is zero, and
-    the free variables' derivative solves the free block of ``H``
-    (:mod:`dualad.scipy._bounds`).
+    Parameters and result are SciPy's. At the minimizer the gradient vanishes, so the
+    derivative of ``x`` is ``-H^-1 d(grad f)/dtheta``, ``H`` the Hessian in ``x`` (built by
+    forward over reverse mode and factorized once), with respect to every value ``fun``
+    and ``args`` hold; ``jac``, ``hess`` and ``hessp`` only serve SciPy's solve. The
+    result's ``fun`` is differentiable too. With ``bounds`` (constants; L-BFGS-B, TNC,
+    SLSQP, Powell, Nelder-Mead, trust-constr, COBYLA, COBYQA), a variable at a bound with
+    the gradient pushing outward is active: its derivative is zero, and the free
+    variables' derivative solves the free block of ``H`` (:mod:`dualad.scipy._bounds`).
+
+    With ``constraints`` (dicts ``{'type': 'eq' or 'ineq', 'fun', 'jac', 'args'}``,
+    ``NonlinearConstraint``, ``LinearConstraint``, whose ``A``, ``lb`` and ``ub`` are
+    constants; SLSQP, trust-constr, COBYLA, COBYQA), the derivative is that of the KKT
+    system of the Lagrangian ``f - mu . c`` in ``(x, mu)``: the equalities and the
+    inequalities active at the solution hold, the inactive ones do not count, and
+    ``theta`` may enter ``fun``, the constraints' functions (through their closures or
+    ``args``) or both. The result gains ``multipliers``, differentiable: one per row of
+    every constraint, in the order given, with ``grad f = sum J^T mu`` (SLSQP's sign,
+    minus trust-constr's ``v``: ``mu >= 0`` at a lower bound, ``<= 0`` at an upper one,
+    0 where inactive), recovered from stationarity at SciPy's ``x`` by least squares. A
+    row within 1e-6 of its bound (relative to the size of its terms) is active, and so
+    is one whose trust-constr multiplier outweighs its slack.
 
     Raises
     ------
     NotConvergedError
-        When a derivative is taken where SciPy did not converge, or with bounds at an
-        ``x`` that is no KKT point (outside the bounds, or at one with the gradient
-        pointing into them).
+        When a derivative is taken where SciPy did not converge, or at an ``x`` that is
+        no KKT point (outside the bounds, or at one with the gradient pointing into them;
+        a constraint violated, a multiplier of the wrong sign, the Lagrangian's gradient
+        not zero).
     numpy.linalg.LinAlgError
-        When a derivative is taken where the Hessian (its free block) is singular.
+        When a derivative is taken where the Hessian (its free block; with constraints,
+        the KKT matrix) is singular, or where the gradients of the active constraints are
+        linearly dependent (LICQ fails: the multipliers are not determined).
 
     Warns
     -----
     RuntimeWarning
         When a derivative is taken where a variable sits at a bound with a near-zero
-        gradient: the derivative is one-sided there (this one holds the variable).
+        gradient, or an inequality is active with a near-zero multiplier (strict
+        complementarity fails): the derivative is one-sided there (this one holds them).
 
     Examples
     --------
@@ -187,12 +206,20 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     >>> np.round(dualad.jacfwd(nearest)(c), 6) + 0.0      # (+ 0.0: no negative zeros)
     array([[1., 0.],
            [0., 0.]])
+    >>> def closest(c):   # the point of the unit circle nearest to c: c / |c|
+    ...     return minimize(lambda x: ((x - c) ** 2).sum(), np.array([1.0, 0.0]), method="SLSQP",
+    ...                     constraints={"type": "eq", "fun": lambda x: x @ x - 1.0},
+    ...                     options={"ftol": 1e-12})
+    >>> c = np.array([3.0, 4.0])
+    >>> np.round(dualad.jacfwd(lambda c: closest(c).x)(c), 6)   # (I - x x^T) / |c|
+    array([[ 0.128, -0.096],
+           [-0.096,  0.072]])
+    >>> np.round(closest(c).multipliers, 6)                     # 1 - |c|
+    array([-4.])
+    >>> np.round(reverse.grad(lambda c: closest(c).fun)(c), 6)  # of (|c| - 1)^2
+    array([4.8, 6.4])
     """
     who = "dualad.scipy.optimize.minimize"
-    if constraints is not None and len(constraints) if isinstance(constraints, (list, tuple)) \
-            else constraints is not None:
-        raise NotImplementedError(f"{who}: constraints are not supported yet; got "
-                                  f"constraints={constraints!r}")
     so = scipy_module(NUMPY_XP, "optimize", who)
     check_callable(fun, who, "fun")
     args = check_args(args, who)
@@ -202,6 +229,13 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
 
     def objective(x):
         return _first(fun(x, *args), jac is True)
+
+    if constraints is not None and not (isinstance(constraints, (list, tuple))
+                                        and len(constraints) == 0):
+        given = {"args": args, "method": method, "jac": jac, "hess": hess, "hessp": hessp,
+                 "bounds": bounds, "constraints": constraints, "tol": tol, "callback": callback,
+                 "options": options}
+        return _constrained(fun, objective, x0, given, box, solves, so, who)
 
     def stationarity(x):
         return gradient(objective, x, who)
@@ -218,7 +252,50 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     condition = stationarity if box is None else box.condition(stationarity)
     x = implicit_root(Closed(condition, [solve], who, "fun"), x0, solve,
                       tangent_solver(who, symmetric=True), symmetric=True, check=solves.check)
-    return _optimize_result(solves, x)
+    result = _optimize_result(solves, x)
+    if isinstance(x, Value):  # the minimum's value moves too
+        result.fun = objective(x)
+    return result
+
+
+def _constrained(fun: Callable, objective: Callable, x0: Any, given: dict, box: Box | None,
+                 solves: Solves, so: Any, who: str) -> Any:
+    """``minimize`` of ``fun`` with constraints (``given``: SciPy's other arguments): the root
+    of the KKT system in ``z = (x, multipliers)`` (:mod:`dualad.scipy._constraints`)."""
+    rows, lb, ub, names = rows_of(given["constraints"], x0, so, who)
+    n, dtype = shape_of(x0)[0], dtype_of(x0)
+
+    def solve(_, z):
+        # float64, as SciPy solves (SLSQP refuses a float32 x0)
+        res = so.minimize(fun, np.asarray(z[:n], dtype=np.float64), **given)
+        x = res.x
+        g = raw(gradient(objective, x, who))
+        y, jac = raw(rows(x)), raw(jacfwd(rows)(x))
+        v = res.get("v")  # trust-constr's multipliers: minus ours, one array per constraint
+        hint = None
+        if v is not None and sum(np.size(a) for a in v) >= lb.size:
+            hint = -np.concatenate([np.ravel(a) for a in v])[:lb.size]
+        out = recover(x, g, jac, y, lb, ub, names, np.dtype(dtype),
+                      held=None if box is None else box.held(x), hint=hint)
+        problem, caveat = out.problem, out.caveat
+        if problem is None and box is not None:
+            problem, held_caveat = box.check(x, out.lagrangian_gradient)
+            caveat = "; ".join(c for c in (caveat, held_caveat) if c) or None
+        solves.record(res, res.success and problem is None, problem or res.message,
+                      caveat=caveat, singular=out.singular)
+        return np.concatenate([x, out.mu])
+
+    condition = kkt_condition(lambda fn, x: gradient(fn, x, who), objective, rows, lb, ub, n, box,
+                              dtype)
+    z0 = ops.concatenate([x0, np.zeros(lb.size, dtype=dtype)])
+    z = implicit_root(Closed(condition, [solve], who, "fun"), z0, solve,
+                      tangent_solver(who, symmetric=True), symmetric=True, check=solves.check)
+    x = z[:n]
+    result = _optimize_result(solves, x)
+    result.multipliers = z[n:]
+    if isinstance(x, Value):
+        result.fun = objective(x)
+    return result
 
 
 def record(solves: Solves, res: Any, converged: bool, message: Any, box: Box | None,

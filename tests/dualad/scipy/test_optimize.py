@@ -199,8 +199,8 @@ def test_bad_arguments_are_named():
         root(3.0, np.zeros(1))
     with pytest.raises(TypeError, match="x0"):
         root(lambda x: x, np.zeros(1, dtype=int))
-    with pytest.raises(NotImplementedError, match="constraints"):
-        minimize(lambda x: (x ** 2).sum(), np.zeros(1), constraints=[{"type": "eq", "fun": sum}])
+    with pytest.raises(ValueError, match=r"constraints\[0\]\['type'\] must be 'eq' or 'ineq'"):
+        minimize(lambda x: (x ** 2).sum(), np.zeros(1), constraints=[{"type": "lt", "fun": sum}])
     with pytest.raises(ValueError, match="scalar"):
         reverse.grad(lambda a: minimize(lambda x: x * a, np.ones(2)).x.sum())(1.0)
 
