@@ -16,6 +16,8 @@ then on. Each call runs one candidate and returns its result: nothing runs twice
 
 from __future__ import annotations
 
+from typing import Callable
+
 __all__ = ["EAGER", "ENOUGH_SECONDS", "MOST", "TIMED", "Trial"]
 
 EAGER = "eager"          # the candidate that calls the function itself
@@ -44,13 +46,24 @@ class Trial:
     ('eager', 'eager: replays (numpy) 2 ms, eager calls 1 ms, the best of 2 calls or more each')
     """
 
-    def __init__(self, candidates: list):
+    def __init__(self, candidates: list, ready: Callable | None = None):
         self.candidates = dict(candidates)
+        self.ready = ready  # None, or whether the candidates can be timed yet (see waiting)
         self.program = candidates[0][1]  # the program traced, which a trial of a key's calls times
         self._times: dict[str, list] = {name: [] for name in self.candidates}
         self._ready: set = set()
         self.chosen: str | None = None
         self.why: str | None = None
+
+    def waiting(self) -> bool:
+        """Whether the timing waits (kernels compiling in the background): calls meanwhile
+        replay the program untimed."""
+        if self.ready is None:
+            return False
+        if self.ready():
+            self.ready = None
+            return False
+        return True
 
     def next(self) -> tuple:
         """``(name, program, timed)``: the candidate this call runs (its program made

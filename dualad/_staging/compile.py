@@ -42,6 +42,7 @@ from dualad._base.tree import leaves_and_treedef
 from dualad._program.executors import cupy as cupy_executor
 from dualad._program.executors import numba as numba_executor
 from dualad._program.executors.dask_graph import dask_program
+from dualad._program.executors.loop_kernel import compile_in_background, kernel_loops
 from dualad._program.executors.replay import replay, runner
 from dualad._program.ir import GuardMiss
 from dualad._program.passes.fusion import available as fusion_available
@@ -195,6 +196,15 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         generated code and the kernels then grow with the body, not with
         the trips. ``stats["loops"]`` says what was rolled, or why a
         repetition was not. Programs of NumPy arrays, where ``optimize``.
+        A rolled loop replays trip by trip (NumPy's calls, or Python on
+        floats for a body of a few numbers); with Numba, a loop of float64
+        values whose steps Numba compiles is also written as one kernel
+        (:mod:`dualad._program.executors.loop_kernel`): with
+        ``executor="numba"`` it runs from the first replay, which compiles
+        it; with ``executor=None`` and ``measure`` it compiles on a thread
+        of its own while the calls replay NumPy's loop, untimed, and is
+        then timed against NumPy's loop and ``f`` (``"replays (numba)"``
+        in ``stats["chosen"]``).
 
     Returns
     -------
@@ -336,6 +346,11 @@ class Compiled:
             return self._trace(key, args, kwargs, inputs)
         trial = self._trials.get(key)
         if trial is not None and trial.program is program:  # (not where a branch traced since goes first)
+            if trial.waiting():  # kernels compiling: replays meanwhile, untimed, off the hot path
+                out = replay(program, inputs)
+                if type(out) is GuardMiss:
+                    return self._missed(key, program, out, args, kwargs, inputs)
+                return self._replayed((key, program.outcomes), program, out)
             return self._timed(key, trial, program, inputs, args, kwargs)
         out = replay(program, inputs)
         if type(out) is GuardMiss:
@@ -607,7 +622,7 @@ class Compiled:
             program, result, why = record(self.f, args, kwargs, inputs)
             dask = program is not None and on_dask(inputs, program)
             if program is not None and not dask:
-                program, executor, candidates = self._made_ready(program, foreign)
+                program, executor, candidates, ready = self._made_ready(program, foreign)
         if program is None:
             self._eager[key] = why
             if result is None:  # what the trace computed is not this call's result
@@ -621,23 +636,40 @@ class Compiled:
             return self._retarget(key, program, foreign, args, kwargs, inputs)
         self._add(key, program)
         if self.measure and not missed:
-            self._trials[key] = Trial([(executor, program), *candidates, (EAGER, None)])
+            self._trials[key] = Trial([(executor, program), *candidates, (EAGER, None)], ready)
         return result
 
     def _made_ready(self, program: Program, foreign: Any) -> tuple:
-        """``(program, its executor, the other candidates its calls are timed against)``:
-        ``program`` as traced, optimized and made ready for its executor (see
-        :mod:`dualad._staging.pipeline`; ``foreign``: an argument of another library, or
-        None)."""
+        """``(program, its executor, the other candidates its calls are timed against, what
+        says when they can be timed or None)``: ``program`` as traced, optimized and made
+        ready for its executor (see :mod:`dualad._staging.pipeline`; ``foreign``: an
+        argument of another library, or None)."""
         if not self.optimize:
-            return program, "numpy", []
+            return program, "numpy", [], None
         if self.roll and foreign is None:
             program, self.stats["loops"] = roll_loops(program, self._made_ready_body)
         optimized = optimize(program, fuse=False)
         program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
+        numpy_replay = ("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0])
+        kernels = self._loop_kernels(program, foreign)
+        if kernels is not None:  # rolled loops as Numba kernels
+            if self.executor == "numba":
+                return kernels, "numba", [], None
+            return kernels, "numba", [numpy_replay], compile_in_background(kernels)
         if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
-            return program, executor, [("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0])]
-        return program, executor, []
+            return program, executor, [numpy_replay], None
+        return program, executor, [], None
+
+    def _loop_kernels(self, program: Program, foreign: Any) -> Program | None:
+        """``program`` with its rolled loops as Numba kernels (see
+        :mod:`dualad._program.executors.loop_kernel`), where they are asked for
+        (``executor="numba"``) or may be measured against the NumPy replay (compiled
+        meanwhile in the background); else None."""
+        if foreign is not None or self.executor not in (None, "numba") or not numba_executor.available():
+            return None
+        if self.executor is None and not self.measure:
+            return None
+        return kernel_loops(program)
 
     def _made_ready_body(self, body: Program) -> Program:
         """A rolled loop's body, optimized and made ready for NumPy's calls (a kernel per

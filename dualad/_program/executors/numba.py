@@ -51,7 +51,7 @@ from dualad._program.executors.scalar import STEP_US
 from dualad._program.lowering import LoopNest, NotFinite, lower, size
 
 __all__ = ["CHECK_BELOW", "MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UNROLL", "available",
-           "cache_dir", "lowered", "replay_us", "source"]
+           "cache_dir", "load", "lowered", "replay_us", "source"]
 
 MIN_SIZE = 1 << 16   # iterations from which a nest may pay for its kernel (see _pays)
 MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) from which it pays
@@ -185,7 +185,7 @@ def cache_dir() -> str:
 
 def _build(nest: LoopNest, checks: bool = True) -> Callable:
     """``nest``'s ``run``: its kernel loaded or compiled, called by :func:`_caller`."""
-    return _caller(nest, _load(source(nest, checks)), checks)
+    return _caller(nest, load(source(nest, checks)), checks)
 
 
 def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
@@ -372,7 +372,7 @@ def _module(lines: list, helpers: set) -> str:
     return "\n".join(head + ["", f"@{_JIT}"] + lines) + "\n"
 
 
-def _load(text: str) -> Callable:
+def load(text: str) -> Callable:
     """The kernel of module source ``text``: this process's, else the module written
     under :func:`cache_dir` (its machine code in Numba's cache under the same root), else
     compiled in memory."""

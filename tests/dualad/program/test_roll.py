@@ -9,6 +9,7 @@ import pytest
 
 import dualad
 import reverse
+from dualad._program.executors.loop_kernel import LoopKernel
 from dualad._program.executors.replay import replay
 from dualad._program.loop import Loop
 from dualad._program.passes.roll import MIN_SAVED, roll_loops
@@ -44,7 +45,9 @@ def with_history(a, xs):
 
 
 def _loops(program):
-    return [step.prim for step in program.eqns if isinstance(step.prim, Loop)]
+    """The rolled loops of ``program`` (run by NumPy's replay or by a Numba kernel)."""
+    return [step.prim if isinstance(step.prim, Loop) else step.prim.loop for step in program.eqns
+            if isinstance(step.prim, (Loop, LoopKernel))]
 
 
 def _inputs(dtype=np.float64, n=300, k=6):

@@ -1,0 +1,215 @@
+"""A rolled loop as one Numba kernel: the trip loop and its body compiled together.
+
+A :class:`~dualad._program.loop.Loop` replayed trip by trip costs a NumPy call per step
+per trip, which on arrays of a few numbers is all the cost (the LSTM's body: 69 steps on
+vectors of 14). :func:`kernel_loops` writes each loop it can as one ``@njit`` function
+instead: the body's steps as NumPy calls that Numba compiles (``np.exp(t3)``,
+``np.concatenate((t1, t2))``, ``t4[0:14]``), inside ``for trip in range(trips)``, the
+carried values renamed at the end of each trip, each trip's own values read from a stack
+made before the call, and the values the program reads after the loop written into
+stacks the call returns. Its numbers are Numba's: elementwise functions within a few
+ulps of NumPy's, sums added in order (see :mod:`~dualad._program.executors.numba`).
+
+A body with a step of another kind (a product of matrices, a gather, a step whose
+parameters change from trip to trip), or values other than float64 arrays of at least
+one dimension and float64 numbers, keeps its NumPy replay.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from dualad._base.backend import NUMPY_XP
+from dualad._program.executors.numba import load
+from dualad._program.ir import Eqn, Step, inline
+from dualad._program.loop import Loop
+
+__all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source"]
+
+_F64 = np.dtype(np.float64)
+# NumPy ufuncs as Numba compiles them, by their names
+_UFUNCS = frozenset({
+    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "exp",
+    "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "reciprocal", "tanh", "sinh",
+    "cosh", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arcsinh", "arctanh",
+    "arctan2", "power", "maximum", "minimum", "fmax", "fmin", "absolute", "abs", "hypot",
+    "exp2", "sign", "floor", "ceil", "trunc",
+})
+
+
+def kernel_loops(program: Any) -> Any:
+    """``program`` with each rolled loop whose kernel can be written replaced by a step that
+    runs it (:class:`LoopKernel`), or None where there is none."""
+    steps, made = [], False
+    for step in program.steps:
+        if type(step) is Eqn and type(step.prim) is Loop:
+            source = kernel_source(step.prim)
+            if source is not None:
+                step = Eqn(LoopKernel(step.prim, source), {}, step.ins, step.outs, NUMPY_XP)
+                made = True
+        steps.append(step)
+    return program.with_steps(steps) if made else None
+
+
+def compile_in_background(program: Any) -> Callable:
+    """Start compiling the loop kernels of ``program`` on threads of their own; the function
+    that says whether they are all ready (compiled, or failed)."""
+    kernels = [step.prim for step in program.steps
+               if type(step) is Eqn and type(step.prim) is LoopKernel]
+    for kernel in kernels:
+        kernel.compile_in_background()
+    return lambda: all(kernel.ready() for kernel in kernels)
+
+
+class LoopKernel(Step):
+    """A rolled loop run by one Numba kernel (compiled, or loaded from the disk cache, at
+    its first call)."""
+
+    multiple_results = True
+
+    def __init__(self, loop: Loop, source: str):
+        self.loop, self.source, self.name = loop, source, "loop_kernel"
+        self._kernel: Callable | None = None
+        self._compiling: threading.Thread | None = None
+        self.error: str | None = None  # why the kernel could not be compiled, if so
+        exported = sorted({out for _, out in loop.exported})
+        body = loop.body
+        # each output of the step: (its stack among the kernel's, trip, whether an array)
+        self._picks = [(exported.index(out), trip, body.avals[body.outputs[out]][0] is np.ndarray)
+                       for trip, out in loop.exported]
+
+    def compile_in_background(self) -> None:
+        """Start compiling the kernel on a thread of its own (once): until it is ready, calls
+        run the loop's NumPy replay."""
+        if self._compiling is None and self._kernel is None:
+            self._compiling = threading.Thread(target=self._compile, daemon=True,
+                                               name="dualad loop kernel")
+            self._compiling.start()
+
+    def ready(self) -> bool:
+        """Whether the kernel is compiled, or failed to compile (``error`` says why)."""
+        return self._kernel is not None or self.error is not None
+
+    def _compile(self) -> None:
+        try:
+            self._kernel = load(self.source)
+        except Exception as err:  # a form Numba refuses: the NumPy replay stays, and says why
+            self.error = f"{type(err).__name__}: {err}"
+
+    def impl(self, xp: Any, *args: Any) -> tuple:
+        if self._kernel is None and self.error is None and self._compiling is None:
+            self._compile()  # asked for (executor="numba"), not started in the background
+        kernel, loop = self._kernel, self.loop
+        if kernel is None:
+            return loop.impl(xp, *args)
+        n_fixed, n_carried, per_trip = loop.n_fixed, len(loop.carried), loop.per_trip
+        sliced = args[n_fixed + n_carried:]
+        stacks = [np.array(sliced[i::per_trip], dtype=_F64) for i in range(per_trip)]
+        exported = kernel(*args[:n_fixed + n_carried], *stacks)
+        return tuple(exported[k][trip] if array else np.float64(exported[k][trip])
+                     for k, trip, array in self._picks)
+
+    def format(self, names: list, params: dict) -> str:
+        return self.loop.format(names, params).replace("loop(", "loop_kernel(", 1)
+
+
+def kernel_source(loop: Loop) -> str | None:
+    """The module source of ``loop``'s kernel, or None where a step or value has no form
+    here (see the module's docstring)."""
+    body = loop.body
+    if loop.trip_params or any(not _supported(aval) for aval in body.avals.values()):
+        return None
+    n_fixed, n_carried = loop.n_fixed, len(loop.carried)
+    names = {}
+    for i in range(body.n_inputs):
+        names[i] = f"f{i}" if i < n_fixed else f"c{i}" if i < n_fixed + n_carried else f"s{i}"
+    for slot, value in body.consts.items():
+        if not inline(value) or type(value) not in (float, int):
+            return None
+        names[slot] = repr(float(value))
+    lines = []
+    for step in body.steps:
+        if type(step) is not Eqn or len(step.outs) != 1:
+            return None
+        out = names[step.outs[0]] = f"t{step.outs[0]}"
+        made = _lines(step, out, [names[s] for s in step.ins], body.avals)
+        if made is None:
+            return None
+        lines += made
+    exported = sorted({out for _, out in loop.exported})
+    sliced = [i for i in range(n_fixed + n_carried, body.n_inputs)]
+    args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
+    head = [f"def kernel({', '.join(args)}):"]
+    for k, out in enumerate(exported):  # a stack per value read after the loop
+        kind, shape, _ = body.avals[body.outputs[out]]
+        head.append(f"    E{k} = np.empty(({loop.trips},) + {tuple(shape)!r}, np.float64)")
+    inside = [f"{names[i]} = S{i}[trip]" for i in sliced] + lines
+    inside += [f"E{k}[trip] = {names[body.outputs[out]]}" for k, out in enumerate(exported)]
+    carried = [names[n_fixed + i] for i in range(n_carried)]
+    if carried:
+        nexts = [names[body.outputs[out]] for out in loop.carried]
+        inside.append(f"{', '.join(carried)} = {', '.join(nexts)}")
+    tail = [f"    return ({''.join(f'E{k}, ' for k in range(len(exported)))})"]
+    lines = head + [f"    for trip in range({loop.trips}):"] + ["        " + x for x in inside] + tail
+    return "\n".join(["import numpy as np", "", "from dualad._base.kernel_cache import njit", "",
+                      '@njit(error_model="numpy", nogil=True)', *lines]) + "\n"
+
+
+def _supported(aval: Any) -> bool:
+    """Float64 arrays of at least one dimension and float64 numbers: what the kernel holds."""
+    if aval is None:
+        return False
+    kind, shape, dtype = aval
+    if kind in (float, np.float64):
+        return True
+    return kind is np.ndarray and dtype == _F64 and shape is not None and len(shape) >= 1
+
+
+def _lines(step: Eqn, out: str, ins: list, avals: dict) -> list | None:
+    """Lines that compute ``step`` into ``out`` in a Numba kernel, over its operands' names,
+    or None."""
+    prim, params = step.prim, step.params
+    if step.xp is not NUMPY_XP:
+        return None
+    if prim.ufunc in _UFUNCS and params == prim.ufunc_params:
+        return [f"{out} = np.{prim.ufunc}({', '.join(ins)})"]
+    name, shape = prim.name, avals[step.outs[0]][1]
+    array_in = bool(ins) and avals[step.ins[0]][0] is np.ndarray
+    if name == "getitem":
+        index = _index(params["idx"])
+        return None if index is None else [f"{out} = {ins[0]}[{index}]"]
+    if name == "concatenate" and len(ins) > 1 and all(avals[s][0] is np.ndarray for s in step.ins):
+        return [f"{out} = np.concatenate(({', '.join(ins)}), axis={params['axis']})"]
+    if name == "sum" and not params.get("keepdims") and shape == () and array_in:
+        return [f"{out} = np.sum({ins[0]})"]
+    if name == "reshape" and array_in:
+        return [f"{out} = np.ascontiguousarray({ins[0]}).reshape({tuple(shape)!r})"]
+    if name in ("reshape", "broadcast_to") and not array_in:
+        return [f"{out} = np.full({tuple(shape)!r}, {ins[0]})"]
+    if name == "broadcast_to":
+        return [f"{out} = np.ascontiguousarray(np.broadcast_to({ins[0]}, {tuple(shape)!r}))"]
+    if name == "scatter" and array_in:  # zeros, the values set at basic indices
+        index = _index(params["idx"])
+        return None if index is None else [f"{out} = np.zeros({tuple(shape)!r})",
+                                           f"{out}[{index}] = {ins[0]}"]
+    if name == "scatter_sum":  # zeros, each operand added over its range
+        (i, j), (k, m) = params["ranges"]
+        return [f"{out} = np.zeros({tuple(shape)!r})", f"{out}[{i}:{j}] += {ins[0]}",
+                f"{out}[{k}:{m}] += {ins[1]}"]
+    return None
+
+
+def _index(idx: tuple) -> str | None:
+    """A basic index (ints and slices) as source, or None."""
+    parts = []
+    for i in idx if type(idx) is tuple else (idx,):
+        if type(i) is int:
+            parts.append(str(i))
+        elif type(i) is slice and all(v is None or type(v) is int for v in (i.start, i.stop, i.step)):
+            parts.append(":".join("" if v is None else str(v) for v in (i.start, i.stop, i.step)))
+        else:
+            return None
+    return ", ".join(parts) if parts else None

@@ -1,0 +1,109 @@
+"""Rolled loops as one Numba kernel each (dualad/_program/executors/loop_kernel.py): the same
+numbers as the loop's NumPy replay (within Numba's few ulps), forward and reverse sweeps,
+and compiled in the background while the calls replay NumPy's loop."""
+
+import time
+
+import numpy as np
+import pytest
+
+import dualad
+import reverse
+from dualad._program.executors.loop_kernel import LoopKernel, kernel_loops, kernel_source
+from dualad._program.executors.replay import replay
+from dualad._program.loop import Loop
+
+pytest.importorskip("numba")
+
+
+def cell(w, b, state, xs):
+    """An LSTM-like cell over the rows of ``xs``: slices, concatenation, sums, a carried
+    total (the forms of ADBench's LSTM)."""
+    h, c, total = state[0], state[1], 0.0
+    for t in range(xs.shape[0]):
+        gates = np.concatenate((xs[t], h, xs[t], h)) * w + b
+        n = h.shape[0]
+        forget = 1.0 / (1.0 + np.exp(-gates[:n]))
+        ingate = 1.0 / (1.0 + np.exp(-gates[n:2 * n]))
+        c = c * forget + ingate * np.tanh(gates[3 * n:])
+        h = np.tanh(c) * forget
+        total = total + np.sum(h * xs[t]) - np.log(np.sum(np.exp(h)) + 2.0)
+    return total
+
+
+def _args(n=5, trips=120):
+    rng = np.random.default_rng(37)
+    return rng.random(4 * n), rng.random(4 * n), rng.random((2, n)), rng.random((trips, n))
+
+
+def _programs(f, args):
+    compiled = dualad.compile(f, executor="numpy", measure=False)
+    compiled(*args)
+    (program,) = compiled._programs.values()
+    return program, kernel_loops(program)
+
+
+@pytest.mark.parametrize("f", [cell, reverse.grad(cell, argnums=(0, 1, 2))], ids=["forward", "gradient"])
+def test_the_kernels_give_the_numpy_loops_numbers(f):
+    args = _args()
+    program, kernels = _programs(f, args)
+    assert kernels is not None
+    loops = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    assert len(loops) == (1 if f is cell else 2)  # the gradient's reverse sweep is a kernel too
+    want, got = replay(program, list(args)), replay(kernels, list(args))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
+    assert all(loop.error is None for loop in loops)
+
+
+def test_the_gradient_by_kernels_matches_finite_differences():
+    w, b, state, xs = _args(trips=60)
+    grad = dualad.compile(reverse.grad(cell), executor="numba", measure=False)
+    grad(w, b, state, xs)
+    got = grad(w, b, state, xs)
+    assert any(isinstance(s.prim, LoopKernel) for s in grad.program(w, b, state, xs).eqns)
+    h = 1e-6
+    for i in (0, 7, 13):
+        e = np.zeros_like(w)
+        e[i] = h
+        fd = (cell(w + e, b, state, xs) - cell(w - e, b, state, xs)) / (2 * h)
+        np.testing.assert_allclose(got[i], fd, rtol=1e-6, atol=1e-9)
+
+
+def test_jit_times_the_kernels_once_compiled_in_the_background():
+    args = _args()
+    compiled = dualad.jit(cell)
+    want = cell(*args)
+    deadline = time.monotonic() + 300
+    while compiled.stats["chosen"] is None:
+        np.testing.assert_allclose(compiled(*args), want, rtol=1e-13)
+        assert time.monotonic() < deadline, compiled.stats
+    chosen = compiled.stats["chosen"]
+    assert "replays (numba)" in chosen and "replays (numpy)" in chosen and "eager calls" in chosen
+    np.testing.assert_allclose(compiled(*args), want, rtol=1e-13)
+
+
+def test_a_body_with_a_step_of_another_kind_keeps_its_numpy_loop():
+    def with_matmul(a, xs):
+        h = np.zeros(a.shape[0])
+        for t in range(xs.shape[0]):
+            h = np.tanh(a @ h + xs[t])
+        return h
+    rng = np.random.default_rng(3)
+    a, xs = rng.random((4, 4)) * 0.3, rng.random((200, 4))
+    program, kernels = _programs(with_matmul, (a, xs))
+    (loop,) = [s.prim for s in program.eqns if isinstance(s.prim, Loop)]
+    assert kernel_source(loop) is None and kernels is None
+
+
+def test_float32_keeps_its_numpy_loop():
+    args = tuple(a.astype(np.float32) for a in _args())
+    program, kernels = _programs(cell, args)
+    assert kernels is None
+    assert any(isinstance(s.prim, Loop) for s in program.eqns)
+
+
+def test_the_printed_program_names_the_kernel():
+    args = _args()
+    _, kernels = _programs(cell, args)
+    assert "loop_kernel(" in str(kernels)
