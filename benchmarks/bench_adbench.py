@@ -24,7 +24,7 @@ import time
 import dualad
 
 from .adbench import ba, gmm, hand, lstm
-from .common import best_seconds, ratio, settle, speed_ratio
+from .common import best_seconds, calling, ratio, settle, speed_ratio
 
 MODES = ["eager", "jit"]
 SETTLE_S = 10.0  # seconds a jit mode's setup may spend settling each callable
@@ -56,7 +56,7 @@ class _GradientOfObjective:
             self.objective, grad = self.numpy, lambda: self.problem.gradient(*inp)
         else:
             objective, gradient = self.problem.compiled_objective(), self.problem.compiled_gradient()
-            self.objective, grad = (lambda: objective(*inp)), (lambda: gradient(*inp))
+            self.objective, grad = calling(objective, *inp), calling(gradient, *inp)
             self.objective()
         self.first_calls = _first_two_calls(grad)
         if mode == "jit":

@@ -23,6 +23,7 @@ import reverse
 from .common import (
     CHAIN_OPS,
     best_seconds,
+    calling,
     direction,
     g,
     g_math,
@@ -31,6 +32,7 @@ from .common import (
     op_chain,
     ratio,
     rosenbrock,
+    settle,
     speed_ratio,
     vector,
 )
@@ -50,10 +52,9 @@ def _warm(compiled, *args):
     """``compiled`` after its trace, its first replay (which compiles or loads its kernels)
     and the calls timed to choose how its calls run (``stats["chosen"]``: see
     ``dualad.compile``'s ``measure``), so that the benchmark times the calls after them."""
-    for calls in range(1, 100):
-        compiled(*args)
-        if calls >= 2 and (compiled.stats["chosen"] is not None or not compiled.measure):
-            break
+    compiled(*args)
+    compiled(*args)
+    settle(calling(compiled, *args), 0.0, calls=0)  # until chosen (kernels compiled first)
     return compiled
 
 

@@ -18,7 +18,7 @@ import functools
 import math
 import time
 import timeit
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -170,17 +170,32 @@ def speed_ratio(numerator: Callable, denominator: Callable, *, repeat: int | Non
 
 
 SETTLING_CALLS = 30  # more than dualad.jit's choice takes (a few timed calls of each way)
+MAX_SETTLE_S = 600.0  # the longest settle waits for kernels compiling in the background
 
 
 def settle(fn: Callable, seconds: float, calls: int = SETTLING_CALLS) -> None:
     """Call ``fn`` ``calls`` times, or fewer where they take ``seconds``: ``dualad.jit``
     times its first calls to choose how the next run (``dualad.compile``'s ``measure``),
-    and a benchmark times the calls after."""
+    and a benchmark times the calls after. Where ``fn.compiled`` is the ``dualad.jit``
+    function it calls, until that one has chosen (it waits for loop kernels compiling in
+    the background first), for up to :data:`MAX_SETTLE_S`."""
     start = time.perf_counter()
     for _ in range(calls):
         if time.perf_counter() - start > seconds:
-            return
+            break
         fn()
+    compiled = getattr(fn, "compiled", None)
+    while (compiled is not None and compiled.measure and compiled.stats["chosen"] is None
+           and time.perf_counter() - start < MAX_SETTLE_S):
+        fn()
+
+
+def calling(compiled: Callable, *args: Any) -> Callable:
+    """``compiled(*args)`` as a function of nothing, that :func:`settle` settles."""
+    def call():
+        return compiled(*args)
+    call.compiled = compiled
+    return call
 
 
 def ratio(track: Callable) -> Callable:

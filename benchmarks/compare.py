@@ -104,6 +104,7 @@ from .adbench import lstm as _lstm
 from .common import CHAIN_OPS as _CHAIN_OPS
 from .common import (
     MLP_WIDTHS,
+    calling,
     g,
     g_math,
     hyperdual_value_grad_hessian,
@@ -416,7 +417,7 @@ class DualadAuto(DualadCompiled):
     # ADBench's problems under dualad.jit (which is compile with executor=None)
     def gmm(self, inp):
         objective, gradient = _gmm.compiled_objective(), _gmm.compiled_gradient()
-        return {"objective": lambda: objective(*inp), "gradient": lambda: gradient(*inp)}
+        return {"objective": calling(objective, *inp), "gradient": calling(gradient, *inp)}
 
     def ba(self, inp):
         objective = self.compile(_ba.ba_objective)
@@ -430,7 +431,7 @@ class DualadAuto(DualadCompiled):
 
     def lstm(self, inp):
         objective, gradient = _lstm.compiled_objective(), _lstm.compiled_gradient()
-        return {"objective": lambda: objective(*inp), "gradient": lambda: gradient(*inp)}
+        return {"objective": calling(objective, *inp), "gradient": calling(gradient, *inp)}
 
 
 class Jax(Library):
