@@ -342,11 +342,11 @@ class CompiledRK4Jacobian:
         return speed_ratio(lambda: self.compiled(self.p), lambda: self.f(self.p), repeat=3)
 
 
-def recurrence(w, x):
+def recurrence(w, x, steps=1_000):
     """Issue 36's small-array recurrence: 1,000 steps of ``concatenate``, ``tanh``, ``exp``
     and ``sum`` on vectors of 7 and 14 numbers."""
     h, total = x, 0.0
-    for _ in range(1_000):
+    for _ in range(steps):
         z = np.concatenate((h, x)) * w
         h = np.tanh(z[:7]) + np.exp(-z[7:])
         total = total + np.sum(h)

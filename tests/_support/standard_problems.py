@@ -246,11 +246,14 @@ BARD_Y = np.array([0.14, 0.18, 0.22, 0.25, 0.29, 0.32, 0.35, 0.39, 0.37, 0.58, 0
 def bard(api, theta):
     """Bard (MGH 8), by least_squares (trf).
     theta: the 15 data y."""
+    return least_squares(api, _bard_residual, [1.0, 1.0, 1.0], theta, method="trf")
+
+
+def _bard_residual(x, y):
+    """Bard's residual at the data ``y`` (MGH 8)."""
     u = np.arange(1.0, 16.0)
     v = 16.0 - u
-    w = np.minimum(u, v)
-    return least_squares(api, lambda x, y: y - (x[0] + u / (v * x[1] + w * x[2])), [1.0, 1.0, 1.0],
-                         theta, method="trf")
+    return y - (x[0] + u / (v * x[1] + np.minimum(u, v) * x[2]))
 
 
 GAUSSIAN_Y = np.array([0.0009, 0.0044, 0.0175, 0.0540, 0.1295, 0.2420, 0.3521, 0.3989, 0.3521,
@@ -635,11 +638,8 @@ def genrose_bounded(api, theta):
 def bard_bounded(api, theta):
     """Bard (MGH 8) with x_2 >= 1.5 (active), by least_squares (dogbox).
     theta: the 15 data y."""
-    u = np.arange(1.0, 16.0)
-    v = 16.0 - u
-    w = np.minimum(u, v)
     bounds = (np.array([-np.inf, 1.5, -np.inf]), np.full(3, np.inf))
-    return least_squares(api, lambda x, y: y - (x[0] + u / (v * x[1] + w * x[2])), [0.1, 1.6, 2.0],
+    return least_squares(api, _bard_residual, [0.1, 1.6, 2.0],
                          theta, method="dogbox", bounds=bounds)
 
 

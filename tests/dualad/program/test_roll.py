@@ -3,6 +3,8 @@
 every executor, derivatives' sweeps included."""
 
 import importlib.util
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,17 +16,17 @@ from dualad._program.executors.replay import replay
 from dualad._program.loop import Loop
 from dualad._program.passes.roll import MIN_SAVED, roll_loops
 
+ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from benchmarks import bench_compile  # noqa: E402
+
 EXECUTORS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
 
 
 def recurrence(w, x):
-    """Issue 36's recurrence: concatenate, tanh, exp and sum on vectors of 7 and 14."""
-    h, total = x, 0.0
-    for _ in range(300):
-        z = np.concatenate((h, x)) * w
-        h = np.tanh(z[:7]) + np.exp(-z[7:])
-        total = total + np.sum(h)
-    return total
+    """Issue 36's recurrence (benchmarks/bench_compile.py), 300 steps."""
+    return bench_compile.recurrence(w, x, steps=300)
 
 
 def rows(a, xs):
