@@ -9,6 +9,8 @@ carried values renamed at the end of each trip, each trip's own values read from
 made before the call, and the values the program reads after the loop written into
 stacks the call returns. Its numbers are Numba's: elementwise functions within a few
 ulps of NumPy's, sums added in order (see :mod:`~dualad._program.executors.numba`).
+Where a value it returns is not finite, the call is replayed by NumPy's loop instead,
+with NumPy's warnings (and, under ``np.errstate``, its errors).
 
 A body with a step of another kind (a product of matrices, a gather, a step whose
 parameters change from trip to trip), or values other than float64 arrays of at least
@@ -109,6 +111,8 @@ class LoopKernel(Step):
         sliced = args[n_fixed + n_carried:]
         stacks = [np.array(sliced[i::per_trip], dtype=_F64) for i in range(per_trip)]
         exported = kernel(*args[:n_fixed + n_carried], *stacks)
+        if not all(np.isfinite(stack).all() for stack in exported):
+            return loop.impl(xp, *args)  # NumPy's replay, with NumPy's warnings (or errors)
         return tuple(exported[k][trip] if array else np.float64(exported[k][trip])
                      for k, trip, array in self._picks)
 

@@ -107,3 +107,21 @@ def test_the_printed_program_names_the_kernel():
     args = _args()
     _, kernels = _programs(cell, args)
     assert "loop_kernel(" in str(kernels)
+
+
+def test_a_result_that_is_not_finite_is_replayed_by_numpy_with_its_warning():
+    def blows_up(x, xs):
+        for t in range(xs.shape[0]):
+            x = x * xs[t] + np.log(xs[t])  # log(0.0) at the last row: -inf, with NumPy's warning
+        return x
+    xs = np.full((150, 3), 2.0)
+    xs[-1] = 0.0
+    compiled = dualad.compile(blows_up, executor="numba", measure=False)
+    with np.errstate(divide="ignore"):
+        compiled(np.ones(3), xs)
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        got = compiled(np.ones(3), xs)
+    assert np.all(np.isneginf(got))
+    with np.errstate(divide="ignore"):
+        program = compiled.program(np.ones(3), xs)
+    assert any(isinstance(s.prim, LoopKernel) for s in program.eqns)
