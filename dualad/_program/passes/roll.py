@@ -209,14 +209,17 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
     # where each step of the body goes (see _placed), and what each of its inputs reads;
     # a step moved before the loop can let others move (one that reads its value at the
     # next trip), so this is repeated until no more move
+    inputs = _inputs(trip_steps, consts, made_at)
+    if isinstance(inputs, str):
+        return inputs
+    changes = [bool(step.params) and any(not _same(step.params, trip[j].params) for trip in trip_steps[1:])
+               for j, step in enumerate(body_steps)]
     place, folds = ["body"] * period, [False] * period
     while True:
-        placed = _placement(trip_steps, place, folds, readers, end, consts, made_at)
-        if isinstance(placed, str) or placed[0] == place:
+        placed = _placement(inputs, changes, place, folds, trip_steps, readers, end)
+        if placed[0] == place:
             break
         place, folds = placed[0], placed[1]
-    if isinstance(placed, str):
-        return placed
     place, folds, reading = placed
     once = [j for j, where in enumerate(place) if where == "once"]
     each = [j for j, where in enumerate(place) if where == "each"]
@@ -246,8 +249,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
                 sliced.setdefault(reads_of(j, m), len(sliced))
 
     # kept steps whose parameters change from trip to trip read each trip's as an input
-    changing = [j for j in kept if body_steps[j].params and
-                any(not _same(body_steps[j].params, trip[j].params) for trip in trip_steps[1:])]
+    changing = [j for j in kept if changes[j]]
 
     # the body: inputs (fixed, carried, sliced, parameters), constants, then its steps' outputs
     n_inputs = len(fixed) + len(carried) + len(sliced) + len(changing)
@@ -328,32 +330,45 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
     return before + [Eqn(loop, {}, tuple(ins), tuple(outer_outs), body_steps[0].xp)]
 
 
-def _placement(trip_steps: list, place: list, folds: list, readers: dict, end: int, consts: dict,
-               made_at: dict) -> tuple | str:
-    """``(where each step of the body goes, whether it computes from constants only, what
-    each of its inputs reads)`` (see :func:`_placed`), given where the steps whose values
-    the next trip reads went last time; or why the stretch cannot roll."""
-    new_place, new_folds, reading = [], [], {}
+def _inputs(trip_steps: list, consts: dict, made_at: dict) -> list | str:
+    """For each step of the body, for each of its inputs: ``(what it reads as found (see
+    :func:`_kind`), the slots each trip reads, whether one of them is neither a constant nor
+    the loop's, the body positions of those that are the loop's)``; or why the stretch
+    cannot roll."""
+    found = []
     for j, step in enumerate(trip_steps[0]):
-        kinds = []
+        per_input = []
         for m in range(len(step.ins)):
             reads = [trip[j].ins[m] for trip in trip_steps]
             kind = _kind(reads, [made_at.get(s) for s in reads], consts)
             if kind is None:
                 return (f"step {j} of the body ({step.prim.name}) reads a value of two or more "
                         f"trips back, or one that changes its place from trip to trip")
+            outside = any(s not in consts and s not in made_at for s in reads)
+            positions = {made_at[s][1] for s in reads if s in made_at}
+            per_input.append((kind, reads, outside, positions))
+        found.append(per_input)
+    return found
+
+
+def _placement(inputs: list, changes: list, place: list, folds: list, trip_steps: list,
+               readers: dict, end: int) -> tuple:
+    """``(where each step of the body goes, whether it computes from constants only, what
+    each of its inputs reads)`` (see :func:`_placed`), given where the steps whose values
+    the next trip reads went last time."""
+    new_place, new_folds, reading = [], [], {}
+    for j, per_input in enumerate(inputs):
+        kinds, constant = [], True
+        folds_now = new_folds + folds[j:]
+        for m, (kind, reads, outside, positions) in enumerate(per_input):
             source = (new_place[kind[1]] if kind[0] == "local" else
                       place[kind[1]] if kind[0] == "carried" else "body")
             if source != "body":  # a value moved before the loop: each trip reads its own, or one
                 kind = ("fixed",) if source == "once" and kind[0] == "local" else ("sliced",)
             reading[(j, m)] = kind
             kinds.append((kind, reads))
-        changes = bool(step.params) and any(not _same(step.params, trip[j].params)
-                                            for trip in trip_steps[1:])
-        folds_now = new_folds + folds[j:]
-        constant = all(all(s in consts or (s in made_at and folds_now[made_at[s][1]]) for s in reads)
-                       for _, reads in kinds)
-        where = _placed(j, kinds, changes, constant, trip_steps, readers, end)
+            constant = constant and not outside and all(folds_now[p] for p in positions)
+        where = _placed(j, kinds, changes[j], constant, trip_steps, readers, end)
         new_place.append(where)
         new_folds.append(constant and where != "body")
     return new_place, new_folds, reading
