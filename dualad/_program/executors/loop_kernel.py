@@ -12,8 +12,9 @@ ulps of NumPy's, sums added in order (see :mod:`~dualad._program.executors.numba
 Where a value it returns is not finite, the call is replayed by NumPy's loop instead,
 with NumPy's warnings (and, under ``np.errstate``, its errors).
 
-A body with a step of another kind (a product of matrices, a gather, a step whose
-parameters change from trip to trip), or values other than float64 arrays of at least
+A step whose index changes from trip to trip (the scatter of row ``t``'s cotangent) reads
+its ints from arrays made once. A body with a step of another kind (a gather, a product
+of arrays of more than two dimensions), or values other than float64 arrays of at least
 one dimension and float64 numbers, keeps its NumPy replay.
 """
 
@@ -27,9 +28,9 @@ import numpy as np
 from dualad._base.backend import NUMPY_XP
 from dualad._program.executors.numba import load
 from dualad._program.ir import Eqn, Step, inline
-from dualad._program.loop import Loop
+from dualad._program.loop import Loop, PerTrip
 
-__all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source"]
+__all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source", "trip_indices"]
 
 _F64 = np.dtype(np.float64)
 # NumPy ufuncs as Numba compiles them, by their names
@@ -82,6 +83,7 @@ class LoopKernel(Step):
         # each output of the step: (its stack among the kernel's, trip, whether an array)
         self._picks = [(exported.index(out), trip, body.avals[body.outputs[out]][0] is np.ndarray)
                        for trip, out in loop.exported]
+        self._indices = trip_indices(loop)
 
     def compile_in_background(self) -> None:
         """Start compiling the kernel on a thread of its own (once): until it is ready, calls
@@ -110,7 +112,7 @@ class LoopKernel(Step):
         n_fixed, n_carried, per_trip = loop.n_fixed, len(loop.carried), loop.per_trip
         sliced = args[n_fixed + n_carried:]
         stacks = [np.array(sliced[i::per_trip], dtype=_F64) for i in range(per_trip)]
-        exported = kernel(*args[:n_fixed + n_carried], *stacks)
+        exported = kernel(*args[:n_fixed + n_carried], *stacks, *self._indices)
         if not all(np.isfinite(stack).all() for stack in exported):
             return loop.impl(xp, *args)  # NumPy's replay, with NumPy's warnings (or errors)
         return tuple(exported[k][trip] if array else np.float64(exported[k][trip])
@@ -124,28 +126,40 @@ def kernel_source(loop: Loop) -> str | None:
     """The module source of ``loop``'s kernel, or None where a step or value has no form
     here (see the module's docstring)."""
     body = loop.body
-    if loop.trip_params or any(not _supported(aval) for aval in body.avals.values()):
-        return None
     n_fixed, n_carried = loop.n_fixed, len(loop.carried)
+    first_params = body.n_inputs - len(loop.trip_params)
+    if any(not _supported(aval) for slot, aval in body.avals.items()
+           if not first_params <= slot < body.n_inputs):
+        return None
     names = {}
-    for i in range(body.n_inputs):
+    for i in range(first_params):
         names[i] = f"f{i}" if i < n_fixed else f"c{i}" if i < n_fixed + n_carried else f"s{i}"
     for slot, value in body.consts.items():
         if not inline(value) or type(value) not in (float, int):
             return None
         names[slot] = repr(float(value))
-    lines = []
+    lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
     for step in body.steps:
         if type(step) is not Eqn or len(step.outs) != 1:
             return None
         out = names[step.outs[0]] = f"t{step.outs[0]}"
-        made = _lines(step, out, [names[s] for s in step.ins], body.avals)
+        prim, params, ins, changing = step.prim, step.params, step.ins, {}
+        if type(prim) is PerTrip:  # its first operand is each trip's parameters
+            params, changing = _changing_ints(loop.trip_params[ins[0] - first_params], len(indices))
+            if params is None:
+                return None
+            prim, ins = prim.prim, ins[1:]
+            indices += [values for _, values in sorted(changing.values())]
+            changing = {at: name for at, (name, _) in changing.items()}
+        made = _lines(prim, params, ins, step.outs[0], out, [names[s] for s in ins], body.avals,
+                      step.xp, changing)
         if made is None:
             return None
         lines += made
     exported = sorted({out for _, out in loop.exported})
-    sliced = [i for i in range(n_fixed + n_carried, body.n_inputs)]
+    sliced = range(n_fixed + n_carried, first_params)
     args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
+    args += [f"P{k}" for k in range(len(indices))]
     head = [f"def kernel({', '.join(args)}):"]
     for k, out in enumerate(exported):  # a stack per value read after the loop
         kind, shape, _ = body.avals[body.outputs[out]]
@@ -162,6 +176,40 @@ def kernel_source(loop: Loop) -> str | None:
                       '@njit(error_model="numpy", nogil=True)', *lines]) + "\n"
 
 
+def trip_indices(loop: Loop) -> list:
+    """The per-trip ints of the indices of ``loop``'s PerTrip steps, as the arrays its kernel
+    takes last (in the order :func:`kernel_source` names them ``P0, P1, ...``)."""
+    body, found = loop.body, []
+    first_params = body.n_inputs - len(loop.trip_params)
+    for step in body.steps:
+        if type(step) is Eqn and type(step.prim) is PerTrip:
+            _, changing = _changing_ints(loop.trip_params[step.ins[0] - first_params], len(found))
+            found += [np.asarray(values, dtype=np.int64) for _, values in sorted(changing.values())]
+    return found
+
+
+def _changing_ints(per_trip: list, first: int) -> tuple:
+    """``(the parameters, with the ints of ``idx`` that change from trip to trip marked, and
+    {position in idx: (its name P<k>, its value at each trip)})`` where only such ints
+    change; ``(None, {})`` otherwise."""
+    params = per_trip[0]
+    idx = params.get("idx")
+    if type(idx) is not tuple or any(p.keys() != params.keys() or type(p["idx"]) is not tuple
+                                     or len(p["idx"]) != len(idx) for p in per_trip):
+        return None, {}
+    if any(p[k] != params[k] for p in per_trip for k in params if k != "idx"):
+        return None, {}
+    changing = {}
+    for at, i in enumerate(idx):
+        values = [p["idx"][at] for p in per_trip]
+        if all(v == i and type(v) is type(i) for v in values):
+            continue
+        if not all(type(v) is int for v in values):
+            return None, {}
+        changing[at] = (f"P{first + len(changing)}", values)
+    return params, changing
+
+
 def _supported(aval: Any) -> bool:
     """Float64 arrays of at least one dimension and float64 numbers: what the kernel holds."""
     if aval is None:
@@ -172,20 +220,21 @@ def _supported(aval: Any) -> bool:
     return kind is np.ndarray and dtype == _F64 and shape is not None and len(shape) >= 1
 
 
-def _lines(step: Eqn, out: str, ins: list, avals: dict) -> list | None:
-    """Lines that compute ``step`` into ``out`` in a Numba kernel, over its operands' names,
-    or None."""
-    prim, params = step.prim, step.params
-    if step.xp is not NUMPY_XP:
+def _lines(prim: Any, params: dict, in_slots: tuple, out_slot: int, out: str, ins: list,
+           avals: dict, xp: Any, changing: dict) -> list | None:
+    """Lines that compute ``prim`` at ``params`` into ``out`` in a Numba kernel, over its
+    operands' names (``changing``: the ints of ``idx`` read from a per-trip array, by
+    their place), or None."""
+    if xp is not NUMPY_XP:
         return None
     if prim.ufunc in _UFUNCS and params == prim.ufunc_params:
         return [f"{out} = np.{prim.ufunc}({', '.join(ins)})"]
-    name, shape = prim.name, avals[step.outs[0]][1]
-    array_in = bool(ins) and avals[step.ins[0]][0] is np.ndarray
+    name, shape = prim.name, avals[out_slot][1]
+    array_in = bool(ins) and avals[in_slots[0]][0] is np.ndarray
     if name == "getitem":
-        index = _index(params["idx"])
+        index = _index(params["idx"], changing)
         return None if index is None else [f"{out} = {ins[0]}[{index}]"]
-    if name == "concatenate" and len(ins) > 1 and all(avals[s][0] is np.ndarray for s in step.ins):
+    if name == "concatenate" and len(ins) > 1 and all(avals[s][0] is np.ndarray for s in in_slots):
         return [f"{out} = np.concatenate(({', '.join(ins)}), axis={params['axis']})"]
     if name == "sum" and not params.get("keepdims") and shape == () and array_in:
         return [f"{out} = np.sum({ins[0]})"]
@@ -196,9 +245,11 @@ def _lines(step: Eqn, out: str, ins: list, avals: dict) -> list | None:
     if name == "broadcast_to":
         return [f"{out} = np.ascontiguousarray(np.broadcast_to({ins[0]}, {tuple(shape)!r}))"]
     if name == "scatter" and array_in:  # zeros, the values set at basic indices
-        index = _index(params["idx"])
+        index = _index(params["idx"], changing)
         return None if index is None else [f"{out} = np.zeros({tuple(shape)!r})",
                                            f"{out}[{index}] = {ins[0]}"]
+    if name == "matmul" and all(avals[s][0] is np.ndarray and len(avals[s][1]) <= 2 for s in in_slots):
+        return [f"{out} = np.dot(np.ascontiguousarray({ins[0]}), np.ascontiguousarray({ins[1]}))"]
     if name == "scatter_sum":  # zeros, each operand added over its range
         (i, j), (k, m) = params["ranges"]
         return [f"{out} = np.zeros({tuple(shape)!r})", f"{out}[{i}:{j}] += {ins[0]}",
@@ -206,11 +257,14 @@ def _lines(step: Eqn, out: str, ins: list, avals: dict) -> list | None:
     return None
 
 
-def _index(idx: tuple) -> str | None:
-    """A basic index (ints and slices) as source, or None."""
+def _index(idx: tuple, changing: dict | None = None) -> str | None:
+    """A basic index (ints and slices) as source, the ints of ``changing`` by their
+    per-trip arrays' names; or None."""
     parts = []
-    for i in idx if type(idx) is tuple else (idx,):
-        if type(i) is int:
+    for at, i in enumerate(idx if type(idx) is tuple else (idx,)):
+        if changing and at in changing:
+            parts.append(f"{changing[at]}[trip]")
+        elif type(i) is int:
             parts.append(str(i))
         elif type(i) is slice and all(v is None or type(v) is int for v in (i.start, i.stop, i.step)):
             parts.append(":".join("" if v is None else str(v) for v in (i.start, i.stop, i.step)))

@@ -83,15 +83,38 @@ def test_jit_times_the_kernels_once_compiled_in_the_background():
     np.testing.assert_allclose(compiled(*args), want, rtol=1e-13)
 
 
+def rnn(a, xs):
+    """A recurrence through a matrix product, over the rows of ``xs``."""
+    h = np.zeros(a.shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(a @ h + xs[t]) * 0.5 + np.sin(h)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("f", [rnn, reverse.grad(rnn, argnums=(0, 1))], ids=["forward", "gradient"])
+def test_matrix_products_and_each_trips_scatter_run_in_the_kernel(f):
+    pytest.importorskip("scipy")  # Numba's np.dot calls SciPy's BLAS
+    rng = np.random.default_rng(5)
+    args = (rng.random((6, 6)) * 0.3, rng.random((200, 6)))
+    program, kernels = _programs(f, args)
+    assert kernels is not None
+    loops = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    assert len(loops) == (1 if f is rnn else 2)
+    if f is not rnn:  # the cotangent of xs[t]: a scatter at row t, each trip's t from an array
+        assert any(loop.loop.trip_params for loop in loops)
+    for g, w in zip(replay(kernels, list(args)), replay(program, list(args))):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    assert all(loop.error is None for loop in loops)
+
+
 def test_a_body_with_a_step_of_another_kind_keeps_its_numpy_loop():
-    def with_matmul(a, xs):
-        h = np.zeros(a.shape[0])
+    def with_sort(xs):
+        h = np.zeros(xs.shape[1])
         for t in range(xs.shape[0]):
-            h = np.tanh(a @ h + xs[t])
+            h = np.sort(np.tanh(h + xs[t]))
         return h
-    rng = np.random.default_rng(3)
-    a, xs = rng.random((4, 4)) * 0.3, rng.random((200, 4))
-    program, kernels = _programs(with_matmul, (a, xs))
+    xs = np.random.default_rng(3).random((200, 4))
+    program, kernels = _programs(with_sort, (xs,))
     (loop,) = [s.prim for s in program.eqns if isinstance(s.prim, Loop)]
     assert kernel_source(loop) is None and kernels is None
 
