@@ -114,9 +114,12 @@ class Step:
 def aval(value: Any) -> tuple:
     """``(type, shape, dtype)`` of a slot's value: what a rewrite must keep (a Generator
     input has neither shape nor dtype)."""
+    kind = type(value)
+    if kind is np.ndarray or kind is np.float64:  # most of a trace's values: read directly
+        return kind, value.shape, value.dtype
     if not hasattr(value, "dtype") and not isinstance(value, (bool, int, float, complex)):
-        return type(value), None, None
-    return type(value), shape_of(value), dtype_of(value)
+        return kind, None, None
+    return kind, shape_of(value), dtype_of(value)
 
 
 def apply_step(step: Eqn, operands: list) -> tuple:

@@ -70,7 +70,10 @@ def test_a_rolled_program_replays_the_unrolled_ones_numbers(f, args, executor):
     for _ in range(2):  # the trace, then a replay
         got = rolled(*args)
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
-    np.testing.assert_array_equal(got, unrolled(*args))
+    if executor == "numpy":
+        np.testing.assert_array_equal(got, unrolled(*args))
+    else:  # the loop as one kernel: Numba's numbers (a product of matrices by its BLAS call)
+        np.testing.assert_allclose(got, unrolled(*args), rtol=1e-13, atol=1e-15)
     assert rolled.stats["replays"] == 1 and rolled.stats["loops"].startswith("rolled 1 loop")
     assert unrolled.stats["loops"] is None
     program = rolled.program(*args)
