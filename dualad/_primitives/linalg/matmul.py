@@ -33,7 +33,16 @@ def _matmul_jvp(primals, tangents, ans, **_):
     if tx is not None:
         out = matmul(_lift(_shape.expand_dims(tx, 1) if nx == 1 else tx, nd), y2)
     if ty is not None:
-        term = matmul(x2, _lift(_shape.expand_dims(ty, -1) if ny == 1 else ty, nd))
+        ty2 = _lift(_shape.expand_dims(ty, -1) if ny == 1 else ty, nd)
+        k, n, cols = shape_of(ty2)[0], shape_of(x2)[-1], shape_of(ty2)[-1]
+        if ndim_of(x2) == 2 and ndim_of(ty2) == 3 and cols == 1:
+            # k matrix-vector products x2 @ ty[i] are one matrix product ty x2^T: one BLAS
+            # call where matmul's stack would make k (the JVP of A @ x by a chunk, and of
+            # its VJP's A^T g under forward-over-reverse)
+            term = _shape.reshape(matmul(_shape.reshape(ty2, (k, n)), _shape.matrix_transpose(x2)),
+                                  (k, shape_of(x2)[0], 1))
+        else:
+            term = matmul(x2, ty2)
         out = term if out is None else _add(out, term)
     s = shape_of(out)
     if nx == 1:
