@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dualad
 import reverse
@@ -267,3 +269,49 @@ def test_a_rolled_loop_of_numbers_replays_as_a_python_loop_on_floats(f):
     np.testing.assert_allclose(rolled(p), f(p), rtol=1e-12, atol=1e-14)
     assert rolled.stats["loops"].startswith("rolled")
     assert "for _trip in" in runner(rolled.program(p)).source
+
+
+# -- random loops: rolled and unrolled programs agree ---------------------------------------
+_OPS = {
+    "sin": lambda h, r, c: np.sin(h) + r,
+    "tanh": lambda h, r, c: np.tanh(h * c + r),
+    "mix": lambda h, r, c: h * 0.5 - r * c,
+    "exp": lambda h, r, c: np.exp(-np.abs(h)) + c,
+    "sum": lambda h, r, c: h + np.sum(r) * 0.01,
+}
+
+
+def _random_loop(ops, size, rows_read):
+    def f(x, xs, c):
+        h, total = x, 0.0
+        for t in range(xs.shape[0]):
+            r = xs[t] if rows_read else xs[0]
+            for op in ops:
+                h = _OPS[op](h, r, c)
+            total = total + np.sum(h * h)
+        return h, total
+    return f
+
+
+@settings(max_examples=12, deadline=None)
+@given(ops=st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=4),
+       size=st.sampled_from([1, 3, 20]), trips=st.integers(130, 260), rows_read=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32]))
+def test_random_loops_roll_to_the_unrolled_programs_numbers(ops, size, trips, rows_read, dtype):
+    """Bodies of random steps (carried state, each trip's row or a fixed one, a carried sum),
+    on a few numbers (Python floats' loop) and on arrays (NumPy's loop), forward and the
+    gradient: the rolled program's numbers are the unrolled one's, bit for bit."""
+    rng = np.random.default_rng(trips)
+    x, xs = rng.random(size).astype(dtype), rng.random((trips, size)).astype(dtype)
+    c = dtype(0.7)
+    f = _random_loop(ops, size, rows_read)
+    g = reverse.grad(lambda x, xs, c: f(x, xs, c)[1], argnums=(0, 1))
+    for fn in (f, g):
+        rolled = dualad.compile(fn, executor="numpy", measure=False)
+        unrolled = dualad.compile(fn, executor="numpy", measure=False, roll=False)
+        rolled(x, xs, c)
+        got, want = rolled(x, xs, c), unrolled(x, xs, c)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+            assert np.asarray(a).dtype == np.asarray(b).dtype
+        assert rolled.stats["loops"].startswith("rolled"), rolled.stats["loops"]
