@@ -27,7 +27,7 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP
 from dualad._program.executors.numba import load
-from dualad._program.ir import Eqn, Step, inline
+from dualad._program.ir import Eqn, Step
 from dualad._program.loop import Loop, PerTrip
 
 __all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source", "trip_indices"]
@@ -80,10 +80,10 @@ class LoopKernel(Step):
         self.error: str | None = None  # why the kernel could not be compiled, if so
         exported = sorted({out for _, out in loop.exported})
         body = loop.body
-        # each output of the step: (its stack among the kernel's, trip, whether an array)
-        self._picks = [(exported.index(out), trip, body.avals[body.outputs[out]][0] is np.ndarray)
+        # each output of the step: (its stack among the kernel's, trip, its type)
+        self._picks = [(exported.index(out), trip, body.avals[body.outputs[out]][0])
                        for trip, out in loop.exported]
-        self._indices = trip_indices(loop)
+        self._last = trip_indices(loop) + [body.consts[slot] for slot in _array_consts(body)]
 
     def compile_in_background(self) -> None:
         """Start compiling the kernel on a thread of its own (once): until it is ready, calls
@@ -112,11 +112,11 @@ class LoopKernel(Step):
         n_fixed, n_carried, per_trip = loop.n_fixed, len(loop.carried), loop.per_trip
         sliced = args[n_fixed + n_carried:]
         stacks = [np.array(sliced[i::per_trip], dtype=_F64) for i in range(per_trip)]
-        exported = kernel(*args[:n_fixed + n_carried], *stacks, *self._indices)
+        exported = kernel(*args[:n_fixed + n_carried], *stacks, *self._last)
         if not all(np.isfinite(stack).all() for stack in exported):
             return loop.impl(xp, *args)  # NumPy's replay, with NumPy's warnings (or errors)
-        return tuple(exported[k][trip] if array else np.float64(exported[k][trip])
-                     for k, trip, array in self._picks)
+        return tuple(exported[k][trip] if kind is np.ndarray else kind(exported[k][trip])
+                     for k, trip, kind in self._picks)
 
     def format(self, names: list, params: dict) -> str:
         return self.loop.format(names, params).replace("loop(", "loop_kernel(", 1)
@@ -134,10 +134,14 @@ def kernel_source(loop: Loop) -> str | None:
     names = {}
     for i in range(first_params):
         names[i] = f"f{i}" if i < n_fixed else f"c{i}" if i < n_fixed + n_carried else f"s{i}"
+    arrays = _array_consts(body)
     for slot, value in body.consts.items():
-        if not inline(value) or type(value) not in (float, int):
+        if slot in arrays:
+            names[slot] = f"k{slot}"
+        elif type(value) in (float, int, np.float64):
+            names[slot] = repr(float(value))
+        else:
             return None
-        names[slot] = repr(float(value))
     lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
     for step in body.steps:
         if type(step) is not Eqn or len(step.outs) != 1:
@@ -159,7 +163,7 @@ def kernel_source(loop: Loop) -> str | None:
     exported = sorted({out for _, out in loop.exported})
     sliced = range(n_fixed + n_carried, first_params)
     args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
-    args += [f"P{k}" for k in range(len(indices))]
+    args += [f"P{k}" for k in range(len(indices))] + [f"k{slot}" for slot in arrays]
     head = [f"def kernel({', '.join(args)}):"]
     for k, out in enumerate(exported):  # a stack per value read after the loop
         kind, shape, _ = body.avals[body.outputs[out]]
@@ -174,6 +178,12 @@ def kernel_source(loop: Loop) -> str | None:
     lines = head + [f"    for trip in range({loop.trips}):"] + ["        " + x for x in inside] + tail
     return "\n".join(["import numpy as np", "", "from dualad._base.kernel_cache import njit", "",
                       '@njit(error_model="numpy", nogil=True)', *lines]) + "\n"
+
+
+def _array_consts(body: Any) -> list:
+    """The slots of ``body``'s float64 array constants, which its kernel takes last."""
+    return sorted(slot for slot, value in body.consts.items()
+                  if type(value) is np.ndarray and value.dtype == _F64 and value.ndim >= 1)
 
 
 def trip_indices(loop: Loop) -> list:
@@ -238,6 +248,11 @@ def _lines(prim: Any, params: dict, in_slots: tuple, out_slot: int, out: str, in
         return [f"{out} = np.concatenate(({', '.join(ins)}), axis={params['axis']})"]
     if name == "sum" and not params.get("keepdims") and shape == () and array_in:
         return [f"{out} = np.sum({ins[0]})"]
+    if name == "sum" and array_in and shape != () and len(params["axis"] or ()) == 1:
+        axis = params["axis"][0] % len(avals[in_slots[0]][1])
+        return [f"{out} = np.sum({ins[0]}, axis={axis}).reshape({tuple(shape)!r})"]
+    if name == "permute_dims" and array_in:
+        return [f"{out} = np.ascontiguousarray(np.transpose({ins[0]}, {tuple(params['axes'])!r}))"]
     if name == "reshape" and array_in:
         return [f"{out} = np.ascontiguousarray({ins[0]}).reshape({tuple(shape)!r})"]
     if name in ("reshape", "broadcast_to") and not array_in:

@@ -148,3 +148,20 @@ def test_a_result_that_is_not_finite_is_replayed_by_numpy_with_its_warning():
     with np.errstate(divide="ignore"):
         program = compiled.program(np.ones(3), xs)
     assert any(isinstance(s.prim, LoopKernel) for s in program.eqns)
+
+
+def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel():
+    w = np.random.default_rng(9).random((3, 3)) * 0.5  # closed over: a constant of the body
+
+    def softmax_steps(h, xs):
+        for t in range(xs.shape[0]):
+            z = np.exp(np.tanh(h @ w.T + xs[t]))
+            h = z / np.sum(z, axis=1, keepdims=True) + np.sum(h.T, axis=1) * 0.01
+        return np.sum(h)
+    rng = np.random.default_rng(4)
+    args = (rng.random((5, 3)), rng.random((150, 5, 3)))
+    for f in (softmax_steps, reverse.grad(softmax_steps)):
+        program, kernels = _programs(f, args)
+        assert kernels is not None, str(program)
+        for g, want in zip(replay(kernels, list(args)), replay(program, list(args))):
+            np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
