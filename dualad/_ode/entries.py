@@ -36,6 +36,13 @@ def _arrays(values: tuple) -> tuple:
     return tuple(np.asarray(v) for v in values)
 
 
+def solution_dtype(y0: Any) -> Any:
+    """The dtype of ``y`` and of its tangents: ``y0``'s (SciPy solves in float64), float64
+    for an integer ``y0``; as ``custom_root``'s root has ``x0``'s."""
+    dtype = np.asarray(y0).dtype
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
 def _solution_impl(xp, y0, *theta, problem):
     theta = _arrays(theta)
     # where reverse mode takes the adjoint, the solve keeps its dense output (the same y:
@@ -46,7 +53,7 @@ def _solution_impl(xp, y0, *theta, problem):
         problem.keep_checkpoints(y0, theta, res.sol)
         res.sol = None
     problem.solves.record(res, res.success, res.message)
-    return xp.asarray(res.t), xp.asarray(res.y)
+    return xp.asarray(res.t), xp.asarray(res.y, dtype=solution_dtype(y0))
 
 
 def _solution_jvp(primals, tangents, ans, *, problem):
@@ -87,7 +94,7 @@ def _tangent_impl(xp, t, y0, *rest, problem, moved, chunk):
     ty0 = np.zeros((k, y0.shape[0])) if ty0 is None else ty0
     directions = {i - 1: v for i, v in given.items()}
     out = forward_sensitivities(problem, t, y0, theta, ty0, directions)
-    return xp.asarray(out if chunk else out[0])
+    return xp.asarray(out if chunk else out[0], dtype=solution_dtype(y0))
 
 
 def _cotangent_impl(xp, gy, t, y0, *theta, problem):
@@ -99,7 +106,8 @@ def _cotangent_impl(xp, gy, t, y0, *theta, problem):
         sizes = [int(np.size(v)) for v in operands]
         eye, start, seeds = np.eye(sum(sizes)), 0, []
         for v, size in zip(operands, sizes):
-            seeds.append(eye[:, start:start + size].reshape((-1, *np.shape(v))))
+            # in the operand's dtype: a tangent must have its primal's
+            seeds.append(eye[:, start:start + size].reshape((-1, *np.shape(v))).astype(v.dtype))
             start += size
         dy = forward_sensitivities(problem, t, y0, theta, seeds[0],
                                    dict(enumerate(seeds[1:])))

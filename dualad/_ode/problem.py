@@ -4,9 +4,10 @@
 closes over): :class:`dualad._implicit.closure.Closed` finds them, and the entries of
 :mod:`dualad._ode.entries` take them as operands. What the rules need of ``fun`` at a
 point is a product with its Jacobian (``J_y s + J_theta dtheta`` by forward mode,
-``a^T J_y, a^T J_theta`` by the registered reverse mode) or the Jacobian ``J_y`` itself
-(for the stiff methods' Newton iterations). SciPy asks for one at every stage of every
-step, so each is one function compiled by :func:`dualad.jit` per solve: traced once,
+``a^T J_y, a^T J_theta`` by the registered reverse mode) or a Jacobian (for the stiff
+methods' Newton iterations: ``J_y``, and the blocks that couple an augmented system, by
+forward mode over the tangent product or from the pullback's rows). SciPy asks for one
+at every stage of every step, so each is one function compiled by :func:`dualad.jit` per solve: traced once,
 replayed on the next calls for a few microseconds where the same product run eagerly
 through the value types takes a hundred or more (benchmarks/README.md, "solve_ivp
 sensitivities"). ``jit`` guards what ``fun`` decides on traced values and runs it
@@ -24,9 +25,9 @@ from dualad._base.reverse_mode import registered_vjp
 from dualad._forward.transforms import jacfwd, jvp
 from dualad._implicit.closure import Closed
 from dualad._staging.compile import compile as jit
-from dualad.numpy import asarray
+from dualad.numpy import asarray, stack
 
-__all__ = ["STIFF", "Problem"]
+__all__ = ["COUPLED_UP_TO", "STIFF", "Problem", "newton_matrix"]
 
 STIFF = ("BDF", "Radau", "LSODA")
 # The options that describe the user's fun, not an augmented system's.
@@ -35,8 +36,12 @@ _OF_FUN = ("jac", "jac_sparsity", "lband", "uband", "vectorized", "events")
 # each a hundred times a replay, cost more than it could save) by NumPy's calls (no
 # Numba kernel compiled for a program that lives one solve).
 _ONCE_PER_SOLVE = {"measure": False, "executor": "numpy"}
-# Up to this many unknowns a stiff method gets a dense block Jacobian, beyond a sparse one.
+# Up to this many unknowns an augmented system's Newton matrix is dense, beyond it sparse.
 _DENSE_JACOBIAN = 400
+# Up to this many in y, the Newton matrix holds the blocks that couple the sensitivities to
+# y, or the quadratures to the adjoint (k n^2 numbers, n products each as J_y's); beyond it
+# J_y's blocks alone.
+COUPLED_UP_TO = 400
 # The dense outputs of this many primal solves are kept for the adjoint (more under vmap's
 # loop, one per element: the adjoint of an element whose output went solves y again).
 _CHECKPOINTS_KEPT = 4
@@ -139,16 +144,33 @@ class Problem:
                              f"{tuple(y.shape)}, got shape {tuple(out.shape)}")
         return out
 
+    def _tangent(self, n_theta: int, moved: list) -> Callable:
+        """``(t, y, s, *theta, *directions) -> (f, J_y s + sum_i J_theta_i directions[i])``."""
+        def product(t, y, s, *values):
+            def f(y, *th):
+                return self._at(t, y, _put(values[:n_theta], moved, th))
+            return jvp(f, (y, *(values[i] for i in moved)), (s, *values[n_theta:]))
+        return product
+
     def tangent_product(self, theta: tuple, directions: dict) -> Callable:
         """``(t, y, s) -> (f, J_y s + sum_i J_theta_i directions[i])``, where ``s`` and each
         direction carry a leading axis of k directions."""
         moved = sorted(directions)
+        compiled = jit(self._tangent(len(theta), moved), **_ONCE_PER_SOLVE)
+        dirs = [directions[i] for i in moved]
+        return lambda t, y, s: compiled(t, y, s, *theta, *dirs)
 
-        def product(t, y, s, *values):
-            def f(y, *th):
-                return self._at(t, y, _put(values[:len(theta)], moved, th))
-            return jvp(f, (y, *(values[i] for i in moved)), (s, *values[len(theta):]))
-        compiled = jit(product, **_ONCE_PER_SOLVE)
+    def tangent_jacobian(self, theta: tuple, directions: dict) -> Callable:
+        """``(t, y, s) -> (J_y, C)``, the Jacobian in ``y`` of :meth:`tangent_product`'s two
+        results: ``C[j] = d/dy (J_y s_j + J_theta dtheta_j)``, of shape ``(k, n, n)``, the
+        block that couples the j-th sensitivity to ``y`` (second derivatives of ``fun``, by
+        forward mode over forward mode)."""
+        moved = sorted(directions)
+        product = self._tangent(len(theta), moved)
+
+        def both(t, y, s, *values):
+            return jacfwd(lambda y: product(t, y, s, *values))(y)
+        compiled = jit(both, **_ONCE_PER_SOLVE)
         dirs = [directions[i] for i in moved]
         return lambda t, y, s: compiled(t, y, s, *theta, *dirs)
 
@@ -161,6 +183,22 @@ class Problem:
             return vjp(lambda y, *th: self._at(t, y, th), y, *values)[1](a)
         compiled = jit(product, **_ONCE_PER_SOLVE)
         return lambda t, y, a: compiled(t, y, a, *theta)
+
+    def jacobian_rows(self, theta: tuple) -> Callable:
+        """``(t, y) -> (J_y, J_theta_1, ...)``, each of n rows (``J_theta_i`` of shape
+        ``(n, *theta[i].shape)``): the n products ``e_i^T J`` of one pullback of the
+        registered reverse mode (the adjoint's Newton matrix, whose quadratures' rows are
+        ``-J_theta^T``)."""
+        vjp = registered_vjp(f"the reverse-mode derivative of {self.who}",
+                             "or use forward mode (dualad.jvp, jacfwd) through it")
+
+        def rows(t, y, *values):
+            pull = vjp(lambda y, *th: self._at(t, y, th), y, *values)[1]
+            eye = np.eye(y.shape[0])
+            cots = [pull(e) for e in eye]
+            return tuple(stack([c[i] for c in cots]) for i in range(1 + len(values)))
+        compiled = jit(rows, **_ONCE_PER_SOLVE)
+        return lambda t, y: compiled(t, y, *theta)
 
     def jacobian(self, theta: tuple) -> Callable:
         """``(t, y) -> J_y``, dense, by forward mode."""
@@ -181,27 +219,29 @@ def _put(values: tuple, at: list, new: tuple) -> tuple:
     return tuple(values)
 
 
-def block_jacobian(problem: Problem, jacobian: Callable, blocks: list, at: Callable) -> Callable:
-    """The Jacobian of an augmented state for a stiff method's Newton iterations, block
-    diagonal: ``blocks`` lists, per block, a function of ``J_y`` (the solution's and each
-    sensitivity's block: ``J_y``; an adjoint's: ``-J_y^T``; a quadrature's: None, a zero
-    block of the given size). ``at(t, z)`` is the point ``y`` where ``J_y`` is taken. The
-    coupling between blocks (second derivatives of ``fun``, the quadrature's dependence on
-    the adjoint) is left out: Newton's iterations still converge, only more slowly, and the
-    step's error estimate is of the full residual."""
-    sizes = [size for _, size in blocks]
+def newton_matrix(problem: Problem, sizes: list, blocks: Callable) -> Callable:
+    """SciPy's ``jac(t, z)`` for an augmented state made of blocks of ``sizes``:
+    ``blocks(t, z)`` gives the nonzero blocks, ``{(row, column): matrix}`` (a sparse one is
+    made dense), assembled dense up to ``_DENSE_JACOBIAN`` unknowns (always for LSODA,
+    which takes no other), beyond it as a sparse matrix (the blocks a stiff method factorizes
+    stay small: one of y's size per block row, a quadrature's block column is zero)."""
     total = sum(sizes)
-    dense = total <= _DENSE_JACOBIAN or problem.method == "LSODA"  # LSODA takes dense only
+    starts = np.cumsum([0, *sizes])
+    dense = total <= _DENSE_JACOBIAN or problem.method == "LSODA"
+    sparse = None if dense else scipy_module(NUMPY_XP, "sparse", problem.who)
 
     def jac(t, z):
-        j = jacobian(np.float64(t), at(t, z))
-        j = np.asarray(j.toarray() if hasattr(j, "toarray") else j, dtype=float)  # a sparse jac
-        parts = [np.zeros((size, size)) if block is None else block(j) for block, size in blocks]
-        if not dense:
-            return scipy_module(NUMPY_XP, "sparse", problem.who).block_diag(parts, format="csc")
-        out, start = np.zeros((total, total)), 0
-        for part, size in zip(parts, sizes):
-            out[start:start + size, start:start + size] = part
-            start += size
-        return out
+        parts = {at: np.asarray(m.toarray() if hasattr(m, "toarray") else m, dtype=float)
+                 for at, m in blocks(np.float64(t), z).items()}
+        if dense:
+            out = np.zeros((total, total))
+            for (i, j), m in parts.items():
+                out[starts[i]:starts[i + 1], starts[j]:starts[j + 1]] = m
+            return out
+        grid = [[None if (i, j) not in parts else sparse.csc_array(parts[i, j])
+                 for j in range(len(sizes))] for i in range(len(sizes))]
+        for i, size in enumerate(sizes):  # bmat needs each block row and column sized
+            if grid[i][i] is None:
+                grid[i][i] = sparse.csc_array((size, size))
+        return sparse.bmat(grid, format="csc")
     return jac

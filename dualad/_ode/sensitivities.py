@@ -13,6 +13,10 @@ With ``y' = f(t, y, theta)``, ``y(t0) = y0`` and the solution ``Y_i = y(t_i)``:
   dense output, its steps being the checkpoints: memory is the dense output's, O(steps),
   never a record of ``fun``'s operations.
 
+A stiff method's Newton matrix is the augmented system's exact Jacobian (for ``y`` of up
+to ``COUPLED_UP_TO`` numbers), and the adjoint's tolerances are derived from ``y``'s
+(:func:`adjoint_atol`).
+
 The solver's own steps are never differentiated: each is SciPy's solve of an ODE whose
 solution is the derivative. Where one of those solves fails, a RuntimeError names
 SciPy's message.
@@ -24,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from dualad._ode.problem import Problem, block_jacobian
+from dualad._ode.problem import COUPLED_UP_TO, Problem, newton_matrix
 
-__all__ = ["adjoint", "forward_sensitivities"]
+__all__ = ["adjoint", "adjoint_atol", "forward_sensitivities"]
 
 
 def _checked(res: Any, problem: Problem, what: str) -> Any:
@@ -35,13 +39,11 @@ def _checked(res: Any, problem: Problem, what: str) -> Any:
     return res
 
 
-def _tiled(atol: Any, sizes: list) -> Any:
-    """``atol`` for an augmented state: a scalar as it is; a per-component array (of
-    ``sizes[0]``) repeated for each block of that size, its smallest entry elsewhere."""
+def _tiled(atol: Any, n: int, k: int) -> Any:
+    """``atol`` for ``y`` and k sensitivities: a scalar as it is; a per-component array
+    repeated for each sensitivity of its component."""
     atol = np.asarray(atol, dtype=float)
-    if atol.ndim == 0:
-        return atol
-    return np.concatenate([atol if s == atol.size else np.full(s, atol.min()) for s in sizes])
+    return atol if atol.ndim == 0 else np.tile(atol, k + 1)
 
 
 def _last_step(t: Any, before: float | None) -> float | None:
@@ -66,12 +68,10 @@ def forward_sensitivities(problem: Problem, t_eval: Any, y0: Any, theta: tuple, 
         f, ds = product(np.float64(t), z[:n], z[n:].reshape(k, n))
         return np.concatenate([np.asarray(f, dtype=float), np.asarray(ds, dtype=float).reshape(-1)])
 
-    jacobian = problem.user_jacobian(theta)
-    jac = None if jacobian is None else block_jacobian(
-        problem, jacobian, [(lambda j: j, n)] * (k + 1), lambda t, z: z[:n])
+    jac = _forward_newton(problem, theta, directions, n, k)
     z0 = np.concatenate([y0.astype(float), ty0.astype(float).reshape(-1)])
     res = _checked(problem.scipy_solve(rhs, z0, t_eval=t_eval, jac=jac,
-                                       atol=_tiled(problem.atol, [n] * (k + 1))),
+                                       atol=_tiled(problem.atol, n, k)),
                    problem, "solve of the forward sensitivities")
     m = len(t_eval)
     return res.y[n:].reshape(k, n, m)
@@ -93,19 +93,17 @@ def adjoint(problem: Problem, t_eval: Any, y0: Any, theta: tuple, g: Any) -> tup
         cots = product(np.float64(t), at(t), z[:n])
         return -np.concatenate([np.asarray(c, dtype=float).reshape(-1) for c in cots])
 
-    jacobian = problem.user_jacobian(theta)
-    jac = None if jacobian is None else block_jacobian(
-        problem, jacobian, [(lambda j: -j.T, n), (None, sum(sizes))], lambda t, z: at(t))
-    atol = _tiled(problem.atol, [n, sum(sizes)])
+    jac = _adjoint_newton(problem, theta, at, n, sum(sizes))
     z = np.zeros(n + sum(sizes))
     times = [float(t) for t in t_eval]
     step = problem.options.get("first_step")
     for i in reversed(range(m)):
         z[:n] += g[:, i]
         end = times[i - 1] if i else float(problem.t_span[0])
-        if end != times[i]:
+        if end != times[i] and np.any(z[:n]):  # a = 0 stays 0 (and q constant) back to end
             res = _checked(problem.scipy_solve(
-                rhs, z, t_span=(times[i], end), jac=jac, atol=atol,
+                rhs, z, t_span=(times[i], end), jac=jac,
+                atol=adjoint_atol(problem, at(times[i]), z[:n], theta),
                 first_step=None if step is None else min(step, abs(end - times[i]))),
                 problem, f"adjoint's solve from t = {times[i]} back to {end}")
             z = res.y[:, -1].copy()
@@ -115,3 +113,87 @@ def adjoint(problem: Problem, t_eval: Any, y0: Any, theta: tuple, g: Any) -> tup
         out.append(z[start:start + size].reshape(np.shape(th)))
         start += size
     return tuple(out)
+
+
+def adjoint_atol(problem: Problem, y: Any, a: Any, theta: tuple) -> Any:
+    """The adjoint's ``atol`` for ``(a, q)`` on an interval where it starts at ``a``, with
+    ``y`` there: derived from the user's tolerances on ``y`` by duality.
+
+    ``a = dL/dy``: an error ``da`` changes the loss's change along a move ``dy`` by
+    ``da . dy``. ``y_i`` is resolved to ``r_i = atol_i + rtol |y_i|`` (SciPy's scale of
+    its error), so the loss to ``eps = max_j |a_j| r_j``, the largest change that a move
+    of one ``y_j`` it does not resolve makes. An error of ``a_i`` (of ``q_k = dL/dtheta_k``)
+    is resolved when its product with that move of ``y_i`` (with ``theta_k``'s, relative,
+    ``rtol |theta_k|``) is below ``rtol eps``:
+
+        atol(a_i) = rtol eps / r_i,    atol(q_k) = eps / |theta_k|
+
+    (infinite for ``theta_k = 0``, whose quadrature then leaves the error test, as CVODES
+    leaves all of them by default). Each is in its variable's units and proportional to
+    the cotangents, so scaling them scales the solve, the same steps. ``y``'s own atol,
+    which the adjoint took before, is neither: Robertson's, 1e-15 on ``y_2``, whose
+    adjoint is of order 1e4, and on the quadratures, below the rounding of their
+    increments, stopped BDF's first backward step (and leaving every quadrature out of
+    the error test lost a digit on Van der Pol's by BDF)."""
+    rtol = np.maximum(np.asarray(problem.rtol, dtype=float), 100 * np.finfo(float).eps)
+    r = np.asarray(problem.atol, dtype=float) + rtol * np.abs(np.asarray(y, dtype=float))
+    r = np.broadcast_to(r, np.shape(a))
+    r = np.where(r > 0, r, r.max() if r.max() > 0 else 1.0)  # atol 0 at y 0: the largest
+    eps = np.max(np.abs(a) * r)
+    scale = np.abs(np.concatenate([np.asarray(th, dtype=float).reshape(-1) for th in theta]
+                                  or [np.zeros(0)]))
+    with np.errstate(divide="ignore"):
+        return np.concatenate([rtol * eps / r, eps / scale])
+
+
+def _forward_newton(problem: Problem, theta: tuple, directions: dict, n: int, k: int) -> Any:
+    """A stiff method's Newton matrix for ``(y, s_1, ..., s_k)``: the exact Jacobian,
+    ``J_y`` on the diagonal and ``d/dy (J_y s_j + J_theta dtheta_j)`` coupling each ``s_j``
+    to ``y`` (second derivatives of ``fun``), for ``n <= COUPLED_UP_TO``. Beyond it, or
+    where ``fun`` has no second derivative, ``J_y``'s blocks alone: Newton's iterations
+    on ``s`` then lag ``y``'s, and a stiff solve may take many more steps (Robertson's
+    ``jvp`` by BDF: benchmarks/README.md, "solve_ivp sensitivities")."""
+    jacobian = problem.user_jacobian(theta)
+    if jacobian is None:
+        return None
+    coupled = problem.tangent_jacobian(theta, directions) if n <= COUPLED_UP_TO else None
+
+    def blocks(t, z):
+        nonlocal coupled
+        if coupled is not None:
+            try:
+                j, c = coupled(t, z[:n], z[n:].reshape(k, n))
+            except NotImplementedError:  # fun has no second derivative: y's blocks alone
+                coupled = None
+            else:
+                return {**{(i, i): j for i in range(k + 1)},
+                        **{(i + 1, 0): c[i] for i in range(k)}}
+        j = jacobian(t, z[:n])
+        return {(i, i): j for i in range(k + 1)}
+    return newton_matrix(problem, [n] * (k + 1), blocks)
+
+
+def _adjoint_newton(problem: Problem, theta: tuple, at: Any, n: int, p: int) -> Any:
+    """A stiff method's Newton matrix for ``(a, q)``, whose equations are linear in them:
+    exact, ``-J_y^T`` and the quadratures' rows ``-J_theta^T`` (n pullbacks), for
+    ``n <= COUPLED_UP_TO``; beyond it ``-J_y^T`` alone (the quadratures then lag ``a`` by
+    one Newton iteration)."""
+    if not problem.stiff:
+        return None
+    sizes = [n, p] if p else [n]
+    if n > COUPLED_UP_TO:
+        jacobian = problem.user_jacobian(theta)
+
+        def diagonal(t, z):
+            j = jacobian(t, at(t))
+            return {(0, 0): -(j.toarray() if hasattr(j, "toarray") else np.asarray(j)).T}
+        return newton_matrix(problem, sizes, diagonal)
+    rows = problem.jacobian_rows(theta)
+
+    def blocks(t, z):
+        j, *parts = rows(t, at(t))
+        out = {(0, 0): -np.asarray(j).T}
+        if p:
+            out[1, 0] = -np.concatenate([np.asarray(q).reshape(n, -1) for q in parts], axis=1).T
+        return out
+    return newton_matrix(problem, sizes, blocks)

@@ -58,14 +58,16 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     LSODA). ``y`` (at ``t_eval``, or at the solver's own times ``t``) carries derivatives
     with respect to every value of dualad's transforms that ``y0``, ``args`` and ``fun``
     (its closure, the globals and objects it names) hold. The times are not differentiated:
-    ``t_span`` and ``t_eval`` must be plain numbers. A stiff method (BDF, Radau, LSODA)
-    without ``jac`` (nor ``jac_sparsity``) gets ``fun``'s Jacobian by forward mode, exact,
-    instead of SciPy's finite differences.
+    ``t_span`` and ``t_eval`` must be plain numbers. ``y`` and its derivatives have ``y0``'s
+    dtype (float32 in, float32 out; SciPy solves in float64), the gradients their operands'.
+    A stiff method (BDF, Radau, LSODA) without ``jac`` (nor ``jac_sparsity``) gets ``fun``'s
+    Jacobian by forward mode, exact, instead of SciPy's finite differences.
 
-    The derivative is the solution of another ODE, solved by SciPy with the same method,
-    ``rtol`` and ``atol`` (an ``atol`` array applies to each sensitivity of its component;
-    its smallest entry to the adjoint's variables), whose products with ``fun``'s Jacobian
-    are compiled once per solve (:func:`dualad.jit`):
+    The derivative is the solution of another ODE, solved by SciPy with the same method and
+    ``rtol``, whose products with ``fun``'s Jacobian are compiled once per solve
+    (:func:`dualad.jit`); a stiff method's Newton matrix is that ODE's exact Jacobian (for
+    ``y`` of up to 400 numbers; beyond it ``J_y``'s blocks alone), the sensitivities' coupled
+    to ``y`` by ``fun``'s second derivatives:
 
     - forward mode (``jvp``, ``jacfwd``; a chunk of directions in one solve): the forward
       sensitivities ``s' = J_y s + J_theta dtheta``, integrated with ``y``;
@@ -76,6 +78,14 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
       by the registered reverse mode and ``y`` from the forward solve's dense output (one
       more forward solve, and one backward solve of ``n + p`` unknowns per interval between
       the times of ``y``); None, ``"forward"`` for ``p <= 20``, ``"adjoint"`` beyond.
+
+    The forward sensitivities take ``atol`` (an array's entry applies to each sensitivity of
+    its component). The adjoint's ``a = dL/dy`` and quadratures ``q = dL/dtheta`` take one
+    derived from it by duality, proportional to the cotangents: with ``y_i`` resolved to
+    ``r_i = atol_i + rtol |y_i|`` where ``a`` starts, and ``eps = max_j |a_j| r_j``,
+    ``atol(a_i) = rtol eps / r_i`` and ``atol(q_k) = eps / |theta_k|`` (a parameter 0's
+    quadrature out of the error test): ``y``'s own atol, far below the rounding of a large
+    adjoint, can stop the solve (:func:`dualad._ode.sensitivities.adjoint_atol`).
 
     Under ``vmap`` each element is solved by SciPy in turn, at the times ``t_eval``, which
     must be given; the result's other fields are the last element's (``success`` is that
