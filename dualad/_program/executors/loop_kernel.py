@@ -80,8 +80,9 @@ class LoopKernel(Step):
         self.error: str | None = None  # why the kernel could not be compiled, if so
         exported = sorted({out for _, out in loop.exported})
         body = loop.body
-        # each output of the step: (its stack among the kernel's, trip, its type)
-        self._picks = [(exported.index(out), trip, body.avals[body.outputs[out]][0])
+        # each output of the step: (its stack among the kernel's, its row there, its type)
+        once = _read_once(loop)
+        self._picks = [(exported.index(out), 0 if out in once else trip, body.avals[body.outputs[out]][0])
                        for trip, out in loop.exported]
         self._last = trip_indices(loop) + [body.consts[slot] for slot in _array_consts(body)]
 
@@ -142,7 +143,9 @@ def kernel_source(loop: Loop) -> str | None:
             names[slot] = repr(float(value))
         else:
             return None
+    accumulated = _accumulations(loop)
     lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
+    scattered = {}  # the out slot of a scatter added into a carried value -> (index, values)
     for step in body.steps:
         if type(step) is not Eqn or len(step.outs) != 1:
             return None
@@ -155,6 +158,18 @@ def kernel_source(loop: Loop) -> str | None:
             prim, ins = prim.prim, ins[1:]
             indices += [values for _, values in sorted(changing.values())]
             changing = {at: name for at, (name, _) in changing.items()}
+        if step.outs[0] in accumulated.values():  # added in place below, not made of zeros
+            index = _index(params["idx"], changing)
+            if index is None:
+                return None
+            scattered[step.outs[0]] = (index, names[ins[0]])
+            continue
+        if step.outs[0] in accumulated:  # the carried value, added into where the scatter wrote
+            index, values = scattered[accumulated[step.outs[0]]]
+            carried_name = names[next(s for s in ins if s != accumulated[step.outs[0]])]
+            names[step.outs[0]] = carried_name
+            lines.append(f"{carried_name}[{index}] += {values}")
+            continue
         made = _lines(prim, params, ins, step.outs[0], out, [names[s] for s in ins], body.avals,
                       step.xp, changing)
         if made is None:
@@ -165,11 +180,19 @@ def kernel_source(loop: Loop) -> str | None:
     args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
     args += [f"P{k}" for k in range(len(indices))] + [f"k{slot}" for slot in arrays]
     head = [f"def kernel({', '.join(args)}):"]
-    for k, out in enumerate(exported):  # a stack per value read after the loop
-        kind, shape, _ = body.avals[body.outputs[out]]
-        head.append(f"    E{k} = np.empty(({loop.trips},) + {tuple(shape)!r}, np.float64)")
+    for add in accumulated:  # written in place: the caller's array is copied first
+        carried_in = next(s for s in _step_at(body, add).ins if s != accumulated[add])
+        head.append(f"    {names[carried_in]} = {names[carried_in]}.copy()")
+    once = _read_once(loop)
+    for k, out in enumerate(exported):  # a stack per value read after the loop (one value
+        kind, shape, _ = body.avals[body.outputs[out]]  # where one trip's is read)
+        rows = 1 if out in once else loop.trips
+        head.append(f"    E{k} = np.empty(({rows},) + {tuple(shape)!r}, np.float64)")
     inside = [f"{names[i]} = S{i}[trip]" for i in sliced] + lines
-    inside += [f"E{k}[trip] = {names[body.outputs[out]]}" for k, out in enumerate(exported)]
+    for k, out in enumerate(exported):
+        value = names[body.outputs[out]]
+        inside += ([f"if trip == {once[out]}:", f"    E{k}[0] = {value}"] if out in once
+                   else [f"E{k}[trip] = {value}"])
     carried = [names[n_fixed + i] for i in range(n_carried)]
     if carried:
         nexts = [names[body.outputs[out]] for out in loop.carried]
@@ -178,6 +201,57 @@ def kernel_source(loop: Loop) -> str | None:
     lines = head + [f"    for trip in range({loop.trips}):"] + ["        " + x for x in inside] + tail
     return "\n".join(["import numpy as np", "", "from dualad._base.kernel_cache import njit", "",
                       '@njit(error_model="numpy", nogil=True)', *lines]) + "\n"
+
+
+def _accumulations(loop: Loop) -> dict:
+    """``{add's out slot: scatter's out slot}`` for each ``carried + scatter(v, idx)`` of
+    ``loop``'s body that its kernel can write as ``carried[idx] += v`` (the cotangent of
+    row ``t`` of an input, summed over the trips): one pass over the row, not over the
+    whole array at each trip. The scatter and the carried value are read by that add
+    alone, and the sum by nothing but the next trip."""
+    body = loop.body
+    n_fixed = loop.n_fixed
+    reads: dict = {}
+    made_by: dict = {}
+    for step in body.steps:
+        if type(step) is Eqn:
+            for s in step.ins:
+                reads[s] = reads.get(s, 0) + 1
+            for s in step.outs:
+                made_by[s] = step
+    carried_next = {body.outputs[out]: n_fixed + i for i, out in enumerate(loop.carried)}
+    outputs = set(body.outputs)
+    found = {}
+    for step in body.steps:
+        if type(step) is not Eqn or step.prim.name != "add" or len(step.ins) != 2:
+            continue
+        add_out = step.outs[0]
+        carried_in = carried_next.get(add_out)
+        if carried_in not in step.ins or reads.get(add_out, 0) or carried_in in outputs:
+            continue
+        other = step.ins[1] if step.ins[0] == carried_in else step.ins[0]
+        scatter = made_by.get(other)
+        prim = getattr(scatter, "prim", None)
+        inner = prim.prim if type(prim) is PerTrip else prim
+        if (getattr(inner, "name", None) == "scatter" and reads.get(other) == 1
+                and reads.get(carried_in) == 1 and other not in outputs
+                and body.avals[other][1:] == body.avals[carried_in][1:]):
+            found[add_out] = other
+    return found
+
+
+def _step_at(body: Any, out: int) -> Eqn:
+    """The step of ``body`` that makes slot ``out``."""
+    return next(step for step in body.steps if type(step) is Eqn and out in step.outs)
+
+
+def _read_once(loop: Loop) -> dict:
+    """``{body output: its trip}`` for each output of ``loop``'s body read after the loop at
+    one trip only (a carried value's last, most often): its kernel keeps that one value."""
+    trips: dict = {}
+    for trip, out in loop.exported:
+        trips.setdefault(out, set()).add(trip)
+    return {out: next(iter(t)) for out, t in trips.items() if len(t) == 1}
 
 
 def _array_consts(body: Any) -> list:

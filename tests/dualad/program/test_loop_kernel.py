@@ -165,3 +165,20 @@ def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel()
         assert kernels is not None, str(program)
         for g, want in zip(replay(kernels, list(args)), replay(program, list(args))):
             np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
+
+
+def test_a_row_cotangent_summed_over_the_trips_is_added_in_place_and_kept_once():
+    rng = np.random.default_rng(5)
+    args = (rng.random((6, 6)) * 0.3, rng.random((200, 6)))
+    program, kernels = _programs(reverse.grad(rnn, argnums=(0, 1)), args)
+    (backward,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel) and s.prim.loop.trip_params]
+    # xs's cotangent: row t added into the carried sum, not a zeros array added whole; the
+    # sums read after the loop kept once, not at every trip
+    assert "] += " in backward.source and "np.zeros((200, 6))" not in backward.source
+    assert "np.empty((1,) + (200, 6)" in backward.source
+    for g, w in zip(replay(kernels, list(args)), replay(program, list(args))):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    # the caller's arrays are not written into
+    again = replay(kernels, list(args))
+    for g, w in zip(again, replay(program, list(args))):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
