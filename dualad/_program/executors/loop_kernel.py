@@ -211,6 +211,7 @@ def _accumulations(loop: Loop) -> dict:
     alone, and the sum by nothing but the next trip."""
     body = loop.body
     n_fixed = loop.n_fixed
+    first_params = body.n_inputs - len(loop.trip_params)
     reads: dict = {}
     made_by: dict = {}
     for step in body.steps:
@@ -223,7 +224,7 @@ def _accumulations(loop: Loop) -> dict:
     outputs = set(body.outputs)
     found = {}
     for step in body.steps:
-        if type(step) is not Eqn or step.prim.name != "add" or len(step.ins) != 2:
+        if type(step) is not Eqn or step.prim.ufunc != "add" or step.params or len(step.ins) != 2:
             continue
         add_out = step.outs[0]
         carried_in = carried_next.get(add_out)
@@ -233,7 +234,9 @@ def _accumulations(loop: Loop) -> dict:
         scatter = made_by.get(other)
         prim = getattr(scatter, "prim", None)
         inner = prim.prim if type(prim) is PerTrip else prim
-        if (getattr(inner, "name", None) == "scatter" and reads.get(other) == 1
+        params = (loop.trip_params[scatter.ins[0] - first_params][0] if type(prim) is PerTrip
+                  else getattr(scatter, "params", None))
+        if (inner is not None and _sets_at_indices(inner, params) and reads.get(other) == 1
                 and reads.get(carried_in) == 1 and other not in outputs
                 and body.avals[other][1:] == body.avals[carried_in][1:]):
             found[add_out] = other
@@ -313,37 +316,42 @@ def _lines(prim: Any, params: dict, in_slots: tuple, out_slot: int, out: str, in
         return None
     if prim.ufunc in _UFUNCS and params == prim.ufunc_params:
         return [f"{out} = np.{prim.ufunc}({', '.join(ins)})"]
-    name, shape = prim.name, avals[out_slot][1]
+    kind, shape = prim.partition, avals[out_slot][1]  # what the entry declares it does to shapes
     array_in = bool(ins) and avals[in_slots[0]][0] is np.ndarray
-    if name == "getitem":
+    if kind == "getitem":
         index = _index(params["idx"], changing)
         return None if index is None else [f"{out} = {ins[0]}[{index}]"]
-    if name == "concatenate" and len(ins) > 1 and all(avals[s][0] is np.ndarray for s in in_slots):
+    if kind == "concatenate" and len(ins) > 1 and all(avals[s][0] is np.ndarray for s in in_slots):
         return [f"{out} = np.concatenate(({', '.join(ins)}), axis={params['axis']})"]
-    if name == "sum" and not params.get("keepdims") and shape == () and array_in:
+    if prim.lowering == "sum" and not params.get("keepdims") and shape == () and array_in:
         return [f"{out} = np.sum({ins[0]})"]
-    if name == "sum" and array_in and shape != () and len(params["axis"] or ()) == 1:
+    if prim.lowering == "sum" and array_in and shape != () and len(params["axis"] or ()) == 1:
         axis = params["axis"][0] % len(avals[in_slots[0]][1])
         return [f"{out} = np.sum({ins[0]}, axis={axis}).reshape({tuple(shape)!r})"]
-    if name == "permute_dims" and array_in:
+    if kind == "permute_dims" and array_in:
         return [f"{out} = np.ascontiguousarray(np.transpose({ins[0]}, {tuple(params['axes'])!r}))"]
-    if name == "reshape" and array_in:
+    if kind == "reshape" and array_in:
         return [f"{out} = np.ascontiguousarray({ins[0]}).reshape({tuple(shape)!r})"]
-    if name in ("reshape", "broadcast_to") and not array_in:
+    if kind in ("reshape", "broadcast_to") and not array_in:
         return [f"{out} = np.full({tuple(shape)!r}, {ins[0]})"]
-    if name == "broadcast_to":
+    if kind == "broadcast_to":
         return [f"{out} = np.ascontiguousarray(np.broadcast_to({ins[0]}, {tuple(shape)!r}))"]
-    if name == "scatter" and array_in:  # zeros, the values set at basic indices
+    if _sets_at_indices(prim, params) and array_in:  # zeros, the values set at basic indices
         index = _index(params["idx"], changing)
         return None if index is None else [f"{out} = np.zeros({tuple(shape)!r})",
                                            f"{out}[{index}] = {ins[0]}"]
-    if name == "matmul" and all(avals[s][0] is np.ndarray and len(avals[s][1]) <= 2 for s in in_slots):
+    if kind == "matmul" and all(avals[s][0] is np.ndarray and len(avals[s][1]) <= 2 for s in in_slots):
         return [f"{out} = np.dot(np.ascontiguousarray({ins[0]}), np.ascontiguousarray({ins[1]}))"]
-    if name == "scatter_sum":  # zeros, each operand added over its range
+    if prim.lowering == "scatter" and "ranges" in params:  # zeros, each operand added over its range
         (i, j), (k, m) = params["ranges"]
         return [f"{out} = np.zeros({tuple(shape)!r})", f"{out}[{i}:{j}] += {ins[0]}",
                 f"{out}[{k}:{m}] += {ins[1]}"]
     return None
+
+
+def _sets_at_indices(prim: Any, params: dict) -> bool:
+    """Whether ``prim`` at ``params`` is a scatter: zeros of ``shape``, values set at ``idx``."""
+    return prim.sparsity == "scatter" and set(params) == {"idx", "shape"}
 
 
 def _index(idx: tuple, changing: dict | None = None) -> str | None:
