@@ -46,12 +46,17 @@ _PLANNED_PRODUCTS, _PLANNED_OUTPUT = 1024, 16
 def _loops_slowly(subscripts, operands):
     """Whether a two-operand einsum makes enough products into a large enough output that
     planning it (``optimize=True``) pays."""
+    return _pays_to_plan(subscripts, tuple(map(shape_of, operands)))
+
+
+@lru_cache(maxsize=1024)
+def _pays_to_plan(subscripts, shapes):
     if "..." in subscripts or "->" not in subscripts:
         return False
     ins, out = _split_subscripts(subscripts)
     sizes = {}
-    for letters, operand in zip(ins, operands):
-        for letter, size in zip(letters, shape_of(operand)):
+    for letters, shape in zip(ins, shapes):
+        for letter, size in zip(letters, shape):
             sizes[letter] = size
     products = math.prod(sizes.values())
     return products >= _PLANNED_PRODUCTS and math.prod(sizes.get(c, 1) for c in out) >= _PLANNED_OUTPUT
