@@ -13,6 +13,7 @@ read the inputs from the file, compute dualad's answer, and compare shape,
 dtype and values with JAX's, so they need neither JAX nor this script.
 """
 
+import functools
 import json
 import pathlib
 import sys
@@ -104,20 +105,11 @@ def main() -> None:
             data["lu"][c.lu_id(shape, complex_input)] = case
 
     # tests/dualad/primitives/test_complex.py: JAX's gradient convention, df/dx - i df/dy
-    z = np.array([1.0 + 2.0j, -3.0 + 0.5j, 0.25 - 1.5j])
-    real_valued = {
-        "real": lambda z: jnp.sum(jnp.real(z) ** 3),
-        "imag": lambda z: jnp.sum(jnp.sin(jnp.imag(z))),
-        "abs": lambda z: jnp.sum(jnp.abs(z) ** 3),
-        "abs_numpy": lambda z: jnp.sum(jnp.abs(z) * jnp.real(z)),
-        "angle": lambda z: jnp.sum(jnp.angle(z) * jnp.imag(z)),
-        "conj_product": lambda z: jnp.sum(jnp.real(jnp.conj(z) * z * z)),
-        "var": jnp.var, "std": jnp.std, "norm": jnp.linalg.norm,
-        "holomorphic_then_real": lambda z: jnp.sum(jnp.real(jnp.exp(z) * jnp.sin(z))),
-    }
+    z = c.COMPLEX_POINT
     holomorphic = jax.grad(lambda z: jnp.sum(jnp.exp(z) * z), holomorphic=True)(jnp.asarray(z))
     data["complex"] = {"z": encode(z), "holomorphic": encode(holomorphic),
-                       "grad": {name: encode(jax.grad(f)(jnp.asarray(z))) for name, f in real_valued.items()}}
+                       "grad": {name: encode(jax.grad(functools.partial(f, xp=jnp))(jnp.asarray(z)))
+                                for name, f in c.REAL_VALUED.items()}}
 
     # tests/dualad/batching/test_vmap.py: in_axes/out_axes, linearize and linear_transpose
     r = np.random.default_rng(0)

@@ -52,6 +52,25 @@ def special_point(name: str) -> np.ndarray:
     return np.array([0.2, 0.35, 0.8]) if name in SPECIAL_IN_UNIT else np.array([0.4, 1.3, 2.5])
 
 
+# Real-valued functions of a complex vector (test_complex.py): each written once for a
+# namespace ``xp`` (jax.numpy for the recorded gradients; dualad.ops in the tests, or NumPy
+# for the names in THROUGH_NUMPY, whose tests go through NumPy's dispatch).
+COMPLEX_POINT = np.array([1.0 + 2.0j, -3.0 + 0.5j, 0.25 - 1.5j])
+REAL_VALUED = {
+    "real": lambda z, xp: xp.sum(xp.real(z) ** 3),
+    "imag": lambda z, xp: xp.sum(xp.sin(xp.imag(z))),
+    "abs": lambda z, xp: xp.sum(xp.abs(z) ** 3),
+    "abs_numpy": lambda z, xp: xp.sum(xp.abs(z) * xp.real(z)),
+    "angle": lambda z, xp: xp.sum(xp.angle(z) * xp.imag(z)),
+    "conj_product": lambda z, xp: xp.sum(xp.real(xp.conj(z) * z * z)),
+    "var": lambda z, xp: xp.var(z),
+    "std": lambda z, xp: xp.std(z),
+    "norm": lambda z, xp: xp.linalg.norm(z),
+    "holomorphic_then_real": lambda z, xp: xp.sum(xp.real(xp.exp(z) * xp.sin(z))),
+}
+THROUGH_NUMPY = {"abs_numpy", "std", "norm"}
+
+
 # (input shape, kernel shape, keywords of ops.conv, id): PyTorch's layout
 CONV_CONFIGS = [
     ((2, 3, 7, 6), (4, 3, 3, 2), {}, "2d"),
