@@ -30,7 +30,7 @@ from dualad._program.executors.numba import load
 from dualad._program.ir import Eqn, Step
 from dualad._program.loop import Loop, PerTrip
 
-__all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source", "trip_indices"]
+__all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source"]
 
 _F64 = np.dtype(np.float64)
 # NumPy ufuncs as Numba compiles them, by their names
@@ -49,9 +49,9 @@ def kernel_loops(program: Any) -> Any:
     steps, made = [], False
     for step in program.steps:
         if type(step) is Eqn and type(step.prim) is Loop:
-            source = kernel_source(step.prim)
-            if source is not None:
-                step = Eqn(LoopKernel(step.prim, source), {}, step.ins, step.outs, NUMPY_XP)
+            written = kernel_source(step.prim)
+            if written is not None:
+                step = Eqn(LoopKernel(step.prim, *written), {}, step.ins, step.outs, NUMPY_XP)
                 made = True
         steps.append(step)
     return program.with_steps(steps) if made else None
@@ -73,8 +73,9 @@ class LoopKernel(Step):
 
     multiple_results = True
 
-    def __init__(self, loop: Loop, source: str):
+    def __init__(self, loop: Loop, source: str, last: list):
         self.loop, self.source, self.name = loop, source, "loop_kernel"
+        self._last = last  # the kernel's last arguments (see kernel_source)
         self._kernel: Callable | None = None
         self._compiling: threading.Thread | None = None
         self.error: str | None = None  # why the kernel could not be compiled, if so
@@ -84,7 +85,6 @@ class LoopKernel(Step):
         once = _read_once(loop)
         self._picks = [(exported.index(out), 0 if out in once else trip, body.avals[body.outputs[out]][0])
                        for trip, out in loop.exported]
-        self._last = trip_indices(loop) + [body.consts[slot] for slot in _array_consts(body)]
 
     def compile_in_background(self) -> None:
         """Start compiling the kernel on a thread of its own (once): until it is ready, calls
@@ -123,9 +123,10 @@ class LoopKernel(Step):
         return self.loop.format(names, params).replace("loop(", "loop_kernel(", 1)
 
 
-def kernel_source(loop: Loop) -> str | None:
-    """The module source of ``loop``'s kernel, or None where a step or value has no form
-    here (see the module's docstring)."""
+def kernel_source(loop: Loop) -> tuple | None:
+    """``(the module source of loop's kernel, the arrays it takes after the loop's own
+    operands)``: each per-trip index's ints, then the body's array constants; or None
+    where a step or value has no form here (see the module's docstring)."""
     body = loop.body
     n_fixed, n_carried = loop.n_fixed, len(loop.carried)
     first_params = body.n_inputs - len(loop.trip_params)
@@ -144,6 +145,7 @@ def kernel_source(loop: Loop) -> str | None:
         else:
             return None
     accumulated = _accumulations(loop)
+    scatters = {scatter_out for scatter_out, _ in accumulated.values()}
     lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
     scattered = {}  # the out slot of a scatter added into a carried value -> (index, values)
     for step in body.steps:
@@ -158,15 +160,16 @@ def kernel_source(loop: Loop) -> str | None:
             prim, ins = prim.prim, ins[1:]
             indices += [values for _, values in sorted(changing.values())]
             changing = {at: name for at, (name, _) in changing.items()}
-        if step.outs[0] in accumulated.values():  # added in place below, not made of zeros
+        if step.outs[0] in scatters:  # added in place below, not made of zeros
             index = _index(params["idx"], changing)
             if index is None:
                 return None
             scattered[step.outs[0]] = (index, names[ins[0]])
             continue
         if step.outs[0] in accumulated:  # the carried value, added into where the scatter wrote
-            index, values = scattered[accumulated[step.outs[0]]]
-            carried_name = names[next(s for s in ins if s != accumulated[step.outs[0]])]
+            scatter_out, carried_in = accumulated[step.outs[0]]
+            index, values = scattered[scatter_out]
+            carried_name = names[carried_in]
             names[step.outs[0]] = carried_name
             lines.append(f"{carried_name}[{index}] += {values}")
             continue
@@ -180,8 +183,7 @@ def kernel_source(loop: Loop) -> str | None:
     args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
     args += [f"P{k}" for k in range(len(indices))] + [f"k{slot}" for slot in arrays]
     head = [f"def kernel({', '.join(args)}):"]
-    for add in accumulated:  # written in place: the caller's array is copied first
-        carried_in = next(s for s in _step_at(body, add).ins if s != accumulated[add])
+    for _, carried_in in accumulated.values():  # written in place: the caller's array copied first
         head.append(f"    {names[carried_in]} = {names[carried_in]}.copy()")
     once = _read_once(loop)
     for k, out in enumerate(exported):  # a stack per value read after the loop (one value
@@ -199,12 +201,14 @@ def kernel_source(loop: Loop) -> str | None:
         inside.append(f"{', '.join(carried)} = {', '.join(nexts)}")
     tail = [f"    return ({''.join(f'E{k}, ' for k in range(len(exported)))})"]
     lines = head + [f"    for trip in range({loop.trips}):"] + ["        " + x for x in inside] + tail
-    return "\n".join(["import numpy as np", "", "from dualad._base.kernel_cache import njit", "",
-                      '@njit(error_model="numpy", nogil=True)', *lines]) + "\n"
+    source = "\n".join(["import numpy as np", "", "from dualad._base.kernel_cache import njit", "",
+                        '@njit(error_model="numpy", nogil=True)', *lines]) + "\n"
+    return source, [np.asarray(values, dtype=np.int64) for values in indices] + [
+        body.consts[slot] for slot in arrays]
 
 
 def _accumulations(loop: Loop) -> dict:
-    """``{add's out slot: scatter's out slot}`` for each ``carried + scatter(v, idx)`` of
+    """``{add's out slot: (scatter's out slot, the carried input)}`` for each ``carried + scatter(v, idx)`` of
     ``loop``'s body that its kernel can write as ``carried[idx] += v`` (the cotangent of
     row ``t`` of an input, summed over the trips): one pass over the row, not over the
     whole array at each trip. The scatter and the carried value are read by that add
@@ -239,13 +243,8 @@ def _accumulations(loop: Loop) -> dict:
         if (inner is not None and _sets_at_indices(inner, params) and reads.get(other) == 1
                 and reads.get(carried_in) == 1 and other not in outputs
                 and body.avals[other][1:] == body.avals[carried_in][1:]):
-            found[add_out] = other
+            found[add_out] = (other, carried_in)
     return found
-
-
-def _step_at(body: Any, out: int) -> Eqn:
-    """The step of ``body`` that makes slot ``out``."""
-    return next(step for step in body.steps if type(step) is Eqn and out in step.outs)
 
 
 def _read_once(loop: Loop) -> dict:
@@ -261,18 +260,6 @@ def _array_consts(body: Any) -> list:
     """The slots of ``body``'s float64 array constants, which its kernel takes last."""
     return sorted(slot for slot, value in body.consts.items()
                   if type(value) is np.ndarray and value.dtype == _F64 and value.ndim >= 1)
-
-
-def trip_indices(loop: Loop) -> list:
-    """The per-trip ints of the indices of ``loop``'s PerTrip steps, as the arrays its kernel
-    takes last (in the order :func:`kernel_source` names them ``P0, P1, ...``)."""
-    body, found = loop.body, []
-    first_params = body.n_inputs - len(loop.trip_params)
-    for step in body.steps:
-        if type(step) is Eqn and type(step.prim) is PerTrip:
-            _, changing = _changing_ints(loop.trip_params[step.ins[0] - first_params], len(found))
-            found += [np.asarray(values, dtype=np.int64) for _, values in sorted(changing.values())]
-    return found
 
 
 def _changing_ints(per_trip: list, first: int) -> tuple:
