@@ -238,6 +238,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
     fixed: dict = {}       # slot before the loop -> body input
     carried: dict = {}     # (position, output, first value's slot) -> body input
     sliced: dict = {}      # the slots each trip reads -> body input
+    sliced_at: dict = {}   # (position, input) -> the body input of what each trip reads there
     for j in kept:
         for m, s in enumerate(body_steps[j].ins):
             kind = reading[(j, m)]
@@ -246,7 +247,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
             elif kind[0] == "carried":
                 carried.setdefault(kind[1:], len(carried))
             elif kind[0] == "sliced":
-                sliced.setdefault(reads_of(j, m), len(sliced))
+                sliced_at[(j, m)] = sliced.setdefault(reads_of(j, m), len(sliced))
 
     # kept steps whose parameters change from trip to trip read each trip's as an input
     changing = [j for j in kept if changes[j]]
@@ -278,7 +279,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
             elif kind[0] == "carried":
                 ins.append(len(fixed) + carried[kind[1:]])
             elif kind[0] == "sliced":
-                ins.append(len(fixed) + len(carried) + sliced[reads_of(j, m)])
+                ins.append(len(fixed) + len(carried) + sliced_at[(j, m)])
             elif s in consts:
                 value = consts[s]
                 key = (type(value), repr(value)) if inline(value) else id(value)
