@@ -26,7 +26,7 @@ def _einsum_impl(xp, *operands, subscripts):
             f"einsum: the array namespace {name!r} has no einsum function (it is not part of "
             "the array API standard); use NumPy or CuPy arrays, or write the contraction "
             "with matmul, tensordot, sum and broadcasting")
-    if len(operands) > 2 or _loops_slowly(subscripts, operands):
+    if len(operands) > 2 or _pays_to_plan(subscripts, tuple(map(shape_of, operands))):
         # Without a contraction order, three or more operands run as one nested
         # loop over every letter (the VJP's identity and ones operands included).
         try:
@@ -43,14 +43,10 @@ def _einsum_impl(xp, *operands, subscripts):
 _PLANNED_PRODUCTS, _PLANNED_OUTPUT = 1024, 16
 
 
-def _loops_slowly(subscripts, operands):
-    """Whether a two-operand einsum makes enough products into a large enough output that
-    planning it (``optimize=True``) pays."""
-    return _pays_to_plan(subscripts, tuple(map(shape_of, operands)))
-
-
 @lru_cache(maxsize=1024)
 def _pays_to_plan(subscripts, shapes):
+    """Whether a two-operand einsum of operands of ``shapes`` makes enough products into a
+    large enough output that planning it (``optimize=True``) pays."""
     if "..." in subscripts or "->" not in subscripts:
         return False
     ins, out = _split_subscripts(subscripts)
