@@ -27,7 +27,6 @@ from dualad.interpreter import (
     raw,
     reported_dtype,
     shape_of,
-    shared_by_key,
 )
 from reverse._anomaly import ANOMALY, recorded_at
 from reverse._saved_hooks import HOOKS
@@ -142,7 +141,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
         self.requires_grad = False
         self._node = None
         self._index = 0
-        self._version = VersionCounter()
+        self._version = None  # made when first needed: see _counter
         self._hooks = None
         self._retains_grad = False
         if level is None:
@@ -155,9 +154,24 @@ class Tensor(TorchMethods, ArrayLike, Value):
     def _make(cls, value, level, node=None, index=0, requires_grad=False):
         t = object.__new__(NumpyTensor if level in NUMPY_LEVELS else cls)
         t.value, t._grad, t.requires_grad = value, None, requires_grad
-        t._node, t._index, t._version = node, index, VersionCounter()
+        t._node, t._index, t._version = node, index, None
         t._hooks, t._retains_grad, t._level = None, False, level
         return t
+
+    def _counter(self) -> VersionCounter:
+        """This tensor's version counter, made when first asked for: by a record that
+        saves the tensor, or a view that shares it (``detach``). Until then nothing can
+        hold it, so an in-place update with none has no one to tell (``_bump``), and most
+        tensors of a tape, which no record saves, never make one."""
+        counter = self._version
+        if counter is None:
+            counter = self._version = VersionCounter()
+        return counter
+
+    def _bump(self) -> None:
+        """Tell the records that saved this tensor that it was updated in place."""
+        if self._version is not None:
+            self._version.version += 1
 
     def __repr__(self) -> str:
         extra = ", requires_grad=True" if self.requires_grad else ""
@@ -247,7 +261,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
     def detach(self) -> Tensor:
         """The same data, cut from the graph (and from any Dual tangent at this level)."""
         t = Tensor._make(self._detached_value(), self._level)
-        t._version = self._version  # in-place changes to either are seen by both
+        t._version = self._counter()  # in-place changes to either are seen by both
         return t
 
     def _detached_value(self) -> Any:
@@ -353,7 +367,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
             grad = self._grad = Tensor._make(value if owned else ops.copy(value), self._level)
         else:
             grad.value = grad.value + (g.value if isinstance(g, Tensor) else g)
-            grad._version.version += 1
+            grad._bump()
         return grad.requires_grad
 
     def register_hook(self, fn) -> HookHandle:
@@ -408,7 +422,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
     def _inplace(self, other, functional, raw_update):
         if not self._records_with(other):
             raw_update()  # a true in-place update, seen by nodes that saved this array
-            self._version.version += 1
+            self._bump()
             return self
         if self.requires_grad and self.is_leaf:
             raise RuntimeError("a leaf tensor that requires grad is used in an in-place "
@@ -417,7 +431,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
         # that saved it stay valid; this tensor gets a fresh version counter.
         new = functional()
         self.value, self._node, self._index = new.value, new._node, new._index
-        self.requires_grad, self._version = True, VersionCounter()
+        self.requires_grad, self._version = True, None
         return self
 
     def _inplace_op(self, fn, other):
@@ -453,32 +467,56 @@ class Tensor(TorchMethods, ArrayLike, Value):
 
     def _process(self, prim: Primitive, args: tuple, params: dict) -> Any:
         level = self._level
-        values, parents, needs = [], [], []
-        recording = False
-        for a in args:
-            if type(a) in _TAPE_TYPES and a._level == level:
-                values.append(a.value)
-                if a.requires_grad:
-                    recording = True
-                    parents.append((a, 0) if a._node is None else (a._node, a._index))
-                    needs.append(True)
-                    continue
-            else:
-                values.append(a)
-            parents.append(None)
-            needs.append(False)
-        ans = bind(prim, *values, **params)
+        # The values are bound again; NumPy arrays (with Python numbers beside them) go
+        # straight to the entry's impl, as bind sends them, without a second dispatch.
+        if len(args) == 1:  # the operand is this tensor (bind hands it the call): no loop
+            value = self.value
+            values = (value,)
+            recording = self.requires_grad
+            if recording:
+                parents = ((self, 0) if self._node is None else (self._node, self._index),)
+                needs = _NEEDED
+            kind = type(value)
+            ans = prim.impl(_NUMPY, value, **params) if kind is np.ndarray or kind is np.float64 \
+                else bind(prim, value, **params)
+        else:
+            values, parents, needs = [], [], []
+            recording = False
+            arrays, others = False, False  # NumPy arrays among the values; values neither that nor numbers
+            for a in args:
+                if type(a) in _TAPE_TYPES and a._level == level:
+                    value = a.value
+                    if a.requires_grad:
+                        recording = True
+                        parents.append((a, 0) if a._node is None else (a._node, a._index))
+                        needs.append(True)
+                    else:
+                        parents.append(None)
+                        needs.append(False)
+                else:
+                    value = a
+                    parents.append(None)
+                    needs.append(False)
+                values.append(value)
+                kind = type(value)
+                if kind is np.ndarray or kind is np.float64:
+                    arrays = True
+                elif kind is not float and kind is not int:
+                    others = True
+            ans = prim.impl(_NUMPY, *values, **params) if arrays and not others \
+                else bind(prim, *values, **params)
         if prim.plain_output and type(self) is not Tensor:  # a comparison, floor: NumPy's array
             return ans
         multiple = prim.multiple_results
         if not recording or not prim.records:  # plain outputs too: PyTorch's tensors, unrecorded
             return tuple([Tensor._make(a, level) for a in ans]) if multiple else Tensor._make(ans, level)
-        needs = tuple(needs)
+        if type(needs) is list:
+            parents, needs = tuple(parents), tuple(needs)
         res = prim.residuals(ans, values, params, needs)
         saved_ans = False
-        versions = []
+        versions = _NO_VERSIONS
         if prim.saves_values:  # an in-place update of a saved value must be caught
-            _saved_versions(versions, args, res[1], level)
+            versions = _saved_versions(args, res[1], level)
             saved_ans = res[0] is not None
         if HOOKS.entered:  # inside saved_tensors_hooks: the tape keeps what pack_hook makes
             res = HOOKS.pack(res, Tensor, level, prim.name)
@@ -487,22 +525,22 @@ class Tensor(TorchMethods, ArrayLike, Value):
         if not multiple:
             if type(ans) is np.ndarray:  # the common case, without the generic helpers
                 dtype = ans.dtype
-                avals = shared_by_key(("avals", ans.shape, dtype), lambda: ((ans.shape, dtype),))
+                key = (ans.shape, dtype)
+                avals = _AVALS.get(key) or _shared_avals(key)
                 is_float = dtype.kind in "fc"
             else:
                 avals, is_float = (aval(ans),), _is_float_value(ans)
             out = Tensor._make(ans, level, None, 0, is_float)
             if saved_ans:
-                versions.append((out._version, 0, -1))
-            out._node = node = Node(prim, params, tuple(parents), needs, res, 1, avals, tuple(versions))
+                versions = versions + ((out._counter(), 0, -1),)
+            out._node = node = Node(prim, params, parents, needs, res, 1, avals, versions)
             if ANOMALY.on:
                 node.where = recorded_at()
             return out
         outs = tuple([Tensor._make(a, level, None, j, _is_float_value(a)) for j, a in enumerate(ans)])
         if saved_ans:
-            versions.extend([(t._version, 0, -1 - j) for j, t in enumerate(outs)])
-        node = Node(prim, params, tuple(parents), needs, res, len(ans), tuple([aval(a) for a in ans]),
-                    tuple(versions))
+            versions = versions + tuple([(t._counter(), 0, -1 - j) for j, t in enumerate(outs)])
+        node = Node(prim, params, parents, needs, res, len(ans), tuple([aval(a) for a in ans]), versions)
         if ANOMALY.on:
             node.where = recorded_at()
         for t in outs:
@@ -579,14 +617,32 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     return t
 
 
-def _saved_versions(versions: list, args: tuple, kept: tuple, level: int) -> None:
-    """Append ``(counter, version, position)`` of each tensor of ``level`` among ``args``
+def _saved_versions(args: tuple, kept: tuple, level: int) -> tuple:
+    """``(counter, version, position)`` of each tensor of ``level`` among ``args``
     whose value a record keeps (``kept``: the residuals' inputs, ``Dropped`` where not kept).
     Every such input is checked, not only those that require grad: x's cotangent in
     x * w reads w, so an in-place w += 1 makes it wrong."""
+    versions = _NO_VERSIONS
     for i, a in enumerate(args):
         if type(a) in _TAPE_TYPES and a._level == level and type(kept[i]) is not Dropped:
-            versions.append((a._version, a._version.version, i))
+            counter = a._counter()
+            versions = versions + ((counter, counter.version, i),)
+    return versions
+
+
+_NUMPY = namespace_of([np.empty(0)])  # the namespace bind gives NumPy arrays
+_NO_VERSIONS: tuple = ()
+_NEEDED = (True,)  # the needs of a unary record: shared, as a tape keeps one per node
+# ((shape, dtype),), the avals of a single NumPy output, one per shape and dtype and shared
+# by the nodes that have it (see _process); started over at 4096 keys.
+_AVALS: dict[tuple, tuple] = {}
+
+
+def _shared_avals(key: tuple) -> tuple:
+    if len(_AVALS) >= 4096:
+        _AVALS.clear()
+    avals = _AVALS[key] = (key,)
+    return avals
 
 
 def _check_data(value: Any, name: str) -> None:

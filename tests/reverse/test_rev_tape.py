@@ -382,6 +382,31 @@ def test_every_in_place_path_on_a_saved_constant_is_seen(update):
         y.backward()
 
 
+@pytest.mark.parametrize("viewed", ["before the record", "after the record"])
+def test_a_view_shares_the_counter_however_early_it_was_made(viewed):
+    # A tensor's counter is made when first needed (a record saving it, a view
+    # sharing it); either way, view and record must hold the same one.
+    x = Tensor(np.array([0.5, 1.0]), requires_grad=True)
+    h = x * 1.0
+    view = h.detach() if viewed == "before the record" else None
+    y = ops.sin(h).sum()  # sin saves h
+    view = h.detach() if view is None else view
+    view.__imul__(2.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_only_the_tensors_a_record_saves_get_a_version_counter():
+    x = Tensor(np.array([0.5, 1.0]), requires_grad=True)
+    h = x * 2.0  # multiply keeps 2.0 for x's cotangent, not x
+    y = ops.sin(h)  # sin keeps h
+    assert x._version is None and y._version is None and h._version is not None
+    with no_grad():
+        y += 1.0  # nothing saved y: nothing to tell
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, 2.0 * np.cos(h.value))
+
+
 def test_a_constant_changed_after_backward_or_not_saved_is_fine():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     w = Tensor(np.array([3.0, 4.0]))
