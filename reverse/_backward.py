@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from heapq import heappop, heappush
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from dualad import ops
 from dualad.interpreter import (
@@ -35,14 +35,12 @@ def key(ref) -> tuple:
     return id(ref[0]), ref[1]
 
 
-def _check_versions(node: Node) -> None:
-    for counter, saved, index in node.versions:
-        if counter.version != saved:
-            what = f"input {index}" if index >= 0 else f"output {-1 - index}"
-            raise RuntimeError(
-                f"{what} of '{node.prim.name}' was modified in place after it was saved "
-                f"for backward (version {counter.version}, saved at {saved}); compute on a "
-                "copy, or do the in-place update after backward")
+def _modified(node: Node, counter, saved: int, index: int) -> RuntimeError:
+    what = f"input {index}" if index >= 0 else f"output {-1 - index}"
+    return RuntimeError(
+        f"{what} of '{node.prim.name}' was modified in place after it was saved "
+        f"for backward (version {counter.version}, saved at {saved}); compute on a "
+        "copy, or do the in-place update after backward")
 
 
 def pytorch_convention(g: Any) -> Any:
@@ -150,19 +148,38 @@ class _Cotangents:
         if type(target) is not Node:
             self.slot(target, index).add(c, owned)
             return
-        accs = self.outputs(target)
-        acc = accs[index]
-        if acc is None:
+        entry = self.nodes.get(target.seq)  # ``outputs``, inline: this runs for every edge
+        if entry is None:
+            accs = [None] * target.n_out
             accs[index] = Accumulator(c, owned)
+            self.nodes[target.seq] = (target, accs)
+            heappush(self.queue, -target.seq)
+            return
+        acc = entry[1][index]
+        if acc is None:
+            entry[1][index] = Accumulator(c, owned)
         else:
             acc.add(c, owned)
 
-    def __iter__(self) -> Iterator[tuple]:
-        """The queued nodes, each with its accumulators, latest first, taken off the queue
-        as they come (the walk queues more as it goes)."""
-        queue, nodes = self.queue, self.nodes
-        while queue:
-            yield nodes.pop(-heappop(queue))
+
+def _cotangent_in(node: Node, accs: list, level: int, captured: Any, capture: dict | None) -> Any:
+    """The cotangent a node's VJP takes, from its accumulators: after its hooks, noted
+    in ``capture`` where asked, zeros for the outputs none reached (several results);
+    None if none reached any."""
+    gs = [None if acc is None else acc.value for acc in accs]
+    if node.hooks:
+        gs = [_run_hooks(node.hooks.get(j), g, level) if g is not None else g for j, g in enumerate(gs)]
+    if id(node) in captured:
+        for j, g in enumerate(gs):
+            if (id(node), j) in capture:
+                capture[(id(node), j)] = g
+    if not node.prim.multiple_results:
+        return gs[0]
+    if all(g is None for g in gs):
+        return None
+    some = next(g for g in gs if g is not None)
+    return tuple(zeros(some, shape, dtype) if g is None else g
+                 for g, (shape, dtype) in zip(gs, node.out_avals))
 
 
 def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
@@ -189,31 +206,25 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
     anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, through the plain VJPs
-    for node, accs in cotangents_of:
-        gs = [None if acc is None else acc.value for acc in accs] if len(accs) > 1 else [accs[0].value]
-        if node.hooks:
-            gs = [_run_hooks(node.hooks.get(j), g, level) if g is not None else g for j, g in enumerate(gs)]
-        if id(node) in captured:
-            for j, g in enumerate(gs):
-                if (id(node), j) in capture:
-                    capture[(id(node), j)] = g
+    nodes, queue = cotangents_of.nodes, cotangents_of.queue
+    while queue:  # the queued nodes, latest first, as _Cotangents queues them
+        node, accs = nodes.pop(-heappop(queue))
         prim = node.prim
-        if not prim.multiple_results:
-            g = gs[0]
+        if node.hooks is None and not prim.multiple_results and id(node) not in captured:
+            g = accs[0].value  # the common case: one output, no hook, nothing captured
             if g is None:
                 continue
-        elif all(g is None for g in gs):
-            continue
         else:
-            some = next(g for g in gs if g is not None)
-            g = tuple(zeros(some, shape, dtype) if g is None else g
-                      for g, (shape, dtype) in zip(gs, node.out_avals))
+            g = _cotangent_in(node, accs, level, captured, capture)
+            if g is None:
+                continue
         if node.freed:
             raise RuntimeError(
                 f"trying to backward through the graph a second time (node '{prim.name}'): "
                 "its saved values were freed; pass retain_graph=True to the first backward")
-        if node.versions:
-            _check_versions(node)
+        for counter, saved, index in node.versions:
+            if counter.version != saved:
+                raise _modified(node, counter, saved, index)
         res = node.res
         if type(res) is Packed:  # recorded inside saved_tensors_hooks
             res = res.unpack()
@@ -223,11 +234,12 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             if create_graph and prim.saves_values:
                 res = _as_tensor_args(node, res, level)
             cots = checked_vjp(node, g, res) if anomaly else prim.vjp(g, res, node.needs, node.params)
-            for i, (p, c) in enumerate(zip(parents, cots)):
-                if p is None or c is None:
-                    continue
-                owned = is_large(c) and i in prim.fresh_cotangents and made_by_call(c, (g,))
-                cotangents_of.add(p[0], p[1], c, owned)
+            i = 0
+            for p, c in zip(parents, cots):
+                if p is not None and c is not None:
+                    owned = is_large(c) and i in prim.fresh_cotangents and made_by_call(c, (g,))
+                    cotangents_of.add(p[0], p[1], c, owned)
+                i += 1
         if not retain_graph:
             node.res = None
             node.freed = True
