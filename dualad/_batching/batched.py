@@ -21,7 +21,11 @@ from dualad._base.shapes import dtype_of, shape_of
 from dualad._numpy.arraylike import BUILDING_ARRAYS, ArrayLike
 from dualad._table.entries import Primitive
 
-__all__ = ["Batched"]
+__all__ = ["Batched", "BatchedChoiceError"]
+
+
+class BatchedChoiceError(TypeError):
+    """A Python number or branch asked of a batched value, which has one per element."""
 
 
 class Batched(ArrayLike, Value):
@@ -61,7 +65,7 @@ class Batched(ArrayLike, Value):
         self._refuse("item()")
 
     def _refuse(self, what: str):
-        raise TypeError(
+        raise BatchedChoiceError(
             f"vmap: {what} of a batched value: it stands for a different value in each element "
             "of the batch, so no one Python number (or branch) holds for all of them. Use "
             f"where() for a choice made entry by entry, or loop over the batch ({BUILDING_ARRAYS})")

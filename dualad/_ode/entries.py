@@ -25,6 +25,7 @@ from dualad._base.core import bind
 from dualad._base.shapes import ndim_of
 from dualad._ode.problem import Problem
 from dualad._ode.sensitivities import adjoint, forward_sensitivities
+from dualad._ode.steps import Steps
 from dualad._table.entries import custom
 from dualad._table.vjp import Dropped
 
@@ -45,13 +46,19 @@ def solution_dtype(y0: Any) -> Any:
 
 def _solution_impl(xp, y0, *theta, problem):
     theta = _arrays(theta)
-    # where reverse mode takes the adjoint, the solve keeps its dense output (the same y:
-    # SciPy interpolates at t_eval with it either way) as the adjoint's checkpoints
-    adjoint = problem.sensitivity == "adjoint"
-    res = problem.solve(y0, theta, t_eval=problem.t_eval, dense_output=adjoint)
-    if adjoint and res.success:
-        problem.keep_checkpoints(y0, theta, res.sol)
-        res.sol = None
+    if problem.on_steps:  # the solve keeps its steps, the derivatives are taken on them
+        records: list = []
+        res = problem.solve(y0, theta, t_eval=problem.t_eval, records=records)
+        if res.success:
+            problem.keep(y0, theta, Steps(problem.method, records, y0))
+    else:
+        # where reverse mode takes the adjoint, the solve keeps its dense output (the same y:
+        # SciPy interpolates at t_eval with it either way) as the adjoint's checkpoints
+        adjoint = problem.sensitivity == "adjoint"
+        res = problem.solve(y0, theta, t_eval=problem.t_eval, dense_output=adjoint)
+        if adjoint and res.success:
+            problem.keep(y0, theta, res.sol)
+            res.sol = None
     problem.solves.record(res, res.success, res.message)
     return xp.asarray(res.t), xp.asarray(res.y, dtype=solution_dtype(y0))
 

@@ -22,8 +22,11 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.reverse_mode import registered_vjp
+from dualad._batching.batched import BatchedChoiceError
+from dualad._batching.vmap import vmap
 from dualad._forward.transforms import jacfwd, jvp
 from dualad._implicit.closure import Closed
+from dualad._ode.steps import METHODS, Steps, recorded
 from dualad._staging.compile import compile as jit
 from dualad.numpy import asarray, stack
 
@@ -42,9 +45,10 @@ _DENSE_JACOBIAN = 400
 # y, or the quadratures to the adjoint (k n^2 numbers, n products each as J_y's); beyond it
 # J_y's blocks alone.
 COUPLED_UP_TO = 400
-# The dense outputs of this many primal solves are kept for the adjoint (more under vmap's
-# loop, one per element: the adjoint of an element whose output went solves y again).
-_CHECKPOINTS_KEPT = 4
+# What this many primal solves kept for their derivatives (an explicit Runge-Kutta method's
+# steps; another's dense output, the adjoint's checkpoints) is kept; more under vmap's loop,
+# one per element: the derivative of an element whose record went solves y again.
+_SOLVES_KEPT = 4
 
 
 class Problem:
@@ -71,16 +75,22 @@ class Problem:
         self.t_span, self.t_eval, self.method = t_span, t_eval, method
         self.rtol, self.atol, self.options = rtol, atol, options
         self.sensitivity, self.solves = sensitivity, solves
-        self._checkpoints: dict = {}
+        self._kept: dict = {}
 
     @property
     def stiff(self) -> bool:
         return self.method in STIFF
 
+    @property
+    def on_steps(self) -> bool:
+        """Whether the derivatives are taken on the primal solve's steps
+        (:mod:`dualad._ode.steps`): SciPy's explicit Runge-Kutta methods but DOP853."""
+        return isinstance(self.method, str) and self.method in METHODS
+
     def scipy_solve(self, fun: Callable, y0: Any, *, t_span: Any = None, t_eval: Any = None,
                     atol: Any = None, jac: Any = None, first_step: float | None = None,
-                    dense_output: bool = False,
-                    user: bool = False) -> Any:
+                    dense_output: bool = False, user: bool = False,
+                    method: Any = None) -> Any:
         """SciPy's ``solve_ivp`` with this problem's method, tolerances and step options: of
         the user's system (``user``: every option), or of an augmented one (the options that
         describe the user's ``fun`` left out). ``args`` are not passed: ``fun`` (``closed.fn``)
@@ -91,32 +101,49 @@ class Problem:
             options["jac"] = jac
         if first_step is not None:
             options["first_step"] = first_step
-        return si.solve_ivp(fun, self.t_span if t_span is None else t_span, y0, method=self.method,
+        return si.solve_ivp(fun, self.t_span if t_span is None else t_span, y0,
+                            method=self.method if method is None else method,
                             t_eval=t_eval, dense_output=dense_output, rtol=self.rtol,
                             atol=self.atol if atol is None else atol, **options)
 
-    def solve(self, y0: Any, theta: tuple, *, t_eval: Any, dense_output: bool = False) -> Any:
+    def solve(self, y0: Any, theta: tuple, *, t_eval: Any, dense_output: bool = False,
+              records: list | None = None) -> Any:
         """The user's problem at the operands ``theta`` (plain arrays), as SciPy solves it;
-        a stiff method gets ``fun``'s Jacobian by forward mode where the user gave none."""
+        a stiff method gets ``fun``'s Jacobian by forward mode where the user gave none.
+        With ``records`` (:attr:`on_steps`), its accepted steps are appended there."""
         with self.closed.running(theta):
             jac = self.jac
             if self.stiff and jac is None and "jac_sparsity" not in self.options:
                 jacobian = self.jacobian(theta)
                 jac = lambda t, y: jacobian(np.float64(t), y)  # noqa: E731
+            method = None if records is None else recorded(self.method, records)
             return self.scipy_solve(self.closed.fn, y0, t_eval=t_eval, jac=jac,
-                                    dense_output=dense_output, user=True)
+                                    dense_output=dense_output, user=True, method=method)
 
-    # -- the primal solve's dense output, the adjoint's checkpoints ---------------------------
-    def keep_checkpoints(self, y0: Any, theta: tuple, sol: Any) -> None:
-        """Keep ``sol`` (the dense output of the solve at ``y0``, ``theta``) for the adjoint,
-        which then needs no second forward solve of its own."""
-        if len(self._checkpoints) >= _CHECKPOINTS_KEPT:
-            self._checkpoints.pop(next(iter(self._checkpoints)))
-        self._checkpoints[_key(y0, theta)] = sol
+    # -- what the primal solve keeps for the derivatives -------------------------------------
+    def keep(self, y0: Any, theta: tuple, kept: Any) -> None:
+        """Keep ``kept`` (the steps or the dense output of the solve at ``y0``, ``theta``) for
+        the derivatives, which then need no second solve of ``y``."""
+        if len(self._kept) >= _SOLVES_KEPT:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[_key(y0, theta)] = kept
 
-    def checkpoints(self, y0: Any, theta: tuple) -> Any:
-        """The dense output kept for ``y0``, ``theta`` (the same numbers), or None."""
-        return self._checkpoints.get(_key(y0, theta))
+    def kept(self, y0: Any, theta: tuple) -> Any:
+        """What the solve at ``y0``, ``theta`` (the same numbers) kept, or None."""
+        return self._kept.get(_key(y0, theta))
+
+    def steps(self, y0: Any, theta: tuple) -> Steps:
+        """The accepted steps of the solve at ``y0``, ``theta``: kept, or solved again (the
+        steps do not depend on ``t_eval``)."""
+        steps = self.kept(y0, theta)
+        if steps is None:
+            records: list = []
+            res = self.solve(y0, theta, t_eval=None, records=records)
+            if not res.success:
+                raise RuntimeError(f"{self.who}: the solve of y, for its steps, failed: SciPy "
+                                   f"says {res.message!r}")
+            steps = Steps(self.method, records, y0)
+        return steps
 
     def user_jacobian(self, theta: tuple) -> Callable | None:
         """``J_y(t, y)`` for a stiff method's Newton iterations: the user's ``jac`` (a
@@ -199,6 +226,47 @@ class Problem:
             return tuple(stack([c[i] for c in cots]) for i in range(1 + len(values)))
         compiled = jit(rows, **_ONCE_PER_SOLVE)
         return lambda t, y: compiled(t, y, *theta)
+
+    # -- products at every stage of every step at once (dualad._ode.steps) -------------------
+    def stage_products(self, theta: tuple, directions: dict, T: Any, Y: Any) -> tuple:
+        """``(J_y, J_theta dtheta)`` at the points ``(T[i], Y[i])``, ``(N, n, n)`` and
+        ``(N, n, k)``, along the k ``directions`` of the operands (as
+        :meth:`tangent_product`'s): one call of ``fun``'s JVP mapped over the points, or,
+        where ``fun`` decides on its values (``if y[0] > 0``), one replay per point."""
+        n, moved = Y.shape[1], sorted(directions)
+        k = directions[moved[0]].shape[0] if moved else 0
+        seeds = np.concatenate([np.eye(n), np.zeros((k, n))])
+        padded = {i: np.concatenate([np.zeros((n, *np.shape(theta[i])), theta[i].dtype),
+                                     directions[i]]) for i in moved}
+
+        def product(t, y):
+            def f(y, *th):
+                return self._at(t, y, _put(theta, moved, th))
+            return jvp(f, (y, *(theta[i] for i in moved)), (seeds, *(padded[i] for i in moved)))[1]
+        try:
+            ds = np.asarray(vmap(product)(T, Y), dtype=float)
+        except BatchedChoiceError:
+            one = self.tangent_product(theta, padded)
+            ds = np.stack([np.asarray(one(t, y, seeds)[1], dtype=float) for t, y in zip(T, Y)])
+        return ds[:, :n].transpose(0, 2, 1), ds[:, n:].transpose(0, 2, 1)
+
+    def stage_pullback(self, theta: tuple, T: Any, Y: Any, mu: Any) -> tuple:
+        """``sum_i mu[i]^T J_theta(T[i], Y[i])`` for each operand: one pullback of ``fun``
+        mapped over the points, or, where ``fun`` decides on its values, one per point."""
+        vjp = registered_vjp(f"the reverse-mode derivative of {self.who}",
+                             "or use forward mode (dualad.jvp, jacfwd) through it")
+
+        def mapped(*th):
+            return vmap(lambda t, y: self._at(t, y, th))(T, Y)
+        try:
+            return tuple(np.asarray(c, dtype=float) for c in vjp(mapped, *theta)[1](mu))
+        except BatchedChoiceError:
+            one = self.cotangent_product(theta)
+            sums = [np.zeros(np.shape(th)) for th in theta]
+            for t, y, a in zip(T, Y, mu):
+                for total, part in zip(sums, one(t, y, a)[1:]):
+                    total += np.asarray(part, dtype=float)
+            return tuple(sums)
 
     def jacobian(self, theta: tuple) -> Callable:
         """``(t, y) -> J_y``, dense, by forward mode."""

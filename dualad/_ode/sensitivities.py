@@ -17,9 +17,9 @@ A stiff method's Newton matrix is the augmented system's exact Jacobian (for ``y
 to ``COUPLED_UP_TO`` numbers), and the adjoint's tolerances are derived from ``y``'s
 (:func:`adjoint_atol`).
 
-The solver's own steps are never differentiated: each is SciPy's solve of an ODE whose
-solution is the derivative. Where one of those solves fails, a RuntimeError names
-SciPy's message.
+Each is SciPy's solve of an ODE whose solution is the derivative. Where one of those
+solves fails, a RuntimeError names SciPy's message. For RK23 and RK45 the derivatives are
+taken on the primal solve's steps instead (:mod:`dualad._ode.steps`), where they fit.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dualad._ode import steps as on_steps
 from dualad._ode.problem import COUPLED_UP_TO, Problem, newton_matrix
 
 __all__ = ["adjoint", "adjoint_atol", "forward_sensitivities"]
@@ -62,6 +63,15 @@ def forward_sensitivities(problem: Problem, t_eval: Any, y0: Any, theta: tuple, 
     """``dY``, of shape ``(k, n, m)``, along the k directions ``ty0`` (``(k, n)``) and
     ``directions[i]`` (``(k, *theta[i].shape)``; absent: no move of ``theta[i]``)."""
     n, k = y0.shape[0], ty0.shape[0]
+    if problem.t_span[0] == problem.t_span[-1]:  # no step: y stays y0
+        return np.repeat(ty0[:, :, None].astype(float), len(t_eval), axis=2)
+    steps = problem.steps(y0, theta) if problem.on_steps else None
+    if steps is not None and steps.usable(k):
+        T, Y = steps.points()
+        jy, g = problem.stage_products(theta, directions, T, Y)
+        if not directions:  # y0's alone
+            g = np.zeros((*g.shape[:2], k))
+        return on_steps.tangent(steps, t_eval, problem.t_eval is not None, jy, g, ty0)
     product = problem.tangent_product(theta, directions)
 
     def rhs(t, z):
@@ -82,7 +92,13 @@ def adjoint(problem: Problem, t_eval: Any, y0: Any, theta: tuple, g: Any) -> tup
     n, m = y0.shape[0], len(t_eval)
     if m == 0:
         return (np.zeros(n), *(np.zeros(th.shape) for th in theta))
-    at = problem.checkpoints(y0, theta)
+    steps = problem.steps(y0, theta) if problem.on_steps else None
+    if steps is not None and steps.usable(0):
+        T, Y = steps.points()
+        jy, _ = problem.stage_products(theta, {}, T, Y)
+        dy0, mu = on_steps.cotangent(steps, t_eval, problem.t_eval is not None, jy, g)
+        return (dy0, *(problem.stage_pullback(theta, T, Y, mu) if theta else ()))
+    at = None if problem.on_steps else problem.kept(y0, theta)  # kept: steps, not checkpoints
     if at is None:  # not kept by the primal solve (an element of vmap's loop, long gone)
         at = _checked(problem.solve(y0, theta, t_eval=None, dense_output=True), problem,
                       "solve of y, for the adjoint's checkpoints,").sol

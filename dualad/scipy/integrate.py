@@ -4,11 +4,12 @@ Same signature as SciPy's, plus ``sensitivity``; it calls SciPy for the solve, s
 numbers are SciPy's, and returns SciPy's result with ``y`` differentiable with respect to
 every value of dualad's transforms in ``y0``, in ``args`` and in what ``fun`` closes over
 (found as ``checkpoint`` finds them: :func:`dualad.interpreter.reach`), in every mode
-(``jvp``/``jacfwd``, ``reverse.grad``, ``vmap`` over parameters, ``jit``). The derivative
-is that of the ODE's solution, computed by SciPy too, never by differentiating its steps:
-forward sensitivities (the tangent ODE, integrated with the solution) or the adjoint ODE
-(integrated backwards over the forward solve's dense output). See
-:mod:`dualad._ode.sensitivities`.
+(``jvp``/``jacfwd``, ``reverse.grad``, ``vmap`` over parameters, ``jit``). With RK45 and
+RK23 the derivative is that of SciPy's numbers on its steps, held fixed
+(:mod:`dualad._ode.steps`); with the other methods, that of the ODE's solution, computed by
+SciPy too: forward sensitivities (the tangent ODE, integrated with the solution) or the
+adjoint ODE (integrated backwards over the forward solve's dense output)
+(:mod:`dualad._ode.sensitivities`).
 
 Examples
 --------
@@ -63,8 +64,19 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     A stiff method (BDF, Radau, LSODA) without ``jac`` (nor ``jac_sparsity``) gets ``fun``'s
     Jacobian by forward mode, exact, instead of SciPy's finite differences.
 
-    The derivative is the solution of another ODE, solved by SciPy with the same method and
-    ``rtol``, whose products with ``fun``'s Jacobian are compiled once per solve
+    With RK45 and RK23, SciPy's solve records its accepted steps, and the derivative is that
+    of its numbers with the steps' sizes held fixed (what finite differences of the solve
+    approach): forward mode carries the tangents through each step's stages; reverse mode
+    walks back over them (``sensitivity="adjoint"``) or carries every direction forward and
+    sums (``"forward"``). ``fun``'s Jacobian at every stage of every step comes from one call
+    of its JVP mapped over them (:func:`dualad.vmap`; one call per stage where ``fun``
+    decides on its values, ``if y[0] > 0``), the parameters' cotangents from one pullback
+    mapped over them: about one more solve's cost, with memory for the stages' Jacobians
+    (beyond 2^24 numbers, as the other methods).
+
+    With the other methods, the derivative is the solution of another ODE, solved by SciPy
+    with the same method and ``rtol``, whose products with ``fun``'s Jacobian are compiled
+    once per solve
     (:func:`dualad.jit`); a stiff method's Newton matrix is that ODE's exact Jacobian (for
     ``y`` of up to 400 numbers; beyond it ``J_y``'s blocks alone), the sensitivities' coupled
     to ``y`` by ``fun``'s second derivatives:
