@@ -148,12 +148,16 @@ class _Cotangents:
         if type(target) is not Node:
             self.slot(target, index).add(c, owned)
             return
-        entry = self.nodes.get(target.seq)  # ``outputs``, inline: this runs for every edge
+        seq = target.seq
+        entry = self.nodes.get(seq)  # ``outputs``, inline: this runs for every edge
         if entry is None:
-            accs = [None] * target.n_out
-            accs[index] = Accumulator(c, owned)
-            self.nodes[target.seq] = (target, accs)
-            heappush(self.queue, -target.seq)
+            if target.n_out == 1:
+                accs = [Accumulator(c, owned)]
+            else:
+                accs = [None] * target.n_out
+                accs[index] = Accumulator(c, owned)
+            self.nodes[seq] = (target, accs)
+            heappush(self.queue, -seq)
             return
         acc = entry[1][index]
         if acc is None:
@@ -206,7 +210,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
     # it, the residuals are rewrapped as tape values and the pass is recorded.
     captured = {k[0] for k in capture} if capture else ()
     anomaly = ANOMALY.on  # reverse.detect_anomaly: each step checked, through the plain VJPs
-    nodes, queue = cotangents_of.nodes, cotangents_of.queue
+    nodes, queue, add = cotangents_of.nodes, cotangents_of.queue, cotangents_of.add
     while queue:  # the queued nodes, latest first, as _Cotangents queues them
         node, accs = nodes.pop(-heappop(queue))
         prim = node.prim
@@ -238,7 +242,7 @@ def run_backward(roots: Sequence, cotangents: Sequence, *, retain_graph: bool,
             for p, c in zip(parents, cots):
                 if p is not None and c is not None:
                     owned = is_large(c) and i in prim.fresh_cotangents and made_by_call(c, (g,))
-                    cotangents_of.add(p[0], p[1], c, owned)
+                    add(p[0], p[1], c, owned)
                 i += 1
         if not retain_graph:
             node.res = None

@@ -516,7 +516,12 @@ class Tensor(TorchMethods, ArrayLike, Value):
         saved_ans = False
         versions = _NO_VERSIONS
         if prim.saves_values:  # an in-place update of a saved value must be caught
-            versions = _saved_versions(args, res[1], level)
+            if len(args) == 1:
+                if type(res[1][0]) is not Dropped:
+                    counter = self._counter()
+                    versions = ((counter, counter.version, 0),)
+            else:
+                versions = _saved_versions(args, res[1], level)
             saved_ans = res[0] is not None
         if HOOKS.entered:  # inside saved_tensors_hooks: the tape keeps what pack_hook makes
             res = HOOKS.pack(res, Tensor, level, prim.name)
@@ -623,10 +628,12 @@ def _saved_versions(args: tuple, kept: tuple, level: int) -> tuple:
     Every such input is checked, not only those that require grad: x's cotangent in
     x * w reads w, so an in-place w += 1 makes it wrong."""
     versions = _NO_VERSIONS
-    for i, a in enumerate(args):
-        if type(a) in _TAPE_TYPES and a._level == level and type(kept[i]) is not Dropped:
+    i = 0
+    for a, k in zip(args, kept):
+        if type(a) in _TAPE_TYPES and type(k) is not Dropped and a._level == level:
             counter = a._counter()
             versions = versions + ((counter, counter.version, i),)
+        i += 1
     return versions
 
 
