@@ -12,6 +12,11 @@ ulps of NumPy's, sums added in order (see :mod:`~dualad._program.executors.numba
 Where a value it returns is not finite, the call is replayed by NumPy's loop instead,
 with NumPy's warnings (and, under ``np.errstate``, its errors).
 
+Stacks pass whole from step to step (:func:`_handed_over`): where a kernel's trips read the
+rows of one stack, in order or backwards (the reverse sweep reading what the forward sweep
+saved at each trip; the rows ``xs[t]`` of an input), it takes the stack, not a row per trip
+gathered into a new one at each call.
+
 A step whose index changes from trip to trip (the scatter of row ``t``'s cotangent) reads
 its ints from arrays made once. A body with a step of another kind (a gather, a product
 of arrays of more than two dimensions), or values other than float64 arrays of at least
@@ -54,7 +59,99 @@ def kernel_loops(program: Any) -> Any:
                 step = Eqn(LoopKernel(step.prim, *written), {}, step.ins, step.outs, NUMPY_XP)
                 made = True
         steps.append(step)
-    return program.with_steps(steps) if made else None
+    return _handed_over(program.with_steps(steps)) if made else None
+
+
+def _handed_over(program: Any) -> Any:
+    """``program`` with stacks handed from step to step where a loop kernel's trips read, in
+    one of their columns, the rows of one stack in order or reversed: the rows a kernel
+    before it returns, one per trip (the reverse sweep reading what the forward saved), or
+    the rows ``x[t]`` of one array. The kernel then takes that stack (its rows made
+    contiguous) instead of the rows, and one that returned them returns the stack too; the
+    rows and ``x[t]`` that nothing else reads are no longer made one by one."""
+    steps = list(program.steps)
+    rows_of: dict = {}  # slot -> (the stack it is a row of, its row)
+    for at, step in enumerate(steps):
+        if type(step) is not Eqn:
+            continue
+        if type(step.prim) is LoopKernel:
+            for out, (k, trip) in zip(step.outs, step.prim.rows()):
+                if k is not None:
+                    rows_of[out] = ((at, k), trip)
+        elif step.prim.partition == "getitem" and _row(step.params.get("idx")) is not None:
+            rows_of[step.outs[0]] = (("x", step.ins[0]), _row(step.params["idx"]))
+    handed: dict = {}  # consumer step -> {column: (source, first row, step)}
+    for at, step in enumerate(steps):
+        if type(step) is Eqn and type(step.prim) is LoopKernel:
+            columns = {c: found for c, slots in step.prim.columns(step.ins).items()
+                       if (found := _one_stack([rows_of.get(s) for s in slots])) is not None}
+            if columns:
+                handed[at] = columns
+    if not handed:
+        return program
+    avals, next_slot = dict(program.avals), 1 + max([program.n_inputs, *program.avals,
+                                                     *program.consts])
+    stack_slot: dict = {}  # a kernel's stack -> the slot it is returned in
+    for columns in handed.values():
+        for source, _, _ in columns.values():
+            if source[0] != "x" and source not in stack_slot:
+                stack_slot[source] = next_slot
+                producer = steps[source[0]]
+                avals[next_slot] = producer.prim.stack_aval(source[1])
+                next_slot += 1
+    for at, columns in handed.items():
+        step = steps[at]
+        prim = step.prim.taking({c: (first, by) for c, (_, first, by) in columns.items()})
+        given = tuple(source[1] if source[0] == "x" else stack_slot[source]
+                      for _, (source, _, _) in sorted(columns.items()))
+        steps[at] = Eqn(prim, {}, step.prim.rest_ins(step.ins, columns) + given, step.outs,
+                        step.xp)
+    reads = _reads(steps, program.outputs)
+    for at, step in enumerate(steps):
+        if type(step) is Eqn and type(step.prim) is LoopKernel:
+            stacks = sorted(k for (p, k) in stack_slot if p == at)
+            kept = [i for i, out in enumerate(step.outs) if reads.get(out)]
+            if stacks or len(kept) < len(step.outs):
+                steps[at] = Eqn(step.prim.returning(kept, stacks), {}, step.ins,
+                                tuple(step.outs[i] for i in kept)
+                                + tuple(stack_slot[at, k] for k in stacks), step.xp)
+    reads = _reads(steps, program.outputs)
+    steps = [step for step in steps
+             if not (type(step) is Eqn and step.prim.partition == "getitem"
+                     and not any(reads.get(out) for out in step.outs))]
+    return program.with_steps(steps, avals=avals)
+
+
+def _reads(steps: list, outputs: list) -> dict:
+    reads: dict = {}
+    for step in steps:
+        for s in getattr(step, "ins", ()) if type(step) is Eqn else (step.slot,):
+            reads[s] = reads.get(s, 0) + 1
+    for s in outputs:
+        reads[s] = reads.get(s, 0) + 1
+    return reads
+
+
+def _row(idx: Any) -> int | None:
+    """The row of ``x[idx]`` where ``idx`` is one int, alone or before whole slices
+    (``x[t]``, ``x[t, :]``), else None."""
+    if type(idx) is tuple:
+        if not idx or any(type(i) is not slice or i != slice(None) for i in idx[1:]):
+            return None
+        idx = idx[0]
+    return idx if type(idx) is int else None
+
+
+def _one_stack(found: list) -> tuple | None:
+    """``(source, first row, step)`` where ``found`` (a column's ``(source, row)`` at each
+    trip) reads one source's rows one after the other (step 1) or backwards (step -1)."""
+    if not found or None in found or len({source for source, _ in found}) != 1:
+        return None
+    first = found[0][1]
+    by = found[1][1] - first if len(found) > 1 else 1
+    if by not in (1, -1) or first < 0 or any(row != first + by * t for t, (_, row) in enumerate(found)):
+        return None
+    return found[0][0], first, by
 
 
 def compile_in_background(program: Any) -> Callable:
@@ -85,6 +182,83 @@ class LoopKernel(Step):
         once = _read_once(loop)
         self._picks = [(exported.index(out), 0 if out in once else trip, body.avals[body.outputs[out]][0])
                        for trip, out in loop.exported]
+        self._full = [out not in once for out in exported]  # a stack of every trip's row
+        # handed over (_handed_over): the picks still returned (their places among the loop's
+        # outputs), the stacks returned whole, the columns given as stacks
+        self._kept = list(range(len(self._picks)))
+        self._stacks_out: list = []
+        self._handed: dict = {}  # column -> (its first row in the stack given, step 1 or -1)
+
+    def _copy(self) -> "LoopKernel":
+        new = object.__new__(LoopKernel)
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def rows(self) -> list:
+        """For each output, ``(its stack, its row)`` where it is one row of a stack of every
+        trip's, ``(None, None)`` otherwise."""
+        return [(k, trip) if self._full[k] else (None, None)
+                for k, trip, _ in (self._picks[i] for i in self._kept)]
+
+    def stack_aval(self, k: int) -> tuple:
+        body = self.loop.body
+        out = sorted({out for _, out in self.loop.exported})[k]
+        shape = body.avals[body.outputs[out]][1]
+        return (np.ndarray, (self.loop.trips, *shape), _F64)
+
+    def columns(self, ins: tuple) -> dict:
+        """``{column: its slot at each trip}`` of the per-trip inputs ``ins`` gives."""
+        loop = self.loop
+        start, per_trip = loop.n_fixed + len(loop.carried), loop.per_trip
+        return {c: [ins[start + t * per_trip + c] for t in range(loop.trips)]
+                for c in range(per_trip)}
+
+    def rest_ins(self, ins: tuple, handed: dict) -> tuple:
+        """``ins`` without the per-trip slots of the ``handed`` columns."""
+        loop = self.loop
+        start, per_trip = loop.n_fixed + len(loop.carried), loop.per_trip
+        return ins[:start] + tuple(s for i, s in enumerate(ins[start:]) if i % per_trip not in handed)
+
+    def taking(self, handed: dict) -> "LoopKernel":
+        """This kernel, the columns ``handed`` (``{column: (first row, step)}``) given as
+        stacks after its other operands."""
+        new = self._copy()
+        new._handed = dict(sorted(handed.items()))
+        return new
+
+    def returning(self, kept: list, stacks: list) -> "LoopKernel":
+        """This kernel, returning its outputs ``kept`` (by place), then the stacks ``stacks``."""
+        new = self._copy()
+        new._kept = [self._kept[i] for i in kept]
+        new._stacks_out = list(stacks)
+        return new
+
+    def _stacks(self, rest: tuple) -> list:
+        """Each column's stack of per-trip values, from the operands after the carried ones."""
+        loop = self.loop
+        trips, per_trip, handed = loop.trips, loop.per_trip, self._handed
+        own = [c for c in range(per_trip) if c not in handed]
+        n_rows = len(own) * trips
+        stacks: list = [None] * per_trip
+        for j, c in enumerate(own):
+            stacks[c] = np.array(rest[j:n_rows:len(own)], dtype=_F64)
+        for stack, (c, (first, by)) in zip(rest[n_rows:], handed.items()):
+            rows = stack[first:first + trips] if by == 1 else stack[first::-1][:trips]
+            stacks[c] = np.ascontiguousarray(rows, dtype=_F64)
+        return stacks
+
+    def _numpy_loop(self, xp: Any, args: tuple) -> tuple:
+        """The loop replayed by NumPy, its results as the kernel's."""
+        loop = self.loop
+        start = loop.n_fixed + len(loop.carried)
+        if self._handed:
+            stacks = self._stacks(args[start:])
+            args = (*args[:start], *(stacks[c][t] for t in range(loop.trips)
+                                     for c in range(loop.per_trip)))
+        results = loop.impl(xp, *args)
+        stacks = [np.stack([results[i] for i, (kk, _, _) in enumerate(self._picks) if kk == k])
+                  for k in self._stacks_out]
+        return (*(results[i] for i in self._kept), *stacks)
 
     def compile_in_background(self) -> None:
         """Start compiling the kernel on a thread of its own (once): until it is ready, calls
@@ -109,15 +283,15 @@ class LoopKernel(Step):
             self._compile()  # asked for (executor="numba"), not started in the background
         kernel, loop = self._kernel, self.loop
         if kernel is None:
-            return loop.impl(xp, *args)
-        n_fixed, n_carried, per_trip = loop.n_fixed, len(loop.carried), loop.per_trip
-        sliced = args[n_fixed + n_carried:]
-        stacks = [np.array(sliced[i::per_trip], dtype=_F64) for i in range(per_trip)]
-        exported = kernel(*args[:n_fixed + n_carried], *stacks, *self._last)
+            return self._numpy_loop(xp, args)
+        start = loop.n_fixed + len(loop.carried)
+        exported = kernel(*args[:start], *self._stacks(args[start:]), *self._last)
         if not all(np.isfinite(stack).all() for stack in exported):
-            return loop.impl(xp, *args)  # NumPy's replay, with NumPy's warnings (or errors)
-        return tuple(exported[k][trip] if kind is np.ndarray else kind(exported[k][trip])
-                     for k, trip, kind in self._picks)
+            return self._numpy_loop(xp, args)  # NumPy's replay, with NumPy's warnings (or errors)
+        picks = self._picks
+        return (*(exported[k][trip] if kind is np.ndarray else kind(exported[k][trip])
+                  for k, trip, kind in (picks[i] for i in self._kept)),
+                *(exported[k] for k in self._stacks_out))
 
     def format(self, names: list, params: dict) -> str:
         return self.loop.format(names, params).replace("loop(", "loop_kernel(", 1)

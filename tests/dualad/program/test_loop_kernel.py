@@ -182,3 +182,29 @@ def test_a_row_cotangent_summed_over_the_trips_is_added_in_place_and_kept_once()
     again = replay(kernels, list(args))
     for g, w in zip(again, replay(program, list(args))):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
+def test_stacks_pass_from_kernel_to_kernel_not_row_by_row():
+    """The forward sweep's rows that the reverse sweep reads reach it as one stack (read
+    backwards), and ``xs[t]`` as ``xs`` itself: the per-trip getitems go. Each kernel's
+    NumPy loop (where it cannot compile, or a result is not finite) takes the same stacks."""
+    args = _args()
+    program, kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), args)
+    forward, backward = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    assert forward._stacks_out and any(by == -1 for _, by in backward._handed.values())
+    assert any(by == 1 for _, by in forward._handed.values())  # xs's rows
+
+    def getitems(p):
+        return sum(s.prim.name == "getitem" for s in p.eqns)
+    assert getitems(program) > args[3].shape[0] > 10 > getitems(kernels)  # the peeled trips'
+    want = replay(program, list(args))
+    for got in (replay(kernels, list(args)), _by_numpy_loops(kernels, args)):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
+def _by_numpy_loops(kernels, args):
+    for step in kernels.eqns:
+        if isinstance(step.prim, LoopKernel):
+            step.prim._kernel, step.prim.error = None, "not compiled: the NumPy loop, tested"
+    return replay(kernels, list(args))
