@@ -354,19 +354,27 @@ class Elementwise(Primitive):
                          cotangent_for(unbroadcast_scaled(g, p, av[0]), av)
                          for p, need, av in zip(partials, needs, avals))
         ans, args = res
-        cots = []
-        fresh = self.fresh
-        for i, (f, need, a) in enumerate(zip(self.partials, needs, args)):
-            p = f(ans, *args, **params) if need else None
+        if len(args) == 1:  # sin, exp, tanh, ...: one partial, no loop (a tape's most common step)
+            p = self.partials[0](ans, *args, **params) if needs[0] else None
             if p is None:
-                cots.append(None)
-                continue
-            c = small_product(g, p, a)
-            if c is None:
-                owned = i in fresh and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args))
-                c = cotangent_for(unbroadcast_scaled(g, p, shape_of(a), owned), a)
-            cots.append(c)
+                return (None,)
+            c = small_product(g, p, args[0])
+            return (self._cotangent(0, g, p, ans, args) if c is None else c,)
+        partials = self.partials
+        cots = [None] * len(args)
+        for i in range(len(args)):  # by index, not enumerate(zip()): see benchmarks/README.md
+            if needs[i]:
+                p = partials[i](ans, *args, **params)
+                if p is not None:
+                    c = small_product(g, p, args[i])
+                    cots[i] = self._cotangent(i, g, p, ans, args) if c is None else c
         return tuple(cots)
+
+    def _cotangent(self, i, g, p, ans, args):
+        """The cotangent of input ``i`` for its partial ``p``, by the general route
+        (broadcasting, casts, ownership) that ``small_product`` declined."""
+        owned = i in self.fresh and _inplace.is_large(g) and _inplace.made_by_call(p, (ans, args))
+        return cotangent_for(unbroadcast_scaled(g, p, shape_of(args[i]), owned), args[i])
 
 
 # -- linear: the primitive itself is the JVP, a transpose the VJP --------------------

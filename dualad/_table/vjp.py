@@ -43,21 +43,25 @@ class Dropped:
     def ndim(self) -> int:
         return len(self.shape)
 
+    # Each is a lookup of a shared instance (recorded for most operations of a tape):
+    # the table is read first, and ``shared_by_key`` is called, with a function that
+    # makes the instance, only when it misses.
     @staticmethod
     def of(x: Any) -> "Dropped":
-        return shared_by_key(("of",) + aval(x), lambda: Dropped(x))
+        key = ("of",) + aval(x)
+        return _SHARED_BY_KEY.get(key) or shared_by_key(key, lambda: Dropped(x))
 
     @staticmethod
     def all(args: Any) -> tuple:
         """``tuple(Dropped.of(a) for a in args)``, shared per tuple of avals."""
-        return shared_by_key(("all",) + tuple([aval(a) for a in args]),
-                             lambda: tuple([Dropped.of(a) for a in args]))
+        key = ("all",) + tuple([aval(a) for a in args])
+        return _SHARED_BY_KEY.get(key) or shared_by_key(key, lambda: tuple([Dropped.of(a) for a in args]))
 
     @staticmethod
     def nothing(args: Any) -> tuple:
         """``(None, Dropped.all(args))``: the residuals of a rule that reads no value."""
-        return shared_by_key(("nothing",) + tuple([aval(a) for a in args]),
-                             lambda: (None, Dropped.all(args)))
+        key = ("nothing",) + tuple([aval(a) for a in args])
+        return _SHARED_BY_KEY.get(key) or shared_by_key(key, lambda: (None, Dropped.all(args)))
 
 
 def cotangent_for(c: Any, x: Any) -> Any:
@@ -139,12 +143,14 @@ def small_product(g: Any, p: Any, x: Any) -> Any:
     benchmarks/README.md, "Measurements behind the code").
     """
     tx = type(x)
-    if (type(g) is not NUMPY_ARRAY or (tx is not NUMPY_ARRAY and tx is not Dropped)
-            or g.dtype is not x.dtype or g.shape != x.shape or _inplace.is_large(g)):
+    if type(g) is not NUMPY_ARRAY or (tx is not NUMPY_ARRAY and tx is not Dropped):
         return None
+    dtype, shape = x.dtype, x.shape
+    if g.dtype is not dtype or g.size >= _inplace._MIN_SIZE or g.shape != shape:
+        return None  # (``is_large``, asked inline: g is an array)
     tp = type(p)
     if tp is NUMPY_ARRAY:
-        return p * g if p.dtype is x.dtype and p.shape == x.shape else None
+        return p * g if p.dtype is dtype and p.shape == shape else None
     if tp is float:
         return p * g
     if tp is int:
