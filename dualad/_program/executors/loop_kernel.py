@@ -322,10 +322,14 @@ def kernel_source(loop: Loop) -> tuple | None:
     scatters = {scatter_out for scatter_out, _ in accumulated.values()}
     lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
     scattered = {}  # the out slot of a scatter added into a carried value -> (index, values)
+    inline = _inlined(body, {carried_in for _, carried_in in accumulated.values()})
     for step in body.steps:
         if type(step) is not Eqn or len(step.outs) != 1:
             return None
         out = names[step.outs[0]] = f"t{step.outs[0]}"
+        if step.outs[0] in inline:  # written where it is read: one expression Numba fuses
+            names[step.outs[0]] = f"np.{step.prim.ufunc}({', '.join(names[s] for s in step.ins)})"
+            continue
         prim, params, ins, changing = step.prim, step.params, step.ins, {}
         if type(prim) is PerTrip:  # its first operand is each trip's parameters
             params, changing = _changing_ints(loop.trip_params[ins[0] - first_params], len(indices))
@@ -418,6 +422,32 @@ def _accumulations(loop: Loop) -> dict:
                 and reads.get(carried_in) == 1 and other not in outputs
                 and body.avals[other][1:] == body.avals[carried_in][1:]):
             found[add_out] = (other, carried_in)
+    return found
+
+
+def _inlined(body: Any, written: set) -> set:
+    """The out slots of ``body``'s ufunc steps that its kernel writes inside the expression
+    of the one step that reads them (``np.tanh(np.add(t1, t2))``), so that Numba fuses
+    elementwise chains into one loop without temporaries: read once, by a step, not by the
+    loop, and not reading (through other steps) a value the kernel adds into in place
+    (``written``), which could change between the two."""
+    reads: dict = {}
+    for step in body.steps:
+        if type(step) is Eqn:
+            for slot in step.ins:
+                reads[slot] = reads.get(slot, 0) + 1
+    outputs, touched, found = set(body.outputs), set(written), set()
+    for step in body.steps:
+        if type(step) is not Eqn:
+            continue
+        if touched.intersection(step.ins):
+            touched.update(step.outs)
+            continue
+        prim = step.prim
+        if (type(prim) is not PerTrip and prim.ufunc in _UFUNCS and step.params == prim.ufunc_params
+                and step.xp is NUMPY_XP and len(step.outs) == 1 and reads.get(step.outs[0]) == 1
+                and step.outs[0] not in outputs):
+            found.add(step.outs[0])
     return found
 
 

@@ -208,3 +208,12 @@ def _by_numpy_loops(kernels, args):
         if isinstance(step.prim, LoopKernel):
             step.prim._kernel, step.prim.error = None, "not compiled: the NumPy loop, tested"
     return replay(kernels, list(args))
+
+
+def test_an_elementwise_chain_is_one_expression_that_numba_fuses():
+    """A ufunc's result read once, by the next step of a chain, is written inside it: the
+    sigmoid ``1 / (1 + exp(-x))`` is one expression (one loop, no temporaries), not four
+    arrays; its numbers are the NumPy loop's (the first test)."""
+    _, kernels = _programs(cell, _args())
+    (kernel,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    assert "np.divide(1.0, np.add(1.0, np.exp(np.negative(" in kernel.source
