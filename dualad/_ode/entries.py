@@ -11,8 +11,10 @@
   by forward sensitivities along every direction (``problem.sensitivity``).
 
 The times are not differentiated (with ``t_eval=None`` they are the solver's steps, and
-``y`` there is differentiated as at fixed times). The derivative entries have no
-derivative of their own: a second derivative raises, naming what is missing.
+``y`` there is differentiated as at fixed times). The derivative entries' own derivatives
+(second derivatives) are those of the method's formulas on the solve's steps, for RK45
+and RK23 (:meth:`dualad._ode.problem.Problem.through_steps`); with another method they
+raise, naming what is missing.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from typing import Any
 import numpy as np
 
 from dualad._base.core import bind
-from dualad._base.shapes import ndim_of
+from dualad._base.reverse_mode import registered_vjp
+from dualad._base.shapes import dtype_of, ndim_of, raw
+from dualad._forward.transforms import jvp
 from dualad._ode.problem import Problem
 from dualad._ode.sensitivities import adjoint, forward_sensitivities
 from dualad._ode.steps import Steps
 from dualad._table.entries import custom
 from dualad._table.vjp import Dropped
+from dualad.numpy import asarray, zeros_like
 
 __all__ = ["ivp_solution"]
 
@@ -126,23 +131,94 @@ def _cotangent_impl(xp, gy, t, y0, *theta, problem):
     return tuple(xp.asarray(c, dtype=v.dtype) for c, v in zip(cots, (y0, *theta)))
 
 
-def _no_second_derivative(name: str):
-    def rule(*args, **params):
+# -- second derivatives: through the method's formulas on the steps (RK45, RK23) --------------
+def _checked_on_steps(problem: Problem, name: str) -> None:
+    if not problem.on_steps:
         raise NotImplementedError(
-            f"{params['problem'].who}: {name} has no derivative of its own, so a second "
-            "derivative through solve_ivp (a derivative of a derivative: mixed.hvp, nested jvp "
-            "or grad, hessian) is not supported")
-    return rule
+            f"{problem.who}: {name} has a derivative of its own with method='RK45' or 'RK23' "
+            f"only (through the formulas of the solve's steps), not {problem.method!r}, so a "
+            "second derivative through solve_ivp (a derivative of a derivative: mixed.hvp, "
+            "nested jvp or grad, hessian) is not supported with it")
+
+
+def _as_operands(values: tuple, like: tuple) -> tuple:
+    """``values`` in the dtypes of the values ``like`` (a rule's results are its operands')."""
+    return tuple(v if v is None else asarray(v, dtype=dtype_of(raw(w)))
+                 for v, w in zip(values, like))
+
+
+def _filled(values: tuple, like: tuple) -> tuple:
+    """``values`` with each None (or dropped) one zeros of the value of ``like`` it stands for."""
+    return tuple(zeros_like(raw(w)) if v is None or isinstance(v, Dropped) else v
+                 for v, w in zip(values, like))
+
+
+def _tangent_through_steps(problem: Problem, t: Any, moved: tuple) -> Any:
+    """``(y0, *theta, *tangents) -> ivp_tangent``'s value, by forward mode through the steps."""
+    def tangent(y0, *rest):
+        n_theta = len(rest) - len(moved)
+        theta, given = rest[:n_theta], rest[n_theta:]
+        operands = (y0, *theta)
+        through = problem.through_steps(t, y0, theta)
+
+        def of_moved(*values):
+            full = list(operands)
+            for i, v in zip(moved, values):
+                full[i] = v
+            return through(full[0], tuple(full[1:]))
+        ty = jvp(of_moved, tuple(operands[i] for i in moved), tuple(given))[1]
+        return asarray(ty, dtype=solution_dtype(raw(y0)))
+    return tangent
+
+
+def _tangent_jvp(primals, tangents, ans, *, problem, moved, chunk):
+    _checked_on_steps(problem, "the forward sensitivity")
+    operands = primals[1:]
+    return jvp(_tangent_through_steps(problem, primals[0], moved), operands,
+               _filled(tangents[1:], operands))[1]
+
+
+def _tangent_vjp(g, ans, t, *operands, problem, moved, chunk):
+    _checked_on_steps(problem, "the forward sensitivity")
+    pull = _reverse(problem)(_tangent_through_steps(problem, t, moved), *operands)[1]
+    return (None, *_as_operands(pull(g), operands))
+
+
+def _cotangent_through_steps(problem: Problem, t: Any) -> Any:
+    """``(gy, y0, *theta) -> ivp_cotangent``'s values, by reverse mode through the steps."""
+    def cotangents(gy, y0, *theta):
+        through = problem.through_steps(t, y0, theta)
+        cots = _reverse(problem)(lambda y0, *th: through(y0, th), y0, *theta)[1](gy)
+        return _as_operands(cots, (y0, *theta))
+    return cotangents
+
+
+def _cotangent_jvp(primals, tangents, ans, *, problem):
+    _checked_on_steps(problem, "the adjoint")
+    gy, t, *operands = primals
+    values = (gy, *operands)
+    return jvp(_cotangent_through_steps(problem, t), values,
+               _filled((tangents[0], *tangents[2:]), values))[1]
+
+
+def _cotangent_vjp(g, ans, gy, t, *operands, problem):
+    _checked_on_steps(problem, "the adjoint")
+    pull = _reverse(problem)(_cotangent_through_steps(problem, t), gy, *operands)[1]
+    cots = pull(_filled(tuple(g), ans))
+    return (cots[0], None, *_as_operands(cots[1:], operands))
+
+
+def _reverse(problem: Problem) -> Any:
+    return registered_vjp(f"the second derivative of {problem.who}",
+                          "or use forward mode over forward mode (dualad.hessian) through it")
 
 
 _solution_p = custom("ivp_solution", _solution_impl, jvp=_solution_jvp, vjp=_solution_vjp,
                      multiple_results=True, chunked=True, batch=_solution_batch, register=False)
-_tangent_p = custom("ivp_tangent", _tangent_impl, register=False,
-                    jvp=_no_second_derivative("the forward sensitivity"),
-                    vjp=_no_second_derivative("the forward sensitivity"))
+_tangent_p = custom("ivp_tangent", _tangent_impl, register=False, jvp=_tangent_jvp,
+                    vjp=_tangent_vjp)
 _cotangent_p = custom("ivp_cotangent", _cotangent_impl, multiple_results=True, register=False,
-                      jvp=_no_second_derivative("the adjoint"),
-                      vjp=_no_second_derivative("the adjoint"))
+                      jvp=_cotangent_jvp, vjp=_cotangent_vjp)
 
 
 def ivp_solution(y0: Any, problem: Problem) -> tuple:

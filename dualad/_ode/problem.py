@@ -22,11 +22,12 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.reverse_mode import registered_vjp
+from dualad._base.shapes import raw
 from dualad._batching.batched import BatchedChoiceError
 from dualad._batching.vmap import vmap
 from dualad._forward.transforms import jacfwd, jvp
 from dualad._implicit.closure import Closed
-from dualad._ode.steps import METHODS, Steps, recorded
+from dualad._ode.steps import METHODS, Steps, recorded, recursion
 from dualad._staging.compile import compile as jit
 from dualad.numpy import asarray, stack
 
@@ -226,6 +227,14 @@ class Problem:
             return tuple(stack([c[i] for c in cots]) for i in range(1 + len(values)))
         compiled = jit(rows, **_ONCE_PER_SOLVE)
         return lambda t, y: compiled(t, y, *theta)
+
+    def through_steps(self, times: Any, y0: Any, theta: tuple) -> Callable:
+        """``(y0, theta) -> y`` at ``times``: the method's formulas on the steps of the solve
+        at the numbers of ``y0``, ``theta`` (which may carry derivatives), differentiable to
+        any order (:func:`dualad._ode.steps.recursion`; :attr:`on_steps` methods only)."""
+        steps = self.steps(raw(y0), tuple(np.asarray(raw(th)) for th in theta))
+        return recursion(steps, raw(times), self.t_eval is not None,
+                         lambda t, y, th: self._at(np.float64(t), y, th))
 
     # -- products at every stage of every step at once (dualad._ode.steps) -------------------
     def stage_products(self, theta: tuple, directions: dict, T: Any, Y: Any) -> tuple:

@@ -25,13 +25,14 @@ its steps stay put), not a second error-controlled solve: it costs about one mor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from dualad._base.backend import NUMPY_XP, scipy_module
+from dualad.numpy import stack
 
-__all__ = ["METHODS", "Steps", "cotangent", "recorded", "tangent"]
+__all__ = ["METHODS", "Steps", "cotangent", "recorded", "recursion", "tangent"]
 
 METHODS = ("RK23", "RK45")
 # Beyond this many numbers in the stages' Jacobians (or in the forward sweep's step maps),
@@ -202,3 +203,41 @@ def cotangent(steps: Steps, times: Any, dense: bool, jy: Any, gy: Any) -> tuple:
             if s:
                 m[:s] += hA[j, s, :s] * nu
     return a, steps.onto_points(mu)
+
+
+def recursion(steps: Steps, times: Any, dense: bool, fun: Callable) -> Callable:
+    """``(y0, theta) -> y`` at ``times`` (``(n, m)``): the method's formulas on the steps,
+    written with dualad's operations so that every transform differentiates them, to any
+    order (their numbers are SciPy's to rounding). ``fun(t, y, theta)`` is the user's.
+    The second derivatives are taken through it, one evaluation of ``fun`` per stage."""
+    step_of, weights = steps.locate(times, dense)
+    at_t0 = np.asarray(times, dtype=float) == steps.t[0]
+    read_at: dict = {}
+    for i, j in enumerate(step_of):
+        read_at.setdefault(int(j), []).append(i)
+    A, B, C, S = steps.A, steps.B, steps.C, steps.stages
+
+    def combined(y, h, coefficients, K):
+        for c, k in zip(coefficients, K):
+            if c:
+                y = y + (h * c) * k
+        return y
+
+    def run(y0, theta):
+        y, out = y0, [None] * len(step_of)
+        for j in range(max(read_at) + 1):
+            t, h = float(steps.t[j]), float(steps.h[j])
+            K: list = []
+            for s in range(S):
+                K.append(fun(t + C[s] * h, combined(y, h, A[s, :s], K), theta))
+            y_new = combined(y, h, B, K)
+            if dense and j in read_at:
+                K.append(fun(t + h, y_new, theta))
+                for i in read_at[j]:
+                    out[i] = combined(y, 1.0, weights[i], K)
+            else:
+                for i in read_at.get(j, ()):
+                    out[i] = y if at_t0[i] else y_new
+            y = y_new
+        return stack(out, axis=1)
+    return run

@@ -107,8 +107,13 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     g_theta) / (g_t + g_y . f)``), and so does the last column of ``y`` where a terminal event
     ended the solve (``t_eval=None``): SciPy's solve with the events locates them, ``y`` at
     its times and theirs comes from the entry's solve without them (one solve more); not
-    under ``vmap`` or ``jit``, and an event whose rate ``g_t + g_y . f`` is 0 raises. Second
-    derivatives are not supported.
+    under ``vmap`` or ``jit``, and an event whose rate ``g_t + g_y . f`` is 0 raises.
+
+    Second derivatives (``mixed.hvp``, ``dualad.hessian``, a ``jvp`` of a ``grad``) are taken
+    with RK45 and RK23 only: through the method's formulas on the solve's steps, written with
+    dualad's operations and run eagerly (one evaluation of ``fun`` per stage, by nested
+    transforms: far slower than the first derivative, and exact for SciPy's numbers); the
+    other methods raise NotImplementedError.
 
     Parameters
     ----------

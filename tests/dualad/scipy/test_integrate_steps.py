@@ -159,3 +159,55 @@ def test_an_empty_interval_has_the_identity_for_derivative():
     g = reverse.grad(lambda y0: solve_ivp(lambda t, y: -y, (1.0, 1.0), y0,
                                           sensitivity="adjoint").y.sum())(Y0)
     close(g, 2 * np.ones(2), rtol=1e-15)
+
+
+# RK23's third order takes 20 times RK45's steps at TOL: it gets looser tolerances here
+SECOND_TOL = {"RK45": TOL, "RK23": {"rtol": 1e-6, "atol": 1e-9}, "DOP853": TOL}
+
+
+def _loss(p, method="RK45", t_eval=(1.0, 3.0), **kw):
+    return (solve_ivp(lotka_volterra, (0.0, 3.0), Y0, method=method, t_eval=t_eval, args=(p,),
+                      **SECOND_TOL[method], **kw).y ** 2).sum()
+
+
+@pytest.mark.parametrize("method", ["RK23", "RK45"])
+def test_second_derivatives_in_every_mode(method):
+    """H and H v by forward over forward, forward over reverse (both sensitivities), reverse
+    over forward and reverse over reverse equal forward over forward through the method's
+    recursion written out on SciPy's steps (1e-11), and central differences of the
+    gradient (to a hundred times rtol)."""
+    import mixed
+    steps = si.solve_ivp(lambda t, y: lotka_volterra(t, y, P), (0.0, 3.0), Y0, method=method,
+                         **SECOND_TOL[method]).t
+    want = dualad.hessian(lambda p: (runge_kutta(method, steps, lotka_volterra, Y0, p, [1.0, 3.0])
+                                     ** 2).sum())(P)
+    v = np.array([0.3, -1.0, 0.5, 2.0])
+    close(dualad.hessian(lambda p: _loss(p, method))(P), want, rtol=1e-11)
+    close(reverse.jacrev(dualad.jacfwd(lambda p: _loss(p, method)))(P), want, rtol=1e-11)
+    for sensitivity in ("adjoint", "forward"):
+        for mode in ("forward-over-reverse", "reverse-over-reverse"):
+            got = mixed.hvp(lambda p, s=sensitivity: _loss(p, method, sensitivity=s), P, v, mode=mode)
+            close(got, want @ v, rtol=1e-11)
+    h = 1e-5
+    grad = reverse.grad(lambda p: _loss(p, method))
+    central = np.stack([(grad(P + h * e) - grad(P - h * e)) / (2 * h) for e in np.eye(4)], axis=-1)
+    close(want, central, rtol=100 * SECOND_TOL[method]["rtol"])  # the steps move with p
+
+
+def test_second_derivatives_at_the_solver_s_own_times_and_of_y0():
+    """t_eval=None and y0 among the arguments: the Hessian in y0 and p together."""
+    steps = si.solve_ivp(lambda t, y: lotka_volterra(t, y, P), (0.0, 3.0), Y0, **TOL).t
+
+    def both(x, solve):
+        return (solve(x[:2], x[2:]) ** 2).sum()
+    x = np.concatenate([Y0, P])
+    want = dualad.hessian(lambda x: both(x, lambda y0, p: runge_kutta("RK45", steps, lotka_volterra,
+                                                                      y0, p, steps)))(x)
+    got = dualad.hessian(lambda x: both(x, lambda y0, p: solve_ivp(lotka_volterra, (0.0, 3.0), y0,
+                                                                   args=(p,), **TOL).y))(x)
+    close(got, want, rtol=1e-11)
+
+
+def test_a_second_derivative_with_another_method_names_the_ones_that_have_it():
+    with pytest.raises(NotImplementedError, match="RK45' or 'RK23' only.*not 'DOP853'"):
+        dualad.hessian(lambda p: _loss(p, "DOP853"))(P)
