@@ -37,6 +37,7 @@ from dualad._base.tree import flatten
 from dualad._ode.entries import ivp_solution
 from dualad._ode.events import differentiable_events, locate
 from dualad._ode.problem import Problem
+from dualad._staging.trace import Tracer
 from dualad.numpy import asarray
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 
@@ -106,8 +107,10 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     (the implicit function theorem on ``g(t_e, y(t_e)) = 0``: ``dt_e = -(g_y . dy(t_e) +
     g_theta) / (g_t + g_y . f)``), and so does the last column of ``y`` where a terminal event
     ended the solve (``t_eval=None``): SciPy's solve with the events locates them, ``y`` at
-    its times and theirs comes from the entry's solve without them (one solve more); not
-    under ``vmap`` or ``jit``, and an event whose rate ``g_t + g_y . f`` is 0 raises.
+    its times and theirs comes from the entry's solve without them (one solve more). An
+    event whose rate ``g_t + g_y . f`` is 0 raises; under ``vmap`` events raise
+    NotImplementedError (each element has its own), and under ``jit`` a function with events
+    runs eagerly, with a warning (a program would replay the located times as constants).
 
     Second derivatives (``mixed.hvp``, ``dualad.hessian``, a ``jvp`` of a ``grad``) are taken
     with RK45 and RK23 only: through the method's formulas on the solve's steps, written with
@@ -177,6 +180,7 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         raise NotImplementedError(f"{who}: complex y0 is not supported where y carries derivatives")
     located = None
     if events is not None:  # SciPy's solve with the events; y then up to its last time
+        _events_outside_programs_and_batches((y0, *problem.closed.values), who)
         located = locate(fun, t_span, y0, method, t_eval, args, rtol, atol, options, events, who)
         solves.record(located.result, located.result.success, located.result.message)
         options = {k: v for k, v in options.items() if k != "events"}
@@ -197,6 +201,24 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     if dense_output:
         result.sol = _Dense(problem, y0)
     return as_pytree(result)
+
+
+def _events_outside_programs_and_batches(values: tuple, who: str) -> None:
+    """Events are located by SciPy on the numbers at hand: under ``vmap`` each element has
+    its own (refused), and a ``jit`` program would replay the located times as constants
+    (its trace spoiled: the calls run eagerly, and ``stats`` says why)."""
+    for value in values:
+        while isinstance(value, Value):
+            if getattr(value, "batches", False):
+                raise NotImplementedError(
+                    f"{who}: events under vmap are not supported: each element of the batch has "
+                    "its own event times, which SciPy locates one solve at a time; loop over "
+                    "the batch in Python instead")
+            if type(value) is Tracer:
+                value.trace.spoil(f"{who} with events: the event times SciPy locates depend on "
+                                  "the traced values, and a program would replay them as "
+                                  "constants")
+            value = value._strip()
 
 
 class _Dense:

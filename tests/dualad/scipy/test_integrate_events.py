@@ -146,3 +146,23 @@ def test_an_event_whose_rate_is_zero_has_no_derivative():
         return solve_ivp(lambda t, y: -k * y, (0.0, 2.0), np.ones(1), events=step, **TIGHT)
     with pytest.raises(ValueError, match="event 0 at t = .* has no derivative"):
         dualad.derivative(lambda k: res(k).t_events[0][0])(1.0)
+
+
+def test_under_jit_the_calls_with_events_run_eagerly_with_the_reason():
+    """SciPy locates the events on the numbers at hand: a program would replay the located
+    times as constants, so jit runs such a function eagerly, warning why, and each call's
+    event time and its gradient are those of its own point."""
+    def hit(p):
+        return falling(solve_ivp)(p).t_events[0][0]
+    q = P_FALLING * np.array([1.2, 0.8, 1.1, 1.5])
+    for f, want in ((hit, hit), (reverse.grad(hit), reverse.grad(hit))):
+        compiled = dualad.jit(f)
+        with pytest.warns(RuntimeWarning, match="runs eagerly.*events.*replay them as constants"):
+            close(compiled(P_FALLING), want(P_FALLING), rtol=1e-14)
+        close(compiled(q), want(q), rtol=1e-14)
+    assert abs(hit(q) - hit(P_FALLING)) > 0.05
+
+
+def test_under_vmap_events_are_refused_naming_the_loop():
+    with pytest.raises(NotImplementedError, match="events under vmap.*loop over the batch"):
+        dualad.vmap(lambda p: falling(solve_ivp)(p).t_events[0][0])(np.stack([P_FALLING] * 2))
