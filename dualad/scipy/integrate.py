@@ -100,9 +100,12 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     quadrature out of the error test): ``y``'s own atol, far below the rounding of a large
     adjoint, can stop the solve (:func:`dualad._ode.sensitivities.adjoint_atol`).
 
-    Under ``vmap`` each element is solved by SciPy in turn, at the times ``t_eval``, which
-    must be given; the result's other fields are the last element's (``success`` is that
-    of all). With ``dense_output``, ``sol(t)`` is differentiable too: each call solves again
+    Under ``jit`` the solve and its derivatives are steps of the program, replayed by SciPy
+    at each call, where ``t_eval`` is given; with ``t_eval=None`` (whose number of times
+    changes from call to call) the function runs eagerly, with a warning. Under ``vmap``
+    each element is solved by SciPy in turn, at the times ``t_eval``, which must be given;
+    the result's other fields are the last element's (``success`` is that of all). With
+    ``dense_output``, ``sol(t)`` is differentiable too: each call solves again
     with ``t_eval = t``. With ``events``, ``t_events`` and ``y_events`` carry derivatives
     (the implicit function theorem on ``g(t_e, y(t_e)) = 0``: ``dt_e = -(g_y . dy(t_e) +
     g_theta) / (g_t + g_y . f)``), and so does the last column of ``y`` where a terminal event
@@ -180,13 +183,24 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         raise NotImplementedError(f"{who}: complex y0 is not supported where y carries derivatives")
     located = None
     if events is not None:  # SciPy's solve with the events; y then up to its last time
-        _events_outside_programs_and_batches((y0, *problem.closed.values), who)
+        if any(getattr(v, "batches", False) for v in _nested((y0, *problem.closed.values))):
+            raise NotImplementedError(
+                f"{who}: events under vmap are not supported: each element of the batch has its "
+                "own event times, which SciPy locates one solve at a time; loop over the batch "
+                "in Python instead")
+        _eager_under_jit((y0, *problem.closed.values),
+                         f"{who} with events: the event times SciPy locates depend on the traced "
+                         "values, and a program would replay them as constants")
         located = locate(fun, t_span, y0, method, t_eval, args, rtol, atol, options, events, who)
         solves.record(located.result, located.result.success, located.result.message)
         options = {k: v for k, v in options.items() if k != "events"}
         times = located.times()
         problem = Problem(fun, args, (t_span[0], times[-1]), times, method, rtol, atol, options,
                           "forward", solves, who)
+    if t_eval is None:
+        _eager_under_jit((y0, *problem.closed.values),
+                         f"{who} with t_eval=None: y's times are the solver's steps, whose number "
+                         "changes with the traced values, and a program's shapes cannot")
     sizes = [int(np.size(raw(v))) for v in (y0, *problem.closed.values)]
     problem.sensitivity = sensitivity or ("forward" if sum(sizes) <= FORWARD_UP_TO else "adjoint")
     t, y = ivp_solution(y0, problem)
@@ -203,22 +217,20 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     return as_pytree(result)
 
 
-def _events_outside_programs_and_batches(values: tuple, who: str) -> None:
-    """Events are located by SciPy on the numbers at hand: under ``vmap`` each element has
-    its own (refused), and a ``jit`` program would replay the located times as constants
-    (its trace spoiled: the calls run eagerly, and ``stats`` says why)."""
+def _nested(values: tuple):
+    """Each value of dualad's transforms in ``values``, and those nested inside it."""
     for value in values:
         while isinstance(value, Value):
-            if getattr(value, "batches", False):
-                raise NotImplementedError(
-                    f"{who}: events under vmap are not supported: each element of the batch has "
-                    "its own event times, which SciPy locates one solve at a time; loop over "
-                    "the batch in Python instead")
-            if type(value) is Tracer:
-                value.trace.spoil(f"{who} with events: the event times SciPy locates depend on "
-                                  "the traced values, and a program would replay them as "
-                                  "constants")
+            yield value
             value = value._strip()
+
+
+def _eager_under_jit(values: tuple, reason: str) -> None:
+    """Spoil the trace of any traced value among ``values``, for ``reason``: ``jit`` then
+    runs the function eagerly, with a warning that gives it."""
+    for value in _nested(values):
+        if type(value) is Tracer:
+            value.trace.spoil(reason)
 
 
 class _Dense:

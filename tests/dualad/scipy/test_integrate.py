@@ -206,6 +206,22 @@ def test_jit_replays_the_solve_and_its_derivatives():
     assert grad.stats["traces"] == 1 and grad.stats["replays"] + grad.stats["eager"] == 1
 
 
+def test_jit_runs_the_solver_s_own_times_eagerly():
+    """t_eval=None: the number of y's times changes with the parameters, which a program's
+    shapes cannot: jit runs the function eagerly (warning why), each call right."""
+    def loss(p):
+        res = solve_ivp(lambda t, y: np.stack([p[0] * y[0] - p[1] * y[0] * y[1],
+                                               -p[2] * y[1] + p[3] * y[0] * y[1]]),
+                        (0.0, 5.0), np.array([1.0, 1.0]))
+        return (res.y ** 2).sum() + res.t.sum()
+    p, q = np.array([1.5, 1.0, 3.0, 1.0]), np.array([1.2, 0.7, 2.0, 1.3])
+    for f in (loss, reverse.grad(loss)):
+        compiled = dualad.jit(f)
+        with pytest.warns(RuntimeWarning, match="runs eagerly.*t_eval=None"):
+            close(compiled(p), f(p), rtol=1e-14)
+        close(compiled(q), f(q), rtol=1e-14)
+
+
 def test_y0_derivative_and_float32():
     y0 = np.array([1.0, 0.5], dtype=np.float32)
     f = lambda y0: solve_ivp(lambda t, y: -y * y, (0.0, 1.0), y0, t_eval=[1.0], **TIGHT).y  # noqa: E731
