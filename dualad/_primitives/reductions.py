@@ -9,12 +9,14 @@ from __future__ import annotations
 import builtins
 import math
 
+import numpy as np
+
 from dualad._base.backend import namespace_of
 from dualad._base.core import bind
 from dualad._base.shapes import is_complex, ndim_of, normalize_axes, primal, raw, shape_of
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
-from dualad._primitives.shape import _expand, _kept_shape, _numpy_keywords, sum
+from dualad._primitives.shape import _expand, _kept_shape, _numpy_keywords, by_slices, sum
 from dualad._table.entries import custom
 
 __all__ = ["mean", "prod", "max", "min", "var", "std", "amax", "amin"]
@@ -100,7 +102,8 @@ def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
 # -- max and min: the derivative is split equally between tied entries ----------
 def _extremum(name, reduce, combine):
     def impl(xp, x, *, axis, keepdims):
-        return getattr(xp, reduce)(x, axis=axis, keepdims=keepdims)
+        out = by_slices(x, axis, keepdims, getattr(np, combine))
+        return getattr(xp, reduce)(x, axis=axis, keepdims=keepdims) if out is None else out
 
     def residual(ans, x, *, axis, keepdims):
         # A 0/1 weight per entry, divided by the number of ties.

@@ -167,8 +167,38 @@ def _expand(g, xshape, axis, keepdims):
     return broadcast_to(g, xshape)
 
 
+# NumPy reduces a short axis of a large array one outer element at a time: the sum of a
+# (1000, 5, 2) array's last axis in 75 us, against 3 us for adding its two slices (GMM's
+# arrays), the max of a (1000, 5) array's rows in 41 us against 5. Such a reduction of
+# float32 or float64 combines the slices instead, in NumPy's order: a sum of fewer than 8
+# terms is added one after the other (pairwise summation starts at 8 numbers, which a
+# complex axis of 4 holds; float16 accumulates in float32), and max and min are
+# sequential, so the numbers are the same, bit for bit (tests/dualad/numpy/test_short_axis_sums.py).
+_SHORT_AXIS = 7
+_LARGE = 2048
+_IN_ORDER = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def by_slices(x, axis, keepdims, combine):
+    """``x`` reduced over ``axis`` by ``combine`` (``np.add``, ``np.maximum``, ...) of its
+    slices, where the axis is one short axis of a large float NumPy array; else None."""
+    if (type(x) is not np.ndarray or type(axis) is not tuple or len(axis) != 1 or x.size < _LARGE
+            or not 1 < x.shape[axis[0]] <= _SHORT_AXIS or x.dtype not in _IN_ORDER):
+        return None
+    parts = np.moveaxis(x, axis[0], 0)
+    out = combine(parts[0], parts[1])
+    for part in parts[2:]:
+        combine(out, part, out=out)
+    return np.expand_dims(out, axis[0]) if keepdims else out
+
+
+def _sum_impl(xp, x, *, axis, keepdims):
+    out = by_slices(x, axis, keepdims, np.add)
+    return xp.sum(x, axis=axis, keepdims=keepdims) if out is None else out
+
+
 _sum_p = linear(
-    "sum", lambda xp, x, *, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
+    "sum", _sum_impl,
     lambda g, x, *, axis, keepdims: (_expand(g, x[0], axis, keepdims),), new_array=True, fresh=True,
     sparsity="reduction", partition="reduction", combine="add", lowering="sum")
 
