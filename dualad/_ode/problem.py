@@ -85,7 +85,7 @@ class Problem:
     @property
     def on_steps(self) -> bool:
         """Whether the derivatives are taken on the primal solve's steps
-        (:mod:`dualad._ode.steps`): SciPy's explicit Runge-Kutta methods but DOP853."""
+        (:mod:`dualad._ode.steps`): SciPy's explicit Runge-Kutta methods."""
         return isinstance(self.method, str) and self.method in METHODS
 
     def scipy_solve(self, fun: Callable, y0: Any, *, t_span: Any = None, t_eval: Any = None,
@@ -134,12 +134,12 @@ class Problem:
         return self._kept.get(_key(y0, theta))
 
     def steps(self, y0: Any, theta: tuple) -> Steps:
-        """The accepted steps of the solve at ``y0``, ``theta``: kept, or solved again (the
-        steps do not depend on ``t_eval``)."""
+        """The accepted steps of the solve at ``y0``, ``theta``: kept, or solved again (at
+        ``t_eval``, whose steps' dense output DOP853 records)."""
         steps = self.kept(y0, theta)
         if steps is None:
             records: list = []
-            res = self.solve(y0, theta, t_eval=None, records=records)
+            res = self.solve(y0, theta, t_eval=self.t_eval, records=records)
             if not res.success:
                 raise RuntimeError(f"{self.who}: the solve of y, for its steps, failed: SciPy "
                                    f"says {res.message!r}")
