@@ -12,9 +12,9 @@
 
 The times are not differentiated (with ``t_eval=None`` they are the solver's steps, and
 ``y`` there is differentiated as at fixed times). The derivative entries' own derivatives
-(second derivatives) are those of the method's formulas on the solve's steps, for RK45
-and RK23 (:meth:`dualad._ode.problem.Problem.through_steps`); with another method they
-raise, naming what is missing.
+(second derivatives) are those of the method's formulas on the solve's steps, for RK45,
+RK23 and DOP853 (:meth:`dualad._ode.problem.Problem.through_steps`); with another method
+they raise, naming what is missing.
 """
 
 from __future__ import annotations
@@ -131,13 +131,13 @@ def _cotangent_impl(xp, gy, t, y0, *theta, problem):
     return tuple(xp.asarray(c, dtype=v.dtype) for c, v in zip(cots, (y0, *theta)))
 
 
-# -- second derivatives: through the method's formulas on the steps (RK45, RK23) --------------
+# -- second derivatives: through the method's formulas on the steps (RK45, RK23, DOP853) ------
 def _checked_on_steps(problem: Problem, name: str) -> None:
     if not problem.on_steps:
         raise NotImplementedError(
-            f"{problem.who}: {name} has a derivative of its own with method='RK45' or 'RK23' "
-            f"only (through the formulas of the solve's steps), not {problem.method!r}, so a "
-            "second derivative through solve_ivp (a derivative of a derivative: mixed.hvp, "
+            f"{problem.who}: {name} has a derivative of its own with method='RK45', 'RK23' or "
+            f"'DOP853' only (through the formulas of the solve's steps), not {problem.method!r}, "
+            "so a second derivative through solve_ivp (a derivative of a derivative: mixed.hvp, "
             "nested jvp or grad, hessian) is not supported with it")
 
 

@@ -18,8 +18,9 @@ to ``COUPLED_UP_TO`` numbers), and the adjoint's tolerances are derived from ``y
 (:func:`adjoint_atol`).
 
 Each is SciPy's solve of an ODE whose solution is the derivative. Where one of those
-solves fails, a RuntimeError names SciPy's message. For RK23 and RK45 the derivatives are
-taken on the primal solve's steps instead (:mod:`dualad._ode.steps`), where they fit.
+solves fails, a RuntimeError names SciPy's message. For RK23, RK45 and DOP853 the
+derivatives are taken on the primal solve's steps instead (:mod:`dualad._ode.steps`), where
+they fit.
 """
 
 from __future__ import annotations

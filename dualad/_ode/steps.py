@@ -38,7 +38,7 @@ from dualad.numpy import stack
 
 __all__ = ["METHODS", "Steps", "cotangent", "recorded", "recursion", "tangent"]
 
-METHODS = ("RK23", "RK45")
+METHODS = ("RK23", "RK45", "DOP853")
 # Beyond this many numbers in the stages' Jacobians (or in the forward sweep's step maps),
 # the sensitivities are integrated as an ODE instead (dualad._ode.sensitivities).
 _MOST_NUMBERS = 2 ** 24

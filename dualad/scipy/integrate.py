@@ -4,8 +4,8 @@ Same signature as SciPy's, plus ``sensitivity``; it calls SciPy for the solve, s
 numbers are SciPy's, and returns SciPy's result with ``y`` differentiable with respect to
 every value of dualad's transforms in ``y0``, in ``args`` and in what ``fun`` closes over
 (found as ``checkpoint`` finds them: :func:`dualad.interpreter.reach`), in every mode
-(``jvp``/``jacfwd``, ``reverse.grad``, ``vmap`` over parameters, ``jit``). With RK45 and
-RK23 the derivative is that of SciPy's numbers on its steps, held fixed
+(``jvp``/``jacfwd``, ``reverse.grad``, ``vmap`` over parameters, ``jit``). With RK45,
+RK23 and DOP853 the derivative is that of SciPy's numbers on its steps, held fixed
 (:mod:`dualad._ode.steps`); with the other methods, that of the ODE's solution, computed by
 SciPy too: forward sensitivities (the tangent ODE, integrated with the solution) or the
 adjoint ODE (integrated backwards over the forward solve's dense output)
@@ -65,15 +65,16 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     A stiff method (BDF, Radau, LSODA) without ``jac`` (nor ``jac_sparsity``) gets ``fun``'s
     Jacobian by forward mode, exact, instead of SciPy's finite differences.
 
-    With RK45 and RK23, SciPy's solve records its accepted steps, and the derivative is that
-    of its numbers with the steps' sizes held fixed (what finite differences of the solve
-    approach): forward mode carries the tangents through each step's stages; reverse mode
-    walks back over them (``sensitivity="adjoint"``) or carries every direction forward and
-    sums (``"forward"``). ``fun``'s Jacobian at every stage of every step comes from one call
-    of its JVP mapped over them (:func:`dualad.vmap`; one call per stage where ``fun``
-    decides on its values, ``if y[0] > 0``), the parameters' cotangents from one pullback
-    mapped over them: about one more solve's cost, with memory for the stages' Jacobians
-    (beyond 2^24 numbers, as the other methods).
+    With RK45, RK23 and DOP853, SciPy's solve records its accepted steps (and DOP853's the
+    extra stages of its dense output, in the steps that hold a time of ``t_eval``), and the
+    derivative is that of its numbers with the steps' sizes held fixed (what finite
+    differences of the solve approach): forward mode carries the tangents through each
+    step's stages; reverse mode walks back over them (``sensitivity="adjoint"``) or carries
+    every direction forward and sums (``"forward"``). ``fun``'s Jacobian at every stage of
+    every step comes from one call of its JVP mapped over them (:func:`dualad.vmap`; one
+    call per stage where ``fun`` decides on its values, ``if y[0] > 0``), the parameters'
+    cotangents from one pullback mapped over them: about one more solve's cost, with memory
+    for the stages' Jacobians (beyond 2^24 numbers, as the other methods).
 
     With the other methods, the derivative is the solution of another ODE, solved by SciPy
     with the same method and ``rtol``, whose products with ``fun``'s Jacobian are compiled
@@ -116,8 +117,8 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     runs eagerly, with a warning (a program would replay the located times as constants).
 
     Second derivatives (``mixed.hvp``, ``dualad.hessian``, a ``jvp`` of a ``grad``) are taken
-    with RK45 and RK23 only: through the method's formulas on the solve's steps, written with
-    dualad's operations and run eagerly (one evaluation of ``fun`` per stage, by nested
+    with RK45, RK23 and DOP853 only: through the method's formulas on the solve's steps,
+    written with dualad's operations and run eagerly (one evaluation of ``fun`` per stage, by nested
     transforms: far slower than the first derivative, and exact for SciPy's numbers); the
     other methods raise NotImplementedError.
 

@@ -1,4 +1,4 @@
-"""solve_ivp's derivatives on the steps of RK23's and RK45's solve (dualad._ode.steps): the
+"""solve_ivp's derivatives on the steps of RK23's, RK45's and DOP853's solve (dualad._ode.steps): the
 derivative of SciPy's numbers with its step sizes held fixed, against dualad's forward mode
 through the same Runge-Kutta recursion written out, central differences of SciPy's solve,
 and the ODE-integrated sensitivities; backwards in time, at the solver's own times, for a
@@ -31,6 +31,22 @@ def close(got, want, rtol):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
 
 
+def dop853_dense(t, h, y, y_new, K, fun, p, x):
+    """DOP853's dense output as SciPy computes it: three more stages after ``K`` (which ends
+    with ``f(t + h, y_new)``), then ``F`` and its polynomial in ``x`` and ``1 - x``."""
+    scheme = si.DOP853
+    K = list(K)
+    for a, c in zip(scheme.A_EXTRA, scheme.C_EXTRA):
+        K.append(fun(t + c * h, y + h * sum(a[j] * K[j] for j in range(len(K))), p))
+    dy = y_new - y
+    F = [dy, h * K[0] - dy, 2 * dy - h * (K[scheme.n_stages] + K[0])]
+    F += [h * sum(d[j] * K[j] for j in range(len(K))) for d in scheme.D]
+    out = 0
+    for i, f in enumerate(reversed(F)):
+        out = (out + f) * (x if i % 2 == 0 else 1 - x)
+    return y + out
+
+
 def runge_kutta(method, times, fun, y0, p, t_eval):
     """SciPy's ``method`` written out: its tableau stepped over the steps ending at ``times``,
     ``y`` at ``t_eval`` by its dense output."""
@@ -47,13 +63,16 @@ def runge_kutta(method, times, fun, y0, p, t_eval):
         K.append(fun(t_new, y_new, p))
         while wanted and (wanted[0] - t_new) * np.sign(h) <= 0:
             x = (wanted.pop(0) - t) / h
+            if method == "DOP853":
+                out.append(dop853_dense(t, h, y, y_new, K, fun, p, x))
+                continue
             w = P_ @ x ** np.arange(1, P_.shape[1] + 1)
             out.append(y + h * sum(w[s] * K[s] for s in range(S + 1)))
         y = y_new
     return np.stack(out, axis=1)
 
 
-@pytest.mark.parametrize("method", ["RK23", "RK45"])
+@pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853"])
 @pytest.mark.parametrize("t_span, t_eval", [((0.0, 5.0), [0.0, 0.7, 2.0, 5.0]),
                                             ((5.0, 0.5), [4.5, 3.0, 0.5])])
 def test_the_derivative_is_that_of_scipy_s_steps(method, t_span, t_eval):
@@ -78,7 +97,7 @@ def test_the_derivative_is_that_of_scipy_s_steps(method, t_span, t_eval):
         close(got, np.tensordot(weights, want, axes=2), rtol=1e-11)
 
 
-@pytest.mark.parametrize("method", ["RK23", "RK45"])
+@pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853"])
 def test_at_the_solver_s_own_times_and_y0(method):
     """t_eval=None: y at SciPy's steps (and t0), with respect to y0 and the parameters, equals
     the recursion's at those times."""
@@ -140,14 +159,16 @@ def test_a_fun_that_decides_on_its_values_gets_one_product_per_stage():
           reverse.grad(lambda k: solution(mapped, k, sensitivity="adjoint").sum())(k), rtol=1e-13)
 
 
-def test_vmap_beyond_the_solves_kept_solves_the_steps_again():
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_vmap_beyond_the_solves_kept_solves_the_steps_again(method):
     """Under vmap each element is solved in turn and only the last few keep their steps: an
-    element's derivative that finds none solves its steps again, with the same numbers."""
+    element's derivative that finds none solves its steps again (DOP853's at t_eval, for the
+    extra stages of its dense output), with the same numbers."""
     ps = P * np.linspace(0.9, 1.1, 6)[:, None]
 
     def loss(p):
-        return (solve_ivp(lotka_volterra, (0.0, 2.0), Y0, t_eval=[1.0, 2.0], args=(p,),
-                          sensitivity="adjoint", **TOL).y ** 2).sum()
+        return (solve_ivp(lotka_volterra, (0.0, 2.0), Y0, method=method, t_eval=[1.0, 2.0],
+                          args=(p,), sensitivity="adjoint", **TOL).y ** 2).sum()
     close(dualad.vmap(reverse.grad(loss))(ps), np.stack([reverse.grad(loss)(p) for p in ps]),
           rtol=1e-13)
 
@@ -162,7 +183,7 @@ def test_an_empty_interval_has_the_identity_for_derivative():
 
 
 # RK23's third order takes 20 times RK45's steps at TOL: it gets looser tolerances here
-SECOND_TOL = {"RK45": TOL, "RK23": {"rtol": 1e-6, "atol": 1e-9}, "DOP853": TOL}
+SECOND_TOL = {"RK45": TOL, "RK23": {"rtol": 1e-6, "atol": 1e-9}, "DOP853": TOL, "Radau": TOL}
 
 
 def _loss(p, method="RK45", t_eval=(1.0, 3.0), **kw):
@@ -170,7 +191,7 @@ def _loss(p, method="RK45", t_eval=(1.0, 3.0), **kw):
                       **SECOND_TOL[method], **kw).y ** 2).sum()
 
 
-@pytest.mark.parametrize("method", ["RK23", "RK45"])
+@pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853"])
 def test_second_derivatives_in_every_mode(method):
     """H and H v by forward over forward, forward over reverse (both sensitivities), reverse
     over forward and reverse over reverse equal forward over forward through the method's
@@ -194,20 +215,26 @@ def test_second_derivatives_in_every_mode(method):
     close(want, central, rtol=100 * SECOND_TOL[method]["rtol"])  # the steps move with p
 
 
-def test_second_derivatives_at_the_solver_s_own_times_and_of_y0():
-    """t_eval=None and y0 among the arguments: the Hessian in y0 and p together."""
-    steps = si.solve_ivp(lambda t, y: lotka_volterra(t, y, P), (0.0, 3.0), Y0, **TOL).t
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("t_span, t_eval", [((0.0, 3.0), None), ((3.0, 0.5), None),
+                                            ((3.0, 0.5), [2.5, 1.0, 0.5])])
+def test_second_derivatives_of_y0_at_the_solver_s_own_times_and_backwards(method, t_span, t_eval):
+    """t_eval=None, and backwards in time, with y0 among the arguments: the Hessian in y0 and
+    p together."""
+    steps = si.solve_ivp(lambda t, y: lotka_volterra(t, y, P), t_span, Y0, method=method,
+                         **TOL).t
 
     def both(x, solve):
         return (solve(x[:2], x[2:]) ** 2).sum()
     x = np.concatenate([Y0, P])
-    want = dualad.hessian(lambda x: both(x, lambda y0, p: runge_kutta("RK45", steps, lotka_volterra,
-                                                                      y0, p, steps)))(x)
-    got = dualad.hessian(lambda x: both(x, lambda y0, p: solve_ivp(lotka_volterra, (0.0, 3.0), y0,
-                                                                   args=(p,), **TOL).y))(x)
+    at = steps if t_eval is None else t_eval
+    want = dualad.hessian(lambda x: both(x, lambda y0, p: runge_kutta(method, steps, lotka_volterra,
+                                                                      y0, p, at)))(x)
+    got = dualad.hessian(lambda x: both(x, lambda y0, p: solve_ivp(
+        lotka_volterra, t_span, y0, method=method, t_eval=t_eval, args=(p,), **TOL).y))(x)
     close(got, want, rtol=1e-11)
 
 
 def test_a_second_derivative_with_another_method_names_the_ones_that_have_it():
-    with pytest.raises(NotImplementedError, match="RK45' or 'RK23' only.*not 'DOP853'"):
-        dualad.hessian(lambda p: _loss(p, "DOP853"))(P)
+    with pytest.raises(NotImplementedError, match="'RK45', 'RK23' or 'DOP853' only.*not 'Radau'"):
+        dualad.hessian(lambda p: _loss(p, "Radau"))(P)
