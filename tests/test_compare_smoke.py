@@ -39,3 +39,15 @@ def test_an_unknown_peer_is_refused_by_name(tmp_path):
     done = _compare("--peers", "tensorflow", "--out", str(tmp_path))
     assert done.returncode == 2
     assert "--peers: unknown tensorflow" in done.stderr
+
+
+def test_the_ode_peers_script_runs_with_the_libraries_it_finds():
+    """``benchmarks/ode_peers.py``: dualad's row always (its gradient against itself), a
+    peer's where it is installed, a line saying so where it is not."""
+    done = subprocess.run([sys.executable, "-m", "benchmarks.ode_peers", "--n", "2"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| 6 |")]
+    assert rows[0].startswith("| 6 | dualad (SciPy RK45) |") and rows[0].endswith("| 0.0e+00 |")
+    for peer in ("torchdiffeq", "diffrax"):
+        assert any(peer in line for line in done.stdout.splitlines()), done.stdout
