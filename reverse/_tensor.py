@@ -477,8 +477,10 @@ class Tensor(TorchMethods, ArrayLike, Value):
                 parents = ((self, 0) if self._node is None else (self._node, self._index),)
                 needs = _NEEDED
             kind = type(value)
-            ans = prim.impl(_NUMPY, value, **params) if kind is np.ndarray or kind is np.float64 \
-                else bind(prim, value, **params)
+            if kind is np.ndarray or kind is np.float64:  # by position where it can: see below
+                ans = prim.impl(_NUMPY, value, **params) if params else prim.impl(_NUMPY, value)
+            else:
+                ans = bind(prim, value, **params)
         else:
             values, parents, needs = [], [], []
             recording = False
@@ -503,8 +505,12 @@ class Tensor(TorchMethods, ArrayLike, Value):
                     arrays = True
                 elif kind is not float and kind is not int:
                     others = True
-            ans = prim.impl(_NUMPY, *values, **params) if arrays and not others \
-                else bind(prim, *values, **params)
+            if not arrays or others:
+                ans = bind(prim, *values, **params)
+            elif params or len(values) != 2:
+                ans = prim.impl(_NUMPY, *values, **params)
+            else:  # by position: CPython does not inline a call through *args/**params
+                ans = prim.impl(_NUMPY, values[0], values[1])
         if prim.plain_output and type(self) is not Tensor:  # a comparison, floor: NumPy's array
             return ans
         multiple = prim.multiple_results
