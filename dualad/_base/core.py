@@ -214,7 +214,11 @@ def bind(prim: Any, *args: Any, **params: Any) -> Any:
             break
     else:
         if any_array:
-            return prim.impl(NUMPY_XP, *args, **params)
+            if params or len(args) > 2:
+                return prim.impl(NUMPY_XP, *args, **params)
+            # By position: a call through *args/**params cannot be inlined by CPython (see
+            # benchmarks/README.md, "Tape per-operation cost").
+            return prim.impl(NUMPY_XP, args[0]) if len(args) == 1 else prim.impl(NUMPY_XP, args[0], args[1])
         if prim.scalar_ok:
             return prim.impl(scalar_xp, *args, **params)
     top = None

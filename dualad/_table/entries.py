@@ -355,7 +355,11 @@ class Elementwise(Primitive):
                          for p, need, av in zip(partials, needs, avals))
         ans, args = res
         if len(args) == 1:  # sin, exp, tanh, ...: one partial, no loop (a tape's most common step)
-            p = self.partials[0](ans, *args, **params) if needs[0] else None
+            if not needs[0]:
+                return (None,)
+            # By position where there are no params: a call through *args/**params is not
+            # inlined by CPython (see benchmarks/README.md, "Tape per-operation cost").
+            p = self.partials[0](ans, *args, **params) if params else self.partials[0](ans, args[0])
             if p is None:
                 return (None,)
             c = small_product(g, p, args[0])
@@ -364,7 +368,8 @@ class Elementwise(Primitive):
         cots = [None] * len(args)
         for i in range(len(args)):  # by index, not enumerate(zip()): see benchmarks/README.md
             if needs[i]:
-                p = partials[i](ans, *args, **params)
+                p = partials[i](ans, *args, **params) if params or len(args) != 2 \
+                    else partials[i](ans, args[0], args[1])
                 if p is not None:
                     c = small_product(g, p, args[i])
                     cots[i] = self._cotangent(i, g, p, ans, args) if c is None else c
