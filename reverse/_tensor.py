@@ -485,8 +485,10 @@ class Tensor(TorchMethods, ArrayLike, Value):
             values, parents, needs = [], [], []
             recording = False
             arrays, others = False, False  # NumPy arrays among the values; values neither that nor numbers
+            tensors = _NO_VERSIONS  # the positions of this level's tensors (see _saved_versions)
             for a in args:
                 if type(a) in _TAPE_TYPES and a._level == level:
+                    tensors += (len(values),)
                     value = a.value
                     if a.requires_grad:
                         recording = True
@@ -527,7 +529,7 @@ class Tensor(TorchMethods, ArrayLike, Value):
                     counter = self._counter()
                     versions = ((counter, counter.version, 0),)
             else:
-                versions = _saved_versions(args, res[1], level)
+                versions = _saved_versions(args, res[1], tensors)
             saved_ans = res[0] is not None
         if HOOKS.entered:  # inside saved_tensors_hooks: the tape keeps what pack_hook makes
             res = HOOKS.pack(res, Tensor, level, prim.name)
@@ -628,18 +630,17 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     return t
 
 
-def _saved_versions(args: tuple, kept: tuple, level: int) -> tuple:
-    """``(counter, version, position)`` of each tensor of ``level`` among ``args``
-    whose value a record keeps (``kept``: the residuals' inputs, ``Dropped`` where not kept).
-    Every such input is checked, not only those that require grad: x's cotangent in
-    x * w reads w, so an in-place w += 1 makes it wrong."""
+def _saved_versions(args: tuple, kept: tuple, tensors: tuple) -> tuple:
+    """``(counter, version, position)`` of each tensor of the record's level among
+    ``args`` (at the positions ``tensors``, which the record's loop over its operands
+    noted) whose value the record keeps (``kept``: the residuals' inputs, ``Dropped``
+    where not kept). Every such input is checked, not only those that require grad:
+    x's cotangent in x * w reads w, so an in-place w += 1 makes it wrong."""
     versions = _NO_VERSIONS
-    i = 0
-    for a, k in zip(args, kept):
-        if type(a) in _TAPE_TYPES and type(k) is not Dropped and a._level == level:
-            counter = a._counter()
+    for i in tensors:
+        if type(kept[i]) is not Dropped:
+            counter = args[i]._counter()
             versions = versions + ((counter, counter.version, i),)
-        i += 1
     return versions
 
 
