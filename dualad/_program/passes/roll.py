@@ -200,11 +200,8 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
     end = start + period * trips
     trip_steps = [steps[start + k * period:start + (k + 1) * period] for k in range(trips)]
     body_steps = trip_steps[0]
-    made_at: dict[int, tuple] = {}  # slot -> (trip, position, output)
-    for k, trip in enumerate(trip_steps):
-        for j, step in enumerate(trip):
-            for o, s in enumerate(step.outs):
-                made_at[s] = (k, j, o)
+    made_at = {s: (k, j, o) for k, trip in enumerate(trip_steps)  # slot -> (trip, position, output)
+               for j, step in enumerate(trip) for o, s in enumerate(step.outs)}
 
     # where each step of the body goes (see _placed), and what each of its inputs reads;
     # a step moved before the loop can let others move (one that reads its value at the
@@ -337,16 +334,19 @@ def _inputs(trip_steps: list, consts: dict, made_at: dict) -> list | str:
     the loop's, the body positions of those that are the loop's)``; or why the stretch
     cannot roll."""
     found = []
+    get = made_at.get
     for j, step in enumerate(trip_steps[0]):
         per_input = []
+        ins_of = [trip[j].ins for trip in trip_steps]
         for m in range(len(step.ins)):
-            reads = [trip[j].ins[m] for trip in trip_steps]
-            kind = _kind(reads, [made_at.get(s) for s in reads], consts)
+            reads = [ins[m] for ins in ins_of]
+            where = list(map(get, reads))
+            kind = _kind(reads, where, consts)
             if kind is None:
                 return (f"step {j} of the body ({step.prim.name}) reads a value of two or more "
                         f"trips back, or one that changes its place from trip to trip")
-            outside = any(s not in consts and s not in made_at for s in reads)
-            positions = {made_at[s][1] for s in reads if s in made_at}
+            outside = any(w is None and s not in consts for s, w in zip(reads, where))
+            positions = {w[1] for w in where if w is not None}
             per_input.append((kind, reads, outside, positions))
         found.append(per_input)
     return found
@@ -398,14 +398,16 @@ def _kind(reads: list, where: list, consts: dict) -> tuple | None:
     ``("sliced",)``; None where it reads nothing of these."""
     first = where[0]
     if first is not None:
-        if first[0] != 0 or any(w is None or w[0] != k or w[1:] != first[1:] for k, w in enumerate(where)):
+        at = first[1:]
+        if first[0] != 0 or any(w is None or w[0] != k or (w[1], w[2]) != at for k, w in enumerate(where)):
             return None
-        return ("local", *first[1:])
+        return ("local", *at)
     later = where[1:]
     if later and later[0] is not None:
-        if any(w is None or w[0] != k or w[1:] != later[0][1:] for k, w in enumerate(later)):
+        at = later[0][1:]
+        if any(w is None or w[0] != k or (w[1], w[2]) != at for k, w in enumerate(later)):
             return None
-        return ("carried", *later[0][1:], reads[0])
+        return ("carried", *at, reads[0])
     if any(w is not None for w in later):
         return None
     if all(s == reads[0] for s in reads) or _equal_numbers(reads, consts):
