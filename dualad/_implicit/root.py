@@ -7,8 +7,9 @@ not depend on where the search started) and the values ``F`` closes over, ``thet
 
     dx* = -(dF/dx)^-1 (dF/dtheta dtheta)
 
-- JVP: the product ``dF/dtheta dtheta`` (one forward-mode evaluation of ``F``), then one
-  solve with ``dF/dx`` by ``tangent_solve``, through the ``custom_linear_solve`` entry,
+- JVP: the product ``dF/dtheta dtheta`` (one forward-mode evaluation of ``F``, for a
+  whole chunk of directions at once: ``jacfwd``'s), then one solve per direction with
+  ``dF/dx`` by ``tangent_solve``, through the ``custom_linear_solve`` entry,
   whose operands are ``x*`` and ``theta``: a second derivative differentiates that solve
   (its ``dA x`` term holds ``d2F``) and nothing else;
 - VJP: ``lam = dF/dx^-T g`` by ``tangent_solve`` on the transposed Jacobian (the same
@@ -21,6 +22,8 @@ from typing import Any, Callable
 
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.core import bind
+from dualad._base.shapes import ndim_of
+from dualad._batching.vmap import vmap
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.linear_solve import linear_solve, solution
@@ -54,11 +57,16 @@ def _jvp(primals, tangents, ans, *, f, solve, tangent_solve, symmetric, check):
         for i, v in zip(moved, th):
             values[i] = v
         return f.call(ans, values)
+    # a chunk of k directions (jacfwd): dF/dtheta along all of them in one forward pass,
+    # then a solve for each
     _, rhs = jvp(residual, tuple(theta[i] for i in moved), tuple(t_theta[i] for i in moved))
     jac, jac_t = _operators(f, symmetric)
-    dx = linear_solve(rhs, [ans, *theta], operator=jac, transposed=jac_t, solve=tangent_solve,
-                      transpose_solve=tangent_solve, closed=f)
-    return negative(dx)
+
+    def solved(rhs):
+        return linear_solve(rhs, [ans, *theta], operator=jac, transposed=jac_t,
+                            solve=tangent_solve, transpose_solve=tangent_solve, closed=f)
+    chunk = ndim_of(rhs) > ndim_of(ans)
+    return negative(vmap(solved)(rhs) if chunk else solved(rhs))
 
 
 def _vjp(g, ans, x0, *theta, f, solve, tangent_solve, symmetric, check):
@@ -73,7 +81,7 @@ def _vjp(g, ans, x0, *theta, f, solve, tangent_solve, symmetric, check):
     return (None, *pull(negative(lam)))
 
 
-_root_p = custom("custom_root", _impl, jvp=_jvp, vjp=_vjp)
+_root_p = custom("custom_root", _impl, jvp=_jvp, vjp=_vjp, chunked=True)
 
 
 def implicit_root(f: Closed, x0: Any, solve: Callable, tangent_solve: Callable, *,

@@ -97,6 +97,25 @@ def test_dF_dx_is_built_and_factorized_once_per_solution(monkeypatch, transform,
     assert len(built) == 1
 
 
+def test_jacfwd_evaluates_the_residual_once_for_every_direction():
+    """A jacfwd chunk of k directions takes dF/dtheta along all of them in one forward pass
+    (custom_root's JVP takes the chunk), then a solve per direction by the one
+    factorization: the residual sees traced values twice (that pass, and dF/dx's), not
+    once per direction."""
+    n = 6
+    a = np.eye(n) * 3 + 0.1
+    traced = []
+
+    def residual(x, q):
+        if type(x) is not np.ndarray or type(q) is not np.ndarray:
+            traced.append(1)
+        return x ** 3 + a @ x - q
+    jac = dualad.jacfwd(lambda q: root(residual, np.zeros(n), args=(q,), tol=1e-12).x)(np.ones(n))
+    assert len(traced) == 2
+    x = root(residual, np.zeros(n), args=(np.ones(n),), tol=1e-12).x
+    np.testing.assert_allclose(jac, np.linalg.inv(np.diag(3 * x ** 2) + a), rtol=1e-12)
+
+
 def test_vmap_over_parameters_equals_each_solve():
     ps = np.stack([P3, 0.5 * P3, P3[::-1]])
     close(dualad.vmap(equilibrium)(ps), np.stack([equilibrium(q) for q in ps]), rtol=1e-12)
