@@ -34,6 +34,7 @@ from dualad._base.backend import NUMPY_XP
 from dualad._program.executors.numba import load
 from dualad._program.ir import Eqn, Step
 from dualad._program.loop import Loop, PerTrip
+from dualad._program.passes.dce import eliminate_dead_code
 
 __all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source"]
 
@@ -106,30 +107,18 @@ def _handed_over(program: Any) -> Any:
                       for _, (source, _, _) in sorted(columns.items()))
         steps[at] = Eqn(prim, {}, step.prim.rest_ins(step.ins, columns) + given, step.outs,
                         step.xp)
-    reads = _reads(steps, program.outputs)
+    read = set(program.outputs).union(*(step.ins if type(step) is Eqn else (step.slot,)
+                                        for step in steps))
     for at, step in enumerate(steps):
         if type(step) is Eqn and type(step.prim) is LoopKernel:
             stacks = sorted(k for (p, k) in stack_slot if p == at)
-            kept = [i for i, out in enumerate(step.outs) if reads.get(out)]
+            kept = [i for i, out in enumerate(step.outs) if out in read]
             if stacks or len(kept) < len(step.outs):
                 steps[at] = Eqn(step.prim.returning(kept, stacks), {}, step.ins,
                                 tuple(step.outs[i] for i in kept)
                                 + tuple(stack_slot[at, k] for k in stacks), step.xp)
-    reads = _reads(steps, program.outputs)
-    steps = [step for step in steps
-             if not (type(step) is Eqn and step.prim.partition == "getitem"
-                     and not any(reads.get(out) for out in step.outs))]
-    return program.with_steps(steps, avals=avals)
-
-
-def _reads(steps: list, outputs: list) -> dict:
-    reads: dict = {}
-    for step in steps:
-        for s in getattr(step, "ins", ()) if type(step) is Eqn else (step.slot,):
-            reads[s] = reads.get(s, 0) + 1
-    for s in outputs:
-        reads[s] = reads.get(s, 0) + 1
-    return reads
+    # the rows x[t] now read by nothing go
+    return eliminate_dead_code(program.with_steps(steps, avals=avals))
 
 
 def _row(idx: Any) -> int | None:
