@@ -202,10 +202,14 @@ class Problem:
         dirs = [directions[i] for i in moved]
         return lambda t, y, s: compiled(t, y, s, *theta, *dirs)
 
+    def _reverse_mode(self) -> Callable:
+        """The registered reverse mode's ``vjp``, which the cotangent products need."""
+        return registered_vjp(f"the reverse-mode derivative of {self.who}",
+                              "or use forward mode (dualad.jvp, jacfwd) through it")
+
     def cotangent_product(self, theta: tuple) -> Callable:
         """``(t, y, a) -> (a^T J_y, a^T J_theta_1, ...)`` by the registered reverse mode."""
-        vjp = registered_vjp(f"the reverse-mode derivative of {self.who}",
-                             "or use forward mode (dualad.jvp, jacfwd) through it")
+        vjp = self._reverse_mode()
 
         def product(t, y, a, *values):
             return vjp(lambda y, *th: self._at(t, y, th), y, *values)[1](a)
@@ -217,8 +221,7 @@ class Problem:
         ``(n, *theta[i].shape)``): the n products ``e_i^T J`` of one pullback of the
         registered reverse mode (the adjoint's Newton matrix, whose quadratures' rows are
         ``-J_theta^T``)."""
-        vjp = registered_vjp(f"the reverse-mode derivative of {self.who}",
-                             "or use forward mode (dualad.jvp, jacfwd) through it")
+        vjp = self._reverse_mode()
 
         def rows(t, y, *values):
             pull = vjp(lambda y, *th: self._at(t, y, th), y, *values)[1]
@@ -247,13 +250,11 @@ class Problem:
         seeds = np.concatenate([np.eye(n), np.zeros((k, n))])
         padded = {i: np.concatenate([np.zeros((n, *np.shape(theta[i])), theta[i].dtype),
                                      directions[i]]) for i in moved}
-
-        def product(t, y):
-            def f(y, *th):
-                return self._at(t, y, _put(theta, moved, th))
-            return jvp(f, (y, *(theta[i] for i in moved)), (seeds, *(padded[i] for i in moved)))[1]
+        product = self._tangent(len(theta), moved)
+        dirs = [padded[i] for i in moved]
         try:
-            ds = np.asarray(vmap(product)(T, Y), dtype=float)
+            ds = np.asarray(vmap(lambda t, y: product(t, y, seeds, *theta, *dirs)[1])(T, Y),
+                            dtype=float)
         except BatchedChoiceError:
             one = self.tangent_product(theta, padded)
             ds = np.stack([np.asarray(one(t, y, seeds)[1], dtype=float) for t, y in zip(T, Y)])
@@ -262,8 +263,7 @@ class Problem:
     def stage_pullback(self, theta: tuple, T: Any, Y: Any, mu: Any) -> tuple:
         """``sum_i mu[i]^T J_theta(T[i], Y[i])`` for each operand: one pullback of ``fun``
         mapped over the points, or, where ``fun`` decides on its values, one per point."""
-        vjp = registered_vjp(f"the reverse-mode derivative of {self.who}",
-                             "or use forward mode (dualad.jvp, jacfwd) through it")
+        vjp = self._reverse_mode()
 
         def mapped(*th):
             return vmap(lambda t, y: self._at(t, y, th))(T, Y)
