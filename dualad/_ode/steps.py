@@ -132,6 +132,11 @@ class Steps:
             return per_stage[step]
         return np.concatenate([per_stage[step], per_extra[self.slot[step]]], axis=1)
 
+    def at_ends(self, times: Any) -> Any:
+        """For the times of ``y`` at the solver's own steps (``t0``, then each step's end):
+        whether each is a step's end (its ``y_new``), not ``t0`` (the first step's start)."""
+        return np.asarray(times, dtype=float) != self.t[0]
+
     def locate(self, times: Any, dense: bool) -> tuple:
         """For each time, the step it lies in (as SciPy's ``solve_ivp`` places ``t_eval``:
         the first step that ends at it or after it) and its dense output's weights
@@ -242,7 +247,7 @@ def tangent(steps: Steps, times: Any, dense: bool, jy: Any, g: Any, ty0: Any) ->
         before[j + 1] = dy_new[j, :, :n] @ before[j] + dy_new[j, :, n:]
     step, weights = steps.locate(times, dense)
     if weights is None:  # the step's end, t0 for the first time of none
-        at_end = np.asarray(times, dtype=float) != steps.t[0]
+        at_end = steps.at_ends(times)
         out = np.where(at_end[:, None, None], before[step + 1], before[step])
     else:
         maps = np.einsum("ms,msnc->mnc", weights, steps.of_steps(dK, dKe, step))
@@ -263,7 +268,7 @@ def cotangent(steps: Steps, times: Any, dense: bool, jy: Any, gy: Any) -> tuple:
     mue = np.zeros((len(steps.dense), E, n))
     at_start, at_end = np.zeros((J, n)), np.zeros((J, n))
     if weights is None:
-        at_end_time = np.asarray(times, dtype=float) != steps.t[0]
+        at_end_time = steps.at_ends(times)
         np.add.at(at_end, step[at_end_time], gy.T[at_end_time])
         np.add.at(at_start, step[~at_end_time], gy.T[~at_end_time])
     else:
@@ -302,7 +307,7 @@ def recursion(steps: Steps, times: Any, dense: bool, fun: Callable) -> Callable:
     order (their numbers are SciPy's to rounding). ``fun(t, y, theta)`` is the user's.
     The second derivatives are taken through it, one evaluation of ``fun`` per stage."""
     step_of, weights = steps.locate(times, dense)
-    at_t0 = np.asarray(times, dtype=float) == steps.t[0]
+    at_end = steps.at_ends(times)
     read_at: dict = {}
     for i, j in enumerate(step_of):
         read_at.setdefault(int(j), []).append(i)
@@ -330,7 +335,7 @@ def recursion(steps: Steps, times: Any, dense: bool, fun: Callable) -> Callable:
                     out[i] = combined(y, 1.0, weights[i], K)
             else:
                 for i in read_at.get(j, ()):
-                    out[i] = y if at_t0[i] else y_new
+                    out[i] = y_new if at_end[i] else y
             y = y_new
         return stack(out, axis=1)
     return run
