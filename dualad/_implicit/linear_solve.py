@@ -10,6 +10,13 @@ closure, :class:`dualad._implicit.closure.Closed`). Its impl calls the user's
 - VJP: ``lam = A^-T g`` by ``transpose_solve`` (the entry again, transposed), then
   ``gb = lam`` and ``g_theta = -(d/dtheta <lam, A(theta) x>)``, the pullback of one
   product.
+
+A stacked entry (``stacked=True``: ``custom_root``'s JVP, whose ``jacfwd`` chunk of
+tangents is a stack of right-hand sides with the one ``A``) solves every row of ``b``
+in one call of a ``solve`` that says it takes a stack (its attribute ``stacked`` is
+True: the kept factorization of :mod:`dualad.scipy._tangent`, one LAPACK call with a
+matrix right-hand side), and row by row otherwise; its rules apply ``A`` to the rows
+of ``x`` by ``vmap``.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any, Callable
 
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.core import bind
+from dualad._batching.vmap import vmap
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.operators import Matvec, Transposed, pullback
@@ -37,9 +45,19 @@ def solution(xp: Any, x: Any, like: Any, who: str, name: str) -> Any:
     return x if x.dtype == like.dtype else xp.astype(x, like.dtype)
 
 
-def _impl(xp, b, *theta, operator, transposed, solve, transpose_solve, closed):
+def _impl(xp, b, *theta, operator, transposed, solve, transpose_solve, closed, stacked):
     with closed.running(theta):
-        return solution(xp, solve(operator(*theta), b), b, closed.who, "solve")
+        matvec = operator(*theta)
+        if not stacked or getattr(solve, "stacked", False):
+            return solution(xp, solve(matvec, b), b, closed.who, "solve")
+        rows = [solution(xp, solve(matvec, b[i, ...]), b[i, ...], closed.who, "solve")
+                for i in range(b.shape[0])]
+        return xp.stack(rows) if rows else xp.zeros_like(b)
+
+
+def _product(matvec: Callable, x: Any, stacked: bool) -> Any:
+    """``A x``, or ``A`` applied to each row of ``x`` where ``stacked``."""
+    return vmap(matvec)(x) if stacked else matvec(x)
 
 
 def _put(values: list, at: list, new: tuple) -> list:
@@ -54,23 +72,24 @@ def _jvp(primals, tangents, ans, **params):
     rhs, t_theta = tangents[0], tangents[1:]
     moved = [i for i, t in enumerate(t_theta) if t is not None]
     if moved:  # dA x, the product's tangent along the operands' tangents
-        operator = params["operator"]
-        _, dax = jvp(lambda *th: operator(*_put(theta, moved, th))(ans),
+        operator, stacked = params["operator"], params["stacked"]
+        _, dax = jvp(lambda *th: _product(operator(*_put(theta, moved, th)), ans, stacked),
                      tuple(theta[i] for i in moved), tuple(t_theta[i] for i in moved))
         rhs = negative(dax) if rhs is None else subtract(rhs, dax)
     return bind(_linear_solve_p, rhs, *theta, **params)
 
 
-def _vjp(g, ans, b, *theta, operator, transposed, solve, transpose_solve, closed):
+def _vjp(g, ans, b, *theta, operator, transposed, solve, transpose_solve, closed, stacked):
     if transpose_solve is None:
         raise ValueError(f"{closed.who}: reverse mode solves the transposed system, so it needs "
                          "transpose_solve (or symmetric=True where A is symmetric); got "
                          "transpose_solve=None")
     lam = bind(_linear_solve_p, g, *theta, operator=transposed, transposed=operator,
-               solve=transpose_solve, transpose_solve=solve, closed=closed)
+               solve=transpose_solve, transpose_solve=solve, closed=closed, stacked=stacked)
     if not theta:
         return (lam,)
-    pull = pullback(lambda *th: operator(*th)(ans), tuple(theta), f"the VJP of {closed.who}")
+    pull = pullback(lambda *th: _product(operator(*th), ans, stacked), tuple(theta),
+                    f"the VJP of {closed.who}")
     return (lam, *pull(negative(lam)))
 
 
@@ -78,11 +97,13 @@ _linear_solve_p = custom("custom_linear_solve", _impl, jvp=_jvp, vjp=_vjp)
 
 
 def linear_solve(b: Any, operands: list, *, operator: Callable, transposed: Callable | None,
-                 solve: Callable, transpose_solve: Callable | None, closed: Closed) -> Any:
+                 solve: Callable, transpose_solve: Callable | None, closed: Closed,
+                 stacked: bool = False) -> Any:
     """The entry applied: ``solve(operator(*operands), b)``, differentiable in ``b`` and in
-    ``operands`` through ``operator`` (and ``transposed``, the transpose's operator)."""
+    ``operands`` through ``operator`` (and ``transposed``, the transpose's operator); with
+    ``stacked``, for each row of ``b`` (a stack of right-hand sides) with the one operator."""
     return bind(_linear_solve_p, b, *operands, operator=operator, transposed=transposed,
-                solve=solve, transpose_solve=transpose_solve, closed=closed)
+                solve=solve, transpose_solve=transpose_solve, closed=closed, stacked=stacked)
 
 
 def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,

@@ -8,10 +8,10 @@ not depend on where the search started) and the values ``F`` closes over, ``thet
     dx* = -(dF/dx)^-1 (dF/dtheta dtheta)
 
 - JVP: the product ``dF/dtheta dtheta`` (one forward-mode evaluation of ``F``, for a
-  whole chunk of directions at once: ``jacfwd``'s), then one solve per direction with
-  ``dF/dx`` by ``tangent_solve``, through the ``custom_linear_solve`` entry,
-  whose operands are ``x*`` and ``theta``: a second derivative differentiates that solve
-  (its ``dA x`` term holds ``d2F``) and nothing else;
+  whole chunk of directions at once: ``jacfwd``'s), then the solve with ``dF/dx`` by
+  ``tangent_solve``, of the chunk's tangents as one stack of right-hand sides, through
+  the ``custom_linear_solve`` entry, whose operands are ``x*`` and ``theta``: a second
+  derivative differentiates that solve (its ``dA x`` term holds ``d2F``) and nothing else;
 - VJP: ``lam = dF/dx^-T g`` by ``tangent_solve`` on the transposed Jacobian (the same
   entry), then ``g_theta = -dF/dtheta^T lam``, one pullback of ``F``.
 """
@@ -23,7 +23,6 @@ from typing import Any, Callable
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.core import bind
 from dualad._base.shapes import ndim_of
-from dualad._batching.vmap import vmap
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.linear_solve import linear_solve, solution
@@ -58,15 +57,12 @@ def _jvp(primals, tangents, ans, *, f, solve, tangent_solve, symmetric, check):
             values[i] = v
         return f.call(ans, values)
     # a chunk of k directions (jacfwd): dF/dtheta along all of them in one forward pass,
-    # then a solve for each
+    # then their k solves as one stack
     _, rhs = jvp(residual, tuple(theta[i] for i in moved), tuple(t_theta[i] for i in moved))
     jac, jac_t = _operators(f, symmetric)
-
-    def solved(rhs):
-        return linear_solve(rhs, [ans, *theta], operator=jac, transposed=jac_t,
-                            solve=tangent_solve, transpose_solve=tangent_solve, closed=f)
-    chunk = ndim_of(rhs) > ndim_of(ans)
-    return negative(vmap(solved)(rhs) if chunk else solved(rhs))
+    return negative(linear_solve(rhs, [ans, *theta], operator=jac, transposed=jac_t,
+                                 solve=tangent_solve, transpose_solve=tangent_solve, closed=f,
+                                 stacked=ndim_of(rhs) > ndim_of(ans)))
 
 
 def _vjp(g, ans, x0, *theta, f, solve, tangent_solve, symmetric, check):
@@ -117,7 +113,9 @@ def custom_root(f: Callable, x0: Any, solve: Callable, tangent_solve: Callable) 
     tangent_solve : callable
         ``tangent_solve(g, y) -> z`` with ``g(z) = y`` for a linear ``g`` (the Jacobian's
         product, or its transpose's); ``lambda g, y: y / g(1.0)`` for a scalar root,
-        a dense or Krylov solve otherwise.
+        a dense or Krylov solve otherwise. One whose attribute ``stacked`` is True is
+        given the tangents of a ``jacfwd`` chunk in one call, ``y`` of shape
+        ``(k, *x0.shape)``, and returns the k solutions; others are called per tangent.
 
     Returns
     -------

@@ -4,10 +4,11 @@ Up to :data:`DENSE_MAX` unknowns ``dF/dx`` is built as a matrix in one forward-m
 pass (:meth:`dualad._implicit.operators.JacobianProduct.matrix`), factorized once
 (Cholesky where it is symmetric and positive definite, a Hessian at a minimum; LU
 otherwise) after its condition number is estimated from the factors, and the
-factorization is kept for every solve at the same solution: each tangent of a
-``jacfwd`` chunk, the cotangent of a VJP (the transposed solve, by the same factors),
-and the solves of a second derivative. Beyond, a Krylov method solves with the
-products alone (MINRES where ``dF/dx`` is symmetric; GMRES otherwise). Either way a
+factorization is kept for every solve at the same solution: the tangents of a
+``jacfwd`` chunk (one stack of right-hand sides, one LAPACK call), the cotangent of a
+VJP (the transposed solve, by the same factors), and the solves of a second
+derivative. Beyond, a Krylov method solves with the products alone (MINRES where
+``dF/dx`` is symmetric; GMRES otherwise), one right-hand side at a time. Either way a
 Jacobian that is singular at the solution (the solution does not determine its
 derivative) raises, and an ill-conditioned one warns: never a silent wrong derivative.
 The systems are real, as SciPy's solutions are: a complex ``dF/dx`` or right-hand side
@@ -35,17 +36,22 @@ KRYLOV_RTOL = 1e-10      # the Krylov methods' relative residual for the derivat
 def tangent_solver(who: str, symmetric: bool) -> Callable:
     """``tangent_solve(g, y)``: ``z`` with ``g(z) = y`` for ``g`` a
     :class:`~dualad._implicit.operators.JacobianProduct` (``dF/dx`` or its transpose at
-    a solution, on plain NumPy arrays of the unknowns' shape), for the function ``who``.
-    The last solution's factorization is kept (:class:`Factorization`)."""
+    a solution, on plain NumPy arrays), for the function ``who``. ``y`` is of the
+    unknowns' shape, or a stack of such right-hand sides (``stacked``: the tangents of a
+    ``jacfwd`` chunk). The last solution's factorization is kept (:class:`Factorization`)."""
     kept: list = []  # [Factorization] of the last point solved at
 
     def tangent_solve(g: Any, y: Any) -> Any:
         y = _real(y, who, "the right-hand side of the derivative's solve (a tangent or cotangent)")
-        if y.size > DENSE_MAX:
+        x = g.point[0]
+        if np.size(x) > DENSE_MAX:
+            if np.ndim(y) > np.ndim(x):
+                return np.stack([_krylov(g, row, who, symmetric) for row in y]) if len(y) else y
             return _krylov(g, y, who, symmetric)
         if not (kept and kept[0].at(g.point)):
             kept[:] = [Factorization(g.point, g.matrix(), who, symmetric)]
         return kept[0].solve(y, g.transposed)
+    tangent_solve.stacked = True
     return tangent_solve
 
 
@@ -112,17 +118,19 @@ class Factorization:
         return len(point) == len(self.point) and all(a is b for a, b in zip(point, self.point))
 
     def solve(self, y: Any, transposed: bool) -> Any:
-        """``z`` with ``A z = y`` (``A^T z = y`` where ``transposed``), of ``y``'s shape and dtype."""
+        """``z`` with ``A z = y`` (``A^T z = y`` where ``transposed``), of ``y``'s shape and
+        dtype: ``y`` one right-hand side, or a stack of them (its rows, of ``A``'s size
+        each), solved at once."""
         y = _real(y, self.who, "the right-hand side of the derivative's solve")
         if not y.size:
             return np.zeros_like(y)
         la = scipy_module(NUMPY_XP, "linalg", self.who)
-        b = y.reshape(-1).astype(np.float64)
+        b = y.reshape(-1, self.shape[0]).T.astype(np.float64)  # a column per right-hand side
         if self.cholesky:
             z = la.cho_solve(self.factors, b, check_finite=False)
         else:
             z = la.lu_solve(self.factors, b, trans=1 if transposed else 0, check_finite=False)
-        return z.reshape(y.shape).astype(y.dtype, copy=False)
+        return z.T.reshape(y.shape).astype(y.dtype, copy=False)
 
 
 def _real(a: Any, who: str, name: str) -> np.ndarray:

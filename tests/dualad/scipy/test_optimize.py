@@ -99,7 +99,7 @@ def test_dF_dx_is_built_and_factorized_once_per_solution(monkeypatch, transform,
 
 def test_jacfwd_evaluates_the_residual_once_for_every_direction():
     """A jacfwd chunk of k directions takes dF/dtheta along all of them in one forward pass
-    (custom_root's JVP takes the chunk), then a solve per direction by the one
+    (custom_root's JVP takes the chunk), then solves them as one stack by the one
     factorization: the residual sees traced values twice (that pass, and dF/dx's), not
     once per direction."""
     n = 6
@@ -114,6 +114,35 @@ def test_jacfwd_evaluates_the_residual_once_for_every_direction():
     assert len(traced) == 2
     x = root(residual, np.zeros(n), args=(np.ones(n),), tol=1e-12).x
     np.testing.assert_allclose(jac, np.linalg.inv(np.diag(3 * x ** 2) + a), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, solution, p, rtol", PROBLEMS[:2], ids=[p[0] for p in PROBLEMS[:2]])
+def test_jacfwd_solves_its_chunk_as_one_stack_equal_to_each_direction(monkeypatch, name, solution,
+                                                                     p, rtol):
+    """The k tangents of a jacfwd chunk reach the kept factorization as one (k, n) right-hand
+    side (one LAPACK call), and give what k separate JVPs (one vector solve each) and
+    central differences give."""
+    from dualad.scipy._tangent import Factorization
+    shapes = []
+    solve = Factorization.solve
+    monkeypatch.setattr(Factorization, "solve",
+                        lambda self, y, transposed: shapes.append(np.shape(y)) or solve(self, y, transposed))
+    jac = dualad.jacfwd(solution)(p)
+    n = solution(p).size
+    assert shapes == [(p.size, n)]
+    shapes.clear()
+    columns = [dualad.jvp(solution, (p,), (e,))[1] for e in np.eye(p.size)]
+    assert shapes == [(n,)] * p.size
+    close(jac, np.stack(columns, axis=-1), rtol=1e-12)
+    close(jac, fd(solution, p), rtol)
+
+
+def test_second_derivatives_through_the_stacked_solve_equal_finite_differences():
+    """A jacfwd's stacked solve differentiated again, in forward and in reverse mode: the
+    Jacobian of the Jacobian against central differences of it."""
+    want = fd(dualad.jacfwd(equilibrium), P3)
+    close(dualad.jacfwd(dualad.jacfwd(equilibrium))(P3), want, rtol=1e-5)
+    close(reverse.jacrev(dualad.jacfwd(equilibrium))(P3), want, rtol=1e-5)
 
 
 def test_vmap_over_parameters_equals_each_solve():
@@ -184,6 +213,16 @@ def test_large_problems_take_the_krylov_solve():
     g = reverse.grad(lambda q: x_of(q) @ u)(p)
     want = fd(lambda s: x_of(p + s[0] * np.sin(np.arange(n))) @ u, np.zeros(1))[0]
     close(g @ np.sin(np.arange(n)), want, rtol=1e-5)
+
+
+def test_a_jacfwd_chunk_of_a_large_problem_takes_a_krylov_solve_per_tangent():
+    n = 300
+    u, w = np.cos(np.arange(n)), np.sin(np.arange(n))
+    def x_of(s):
+        return root(lambda x: x ** 3 / 3 + 3.0 * x - s[0] * u - s[1] * w + 0.5 * np.roll(x, 1),
+                    np.zeros(n), method="krylov", tol=1e-12).x
+    s = np.array([0.5, -1.0])
+    close(dualad.jacfwd(x_of)(s), fd(x_of, s), rtol=1e-5)
 
 
 def test_the_result_is_scipy_s():
