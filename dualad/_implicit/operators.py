@@ -11,13 +11,14 @@ where a higher derivative asks for it (forward over reverse for ``mixed.hvp``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import shape_of, zeros
-from dualad._forward.transforms import jacfwd, jvp
+from dualad._forward.transforms import basis_chunks, jvp
 from dualad._implicit.closure import Closed
-from dualad._primitives.shape import reshape
+from dualad._primitives.shape import matrix_transpose, reshape
 
 __all__ = ["Jacobian", "JacobianProduct", "Matvec", "Transposed", "pullback"]
 
@@ -101,10 +102,12 @@ class JacobianProduct:
 
     def matrix(self) -> Any:
         """``dF/dx`` (never its transpose) as a ``(size, size)`` matrix over the raveled
-        unknowns, by one forward-mode pass of ``size`` directions at once."""
+        unknowns, by one forward-mode pass of ``size`` directions at once: the basis, whose
+        tangents out are its columns (a ``jvp``, without ``jacfwd``'s assembly of blocks)."""
         x, *operands = self.point
-        shape = shape_of(x)
-
-        def flat(y):
-            return reshape(self.closed.call(reshape(y, shape), operands), (-1,))
-        return jacfwd(flat)(reshape(x, (-1,)))
+        size = math.prod(shape_of(x))
+        if not size:
+            return zeros(x, (0, 0))
+        basis, = next(basis_chunks([x], size))
+        _, columns = jvp(lambda y: self.closed.call(y, operands), (x,), (basis,))
+        return matrix_transpose(reshape(columns, (size, size)))
