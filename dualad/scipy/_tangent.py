@@ -77,17 +77,19 @@ class Factorization:
         if not np.all(np.isfinite(a)):
             raise FloatingPointError(f"{who}: dF/dx at the solution holds non-finite entries "
                                      "(inf or nan), so the derivative cannot be computed")
+        # LAPACK's routines themselves: SciPy's lu_factor and lu_solve (their checks and
+        # stacked-array handling) cost more than the factorization at tens of unknowns
         self.cholesky = False
         if symmetric and a.size:
-            try:
-                self.factors = la.cho_factor(a, check_finite=False)
-                self.cholesky = True
-            except la.LinAlgError:  # indefinite: a saddle point, or singular
-                pass
+            potrf, = la.get_lapack_funcs(("potrf",), (a,))
+            c, info = potrf(a)
+            # info > 0: not positive definite (a saddle point, or singular): LU below
+            self.cholesky = info == 0
+            self.factors = (c, False)  # the upper triangle, A = C^T C
         if not self.cholesky:
-            with warnings.catch_warnings():  # an exactly zero pivot: the rcond below says so
-                warnings.simplefilter("ignore", la.LinAlgWarning)
-                self.factors = la.lu_factor(a, check_finite=False)
+            getrf, = la.get_lapack_funcs(("getrf",), (a,))
+            lu, piv, _ = getrf(a)  # info > 0, an exactly zero pivot: the rcond below says so
+            self.factors = (lu, piv)
         self._check(la, a)
 
     def _check(self, la: Any, a: np.ndarray) -> None:
@@ -127,9 +129,11 @@ class Factorization:
         la = scipy_module(NUMPY_XP, "linalg", self.who)
         b = y.reshape(-1, self.shape[0]).T.astype(np.float64)  # a column per right-hand side
         if self.cholesky:
-            z = la.cho_solve(self.factors, b, check_finite=False)
+            potrs, = la.get_lapack_funcs(("potrs",), (b,))
+            z, _ = potrs(self.factors[0], b, lower=self.factors[1])
         else:
-            z = la.lu_solve(self.factors, b, trans=1 if transposed else 0, check_finite=False)
+            getrs, = la.get_lapack_funcs(("getrs",), (b,))
+            z, _ = getrs(*self.factors, b, trans=1 if transposed else 0)
         return z.T.reshape(y.shape).astype(y.dtype, copy=False)
 
 
