@@ -14,8 +14,15 @@ with NumPy's warnings (and, under ``np.errstate``, its errors).
 
 Stacks pass whole from step to step (:func:`_handed_over`): where a kernel's trips read the
 rows of one stack, in order or backwards (the reverse sweep reading what the forward sweep
-saved at each trip; the rows ``xs[t]`` of an input), it takes the stack, not a row per trip
-gathered into a new one at each call.
+saved at each trip; the rows ``xs[t]`` of an input), it takes the stack and reads row
+``O + D * trip`` of it, not a row per trip gathered into a new one at each call; a column
+whose trips at its ends read other values (the trips the loop peeled off) is one stack made
+at the call.
+
+A ufunc step makes no new array at each trip where it need not (:func:`_written_into`): it
+writes (``np.exp(t3, t4)``) into its row of a stack the kernel returns, else into a buffer
+made before the loop; a value the next trip reads stays a new array, and a chain of
+ufuncs ending in one is one expression, which Numba fuses (:func:`_inlined`).
 
 A step whose index changes from trip to trip (the scatter of row ``t``'s cotangent) reads
 its ints from arrays made once. A body with a step of another kind (a gather, a product
@@ -47,6 +54,12 @@ _UFUNCS = frozenset({
     "arctan2", "power", "maximum", "minimum", "fmax", "fmin", "absolute", "abs", "hypot",
     "exp2", "sign", "floor", "ceil", "trunc",
 })
+
+
+# the trips at either end of a column that may read values of their own (_one_stack)
+_PEELED = 2
+# the steps whose result may be a view of their first operand in a kernel
+_VIEWS = frozenset({"getitem", "reshape", "permute_dims"})
 
 
 def kernel_loops(program: Any) -> Any:
@@ -85,7 +98,7 @@ def _handed_over(program: Any) -> Any:
     for at, step in enumerate(steps):
         if type(step) is Eqn and type(step.prim) is LoopKernel:
             columns = {c: found for c, slots in step.prim.columns(step.ins).items()
-                       if (found := _one_stack([rows_of.get(s) for s in slots])) is not None}
+                       if (found := _one_stack([rows_of.get(s) for s in slots], slots)) is not None}
             if columns:
                 handed[at] = columns
     if not handed:
@@ -94,7 +107,7 @@ def _handed_over(program: Any) -> Any:
                                                      *program.consts])
     stack_slot: dict = {}  # a kernel's stack -> the slot it is returned in
     for columns in handed.values():
-        for source, _, _ in columns.values():
+        for source, *_ in columns.values():
             if source[0] != "x" and source not in stack_slot:
                 stack_slot[source] = next_slot
                 producer = steps[source[0]]
@@ -102,9 +115,10 @@ def _handed_over(program: Any) -> Any:
                 next_slot += 1
     for at, columns in handed.items():
         step = steps[at]
-        prim = step.prim.taking({c: (first, by) for c, (_, first, by) in columns.items()})
-        given = tuple(source[1] if source[0] == "x" else stack_slot[source]
-                      for _, (source, _, _) in sorted(columns.items()))
+        prim = step.prim.taking({c: (first, by, len(head), len(tail))
+                                 for c, (_, first, by, head, tail) in columns.items()})
+        given = tuple(slot for _, (source, _, _, head, tail) in sorted(columns.items())
+                      for slot in (source[1] if source[0] == "x" else stack_slot[source], *head, *tail))
         steps[at] = Eqn(prim, {}, step.prim.rest_ins(step.ins, columns) + given, step.outs,
                         step.xp)
     read = set(program.outputs).union(*(step.ins if type(step) is Eqn else (step.slot,)
@@ -131,16 +145,23 @@ def _row(idx: Any) -> int | None:
     return idx if type(idx) is int else None
 
 
-def _one_stack(found: list) -> tuple | None:
-    """``(source, first row, step)`` where ``found`` (a column's ``(source, row)`` at each
-    trip) reads one source's rows one after the other (step 1) or backwards (step -1)."""
-    if not found or None in found or len({source for source, _ in found}) != 1:
-        return None
-    first = found[0][1]
-    by = found[1][1] - first if len(found) > 1 else 1
-    if by not in (1, -1) or first < 0 or any(row != first + by * t for t, (_, row) in enumerate(found)):
-        return None
-    return found[0][0], first, by
+def _one_stack(found: list, slots: list) -> tuple | None:
+    """``(source, first row, step, head, tail)`` where ``found`` (a column's ``(source, row)``
+    at each trip, its ``slots``) reads one source's rows one after the other (step 1) or
+    backwards (step -1), but for up to :data:`_PEELED` trips at its ends reading other
+    values (the trips a loop peeled off: the reverse sweep's last read the forward sweep's
+    first), whose ``slots`` are ``head`` and ``tail``; else None."""
+    trips = len(found)
+    for n_head in range(_PEELED + 1):
+        for n_tail in range(_PEELED + 1 - n_head):
+            rows = found[n_head:trips - n_tail]
+            if not rows or None in rows or len({source for source, _ in rows}) != 1:
+                continue
+            first = rows[0][1]
+            by = rows[1][1] - first if len(rows) > 1 else 1
+            if by in (1, -1) and first >= 0 and all(row == first + by * t for t, (_, row) in enumerate(rows)):
+                return rows[0][0], first, by, slots[:n_head], slots[trips - n_tail:]
+    return None
 
 
 def compile_in_background(program: Any) -> Callable:
@@ -176,7 +197,9 @@ class LoopKernel(Step):
         # outputs), the stacks returned whole, the columns given as stacks
         self._kept = list(range(len(self._picks)))
         self._stacks_out: list = []
-        self._handed: dict = {}  # column -> (its first row in the stack given, step 1 or -1)
+        # column -> (its first row in the stack given, step 1 or -1, how many trips before
+        # and after the stack's read values of their own, given after the stack)
+        self._handed: dict = {}
 
     def _copy(self) -> "LoopKernel":
         new = object.__new__(LoopKernel)
@@ -223,17 +246,28 @@ class LoopKernel(Step):
         return new
 
     def _stacks(self, rest: tuple) -> list:
-        """Each column's stack of per-trip values, from the operands after the carried ones."""
+        """Each column's ``(stack, row of the first trip, step)``, from the operands after the
+        carried ones: a stack handed over is given whole (float64, contiguous), read from
+        a row forwards or backwards; one of a row per trip, or with trips at its ends
+        reading values of their own, is made here."""
         loop = self.loop
         trips, per_trip, handed = loop.trips, loop.per_trip, self._handed
         own = [c for c in range(per_trip) if c not in handed]
         n_rows = len(own) * trips
         stacks: list = [None] * per_trip
         for j, c in enumerate(own):
-            stacks[c] = np.array(rest[j:n_rows:len(own)], dtype=_F64)
-        for stack, (c, (first, by)) in zip(rest[n_rows:], handed.items()):
-            rows = stack[first:first + trips] if by == 1 else stack[first::-1][:trips]
-            stacks[c] = np.ascontiguousarray(rows, dtype=_F64)
+            stacks[c] = (np.array(rest[j:n_rows:len(own)], dtype=_F64), 0, 1)
+        given = iter(rest[n_rows:])
+        for c, (first, by, n_head, n_tail) in handed.items():
+            stack = np.ascontiguousarray(next(given), dtype=_F64)
+            if not n_head + n_tail:
+                stacks[c] = (stack, first, by)
+                continue
+            n = trips - n_head - n_tail
+            rows = stack[first:first + n] if by == 1 else stack[first::-1][:n]
+            head = [np.reshape(next(given), (1, *rows.shape[1:])) for _ in range(n_head)]
+            tail = [np.reshape(next(given), (1, *rows.shape[1:])) for _ in range(n_tail)]
+            stacks[c] = (np.concatenate([*head, rows, *tail], dtype=_F64), 0, 1)
         return stacks
 
     def _numpy_loop(self, xp: Any, args: tuple) -> tuple:
@@ -242,8 +276,8 @@ class LoopKernel(Step):
         start = loop.n_fixed + len(loop.carried)
         if self._handed:
             stacks = self._stacks(args[start:])
-            args = (*args[:start], *(stacks[c][t] for t in range(loop.trips)
-                                     for c in range(loop.per_trip)))
+            args = (*args[:start], *(stack[first + by * t] for t in range(loop.trips)
+                                     for stack, first, by in stacks))
         results = loop.impl(xp, *args)
         stacks = [np.stack([results[i] for i, (kk, _, _) in enumerate(self._picks) if kk == k])
                   for k in self._stacks_out]
@@ -274,7 +308,8 @@ class LoopKernel(Step):
         if kernel is None:
             return self._numpy_loop(xp, args)
         start = loop.n_fixed + len(loop.carried)
-        exported = kernel(*args[:start], *self._stacks(args[start:]), *self._last)
+        stacks = [operand for column in self._stacks(args[start:]) for operand in column]
+        exported = kernel(*args[:start], *stacks, *self._last)
         if not all(np.isfinite(stack).all() for stack in exported):
             return self._numpy_loop(xp, args)  # NumPy's replay, with NumPy's warnings (or errors)
         picks = self._picks
@@ -311,7 +346,10 @@ def kernel_source(loop: Loop) -> tuple | None:
     scatters = {scatter_out for scatter_out, _ in accumulated.values()}
     lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
     scattered = {}  # the out slot of a scatter added into a carried value -> (index, values)
-    inline = _inlined(body, {carried_in for _, carried_in in accumulated.values()})
+    exported = sorted({out for _, out in loop.exported})
+    into = _written_into(loop, exported)
+    inline = _inlined(body, {carried_in for _, carried_in in accumulated.values()}, set(into))
+    into = {slot: row for slot, row in into.items() if slot not in inline}
     for step in body.steps:
         if type(step) is not Eqn or len(step.outs) != 1:
             return None
@@ -340,16 +378,22 @@ def kernel_source(loop: Loop) -> tuple | None:
             names[step.outs[0]] = carried_name
             lines.append(f"{carried_name}[{index}] += {values}")
             continue
+        if step.outs[0] in into:  # written into its buffer, or its row of a stack returned
+            row = into[step.outs[0]]
+            lines += [f"{out} = E{row}[trip]"] if row is not None else []
+            lines.append(f"np.{prim.ufunc}({', '.join(names[s] for s in ins)}, {out})")
+            continue
         made = _lines(prim, params, ins, step.outs[0], out, [names[s] for s in ins], body.avals,
                       step.xp, changing)
         if made is None:
             return None
         lines += made
-    exported = sorted({out for _, out in loop.exported})
     sliced = range(n_fixed + n_carried, first_params)
-    args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
+    args = [names[i] for i in range(n_fixed + n_carried)] + [f"{a}{i}" for i in sliced for a in "SOD"]
     args += [f"P{k}" for k in range(len(indices))] + [f"k{slot}" for slot in arrays]
     head = [f"def kernel({', '.join(args)}):"]
+    head += [f"    t{slot} = np.empty({tuple(body.avals[slot][1])!r}, np.float64)"
+             for slot, row in into.items() if row is None]
     for _, carried_in in accumulated.values():  # written in place: the caller's array copied first
         head.append(f"    {names[carried_in]} = {names[carried_in]}.copy()")
     once = _read_once(loop)
@@ -357,11 +401,12 @@ def kernel_source(loop: Loop) -> tuple | None:
         kind, shape, _ = body.avals[body.outputs[out]]  # where one trip's is read)
         rows = 1 if out in once else loop.trips
         head.append(f"    E{k} = np.empty(({rows},) + {tuple(shape)!r}, np.float64)")
-    inside = [f"{names[i]} = S{i}[trip]" for i in sliced] + lines
+    inside = [f"{names[i]} = S{i}[O{i} + D{i} * trip]" for i in sliced] + lines
     for k, out in enumerate(exported):
         value = names[body.outputs[out]]
-        inside += ([f"if trip == {once[out]}:", f"    E{k}[0] = {value}"] if out in once
-                   else [f"E{k}[trip] = {value}"])
+        if into.get(body.outputs[out], -1) != k:  # not written there already
+            inside += ([f"if trip == {once[out]}:", f"    E{k}[0] = {value}"] if out in once
+                       else [f"E{k}[trip] = {value}"])
     carried = [names[n_fixed + i] for i in range(n_carried)]
     if carried:
         nexts = [names[body.outputs[out]] for out in loop.carried]
@@ -414,17 +459,19 @@ def _accumulations(loop: Loop) -> dict:
     return found
 
 
-def _inlined(body: Any, written: set) -> set:
+def _inlined(body: Any, written: set, buffered: set) -> set:
     """The out slots of ``body``'s ufunc steps that its kernel writes inside the expression
     of the one step that reads them (``np.tanh(np.add(t1, t2))``), so that Numba fuses
-    elementwise chains into one loop without temporaries: read once, by a step, not by the
-    loop, and not reading (through other steps) a value the kernel adds into in place
+    elementwise chains into one loop with one new array: read once, by a step that makes a
+    new array (not one written into a buffer or row, ``buffered``: each step there writes
+    into its own, which costs less than the fused chain's new array), not by the loop,
+    and not reading (through other steps) a value the kernel adds into in place
     (``written``), which could change between the two."""
-    reads: dict = {}
+    readers: dict = {}
     for step in body.steps:
         if type(step) is Eqn:
             for slot in step.ins:
-                reads[slot] = reads.get(slot, 0) + 1
+                readers.setdefault(slot, []).append(step)
     outputs, touched, found = set(body.outputs), set(written), set()
     for step in body.steps:
         if type(step) is not Eqn:
@@ -432,12 +479,53 @@ def _inlined(body: Any, written: set) -> set:
         if touched.intersection(step.ins):
             touched.update(step.outs)
             continue
-        prim = step.prim
-        if (type(prim) is not PerTrip and prim.ufunc in _UFUNCS and step.params == prim.ufunc_params
-                and step.xp is NUMPY_XP and len(step.outs) == 1 and reads.get(step.outs[0]) == 1
-                and step.outs[0] not in outputs):
+        read = readers.get(step.outs[0], ()) if len(step.outs) == 1 else ()
+        if (len(read) == 1 and _ufunc(step) and step.outs[0] not in outputs
+                and read[0].outs[0] not in buffered):
             found.add(step.outs[0])
     return found
+
+
+def _ufunc(step: Eqn) -> bool:
+    """Whether ``step`` is a NumPy ufunc that a kernel calls as ``np.<name>(...)``."""
+    prim = step.prim
+    return (type(prim) is not PerTrip and prim.ufunc in _UFUNCS and step.params == prim.ufunc_params
+            and step.xp is NUMPY_XP and len(step.outs) == 1)
+
+
+def _written_into(loop: Loop, exported: list) -> dict:
+    """``{out slot: its stack's place among the returned, or None}`` for each ufunc step of
+    ``loop``'s body whose float64 array its kernel can write with ``out=``, not
+    allocated anew at each trip: into its row of a stack the kernel returns (read after
+    the loop at every trip), else into one buffer made before the loop. A buffer is
+    overwritten at the next trip, so a value the next trip reads (carried), or a view of it
+    that is, is never one: it stays a new array, or a stack's row."""
+    body = loop.body
+    once = _read_once(loop)
+    rows = {}
+    for k, out in enumerate(exported):
+        if out not in once:
+            rows.setdefault(body.outputs[out], k)
+    made_by = {step.outs[0]: step for step in body.steps if type(step) is Eqn and len(step.outs) == 1}
+    kept = [body.outputs[out] for out in loop.carried]  # read by the next trip, and what they view
+    carried = set()
+    while kept:
+        slot = kept.pop()
+        if slot not in carried:
+            carried.add(slot)
+            step = made_by.get(slot)
+            if step is not None and step.ins and step.prim.partition in _VIEWS:
+                kept.append(step.ins[0])
+    into = {}
+    for slot, step in made_by.items():
+        aval = body.avals.get(slot)
+        if not _ufunc(step) or aval is None or aval[0] is not np.ndarray:
+            continue
+        if slot in rows:
+            into[slot] = rows[slot]
+        elif slot not in carried:
+            into[slot] = None
+    return into
 
 
 def _read_once(loop: Loop) -> dict:

@@ -416,9 +416,18 @@ def _kind(reads: list, where: list, consts: dict) -> tuple | None:
 
 
 def _equal_numbers(reads: list, consts: dict) -> bool:
-    """Whether each trip reads its own constant, all the same number (the trace writes a
-    constant per use: ``x + 2.0`` in a loop reads a new ``2.0`` each trip)."""
-    if not all(s in consts and inline(consts[s]) for s in reads):
+    """Whether each trip reads its own constant, all the same number or array (the trace
+    writes a constant per use: ``x + 2.0`` in a loop reads a new ``2.0`` each trip, and a
+    reverse sweep a new ``broadcast_to(-1 / n, shape)`` folded at each)."""
+    if not all(s in consts for s in reads):
         return False
     first = consts[reads[0]]
-    return all(type(consts[s]) is type(first) and repr(consts[s]) == repr(first) for s in reads)
+    if inline(first):
+        return all(type(consts[s]) is type(first) and repr(consts[s]) == repr(first) for s in reads)
+    return isinstance(first, (np.ndarray, np.generic)) and all(_same_bits(consts[s], first) for s in reads)
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Whether ``a`` is a NumPy array or scalar of ``b``'s type, dtype, shape and bits."""
+    return a is b or (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+                      and a.tobytes() == b.tobytes())

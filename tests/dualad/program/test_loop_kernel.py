@@ -2,6 +2,7 @@
 numbers as the loop's NumPy replay (within Numba's few ulps), forward and reverse sweeps,
 and compiled in the background while the calls replay NumPy's loop."""
 
+import re
 import time
 
 import numpy as np
@@ -186,13 +187,18 @@ def test_a_row_cotangent_summed_over_the_trips_is_added_in_place_and_kept_once()
 
 def test_stacks_pass_from_kernel_to_kernel_not_row_by_row():
     """The forward sweep's rows that the reverse sweep reads reach it as one stack (read
-    backwards), and ``xs[t]`` as ``xs`` itself: the per-trip getitems go. Each kernel's
-    NumPy loop (where it cannot compile, or a result is not finite) takes the same stacks."""
+    backwards), and ``xs[t]`` as ``xs`` itself: the per-trip getitems go. Every column of
+    the reverse sweep is a stack, those whose last trips read the peeled first trips'
+    values too, and the per-trip constants (the same ``-1.0`` at each) are one. Each
+    kernel's NumPy loop (where it cannot compile, or a result is not finite) takes the
+    same stacks."""
     args = _args()
     program, kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), args)
     forward, backward = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
-    assert forward._stacks_out and any(by == -1 for _, by in backward._handed.values())
-    assert any(by == 1 for _, by in forward._handed.values())  # xs's rows
+    assert forward._stacks_out and any(by == -1 for _, by, _, _ in backward._handed.values())
+    assert len(backward._handed) == backward.loop.per_trip
+    assert any(tail for _, _, _, tail in backward._handed.values())
+    assert any(by == 1 for _, by, _, _ in forward._handed.values())  # xs's rows
 
     def getitems(p):
         return sum(s.prim.name == "getitem" for s in p.eqns)
@@ -210,10 +216,46 @@ def _by_numpy_loops(kernels, args):
     return replay(kernels, list(args))
 
 
-def test_an_elementwise_chain_is_one_expression_that_numba_fuses():
-    """A ufunc's result read once, by the next step of a chain, is written inside it: the
-    sigmoid ``1 / (1 + exp(-x))`` is one expression (one loop, no temporaries), not four
-    arrays; its numbers are the NumPy loop's (the first test)."""
+def test_ufunc_results_are_written_into_buffers_rows_or_fused_chains():
+    """No ufunc step makes a new array at each trip where it can be written elsewhere: into
+    its row of a stack the kernel returns (what the reverse sweep reads), else into a
+    buffer made once before the loop; a value the next trip reads (carried) is neither, and
+    a chain of ufuncs ending in one is one expression Numba fuses into one new array."""
     _, kernels = _programs(cell, _args())
     (kernel,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
-    assert "np.divide(1.0, np.add(1.0, np.exp(np.negative(" in kernel.source
+    source = kernel.source
+    before, inside = source.split("for trip in range")
+    assert before.count("np.empty((5,), np.float64)") >= 8  # each sigmoid's four steps, tanh's
+    assert re.search(r"np\.exp\((t\d+), (t\d+)\)", inside)  # exp(x, out=buffer)
+    # c (carried): one expression, fused
+    assert re.search(r"= np\.add\(np\.multiply\(c\d+, t\d+\), np\.multiply\(t\d+, t\d+\)\)", inside)
+    _, grad_kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), _args())
+    forward = next(s.prim for s in grad_kernels.eqns if isinstance(s.prim, LoopKernel))
+    assert re.search(r"(t\d+) = E\d+\[trip\]\n +np\.\w+\([^\n]*, \1\)", forward.source)  # into a row
+
+
+def carried_view(w, xs):
+    """The carried ``h`` is a view (a slice) of a ufunc's result ``g``, and each trip reads
+    the last trip's after making its own: were ``g`` written into one buffer, the two
+    would be the same numbers."""
+    h, total = np.cos(w[1:4]), 0.0
+    for t in range(xs.shape[0]):
+        g = np.tanh(np.concatenate((xs[t], xs[t])) * w) + 1.0
+        e = g * g
+        new = g[1:4]
+        total = total + np.sum(h * new) + np.sum(e)
+        h = new
+    return total
+
+
+def test_a_carried_view_of_a_ufunc_result_is_not_a_buffer():
+    rng = np.random.default_rng(3)
+    args = rng.random(6), rng.random((150, 3))
+    for f in (carried_view, reverse.grad(carried_view)):
+        program, kernels = _programs(f, args)
+        loops = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+        assert loops and all(loop.error is None for loop in loops)
+        for g, w in zip(replay(kernels, list(args)), replay(program, list(args))):
+            np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(replay(_programs(carried_view, args)[1], list(args))[0],
+                               carried_view(*args), rtol=1e-13)

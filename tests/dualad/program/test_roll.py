@@ -197,6 +197,23 @@ def test_a_value_of_three_trips_back_keeps_the_stretch_unrolled_and_says_why():
         compiled.stats["loops"]
 
 
+@pytest.mark.parametrize("same", [True, False])
+def test_a_new_constant_array_at_each_trip_is_one_constant_where_the_trips_agree(same):
+    """Each trip of a traced loop reads a new constant array; where every trip's has the
+    same bits (a reverse sweep's folded ``broadcast_to(-1 / n)``), the body reads one
+    constant, not a column of them; where they differ, each trip still reads its own."""
+    def f(x):
+        for t in range(200):
+            x = np.sin(x) * np.full(3, 0.5 if same else 0.5 + t / 1000) + np.zeros(3)
+        return x
+    compiled = dualad.compile(f, measure=False, executor="numpy")
+    x = np.linspace(0.0, 1.0, 3)
+    compiled(x)
+    np.testing.assert_array_equal(compiled(x), f(x))
+    (loop,) = _loops(compiled.program(x))
+    assert loop.per_trip == (0 if same else 1)
+
+
 def test_short_programs_are_not_rolled():
     def f(x):
         for _ in range(10):
