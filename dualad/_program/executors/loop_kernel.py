@@ -58,6 +58,8 @@ _UFUNCS = frozenset({
 
 # the trips at either end of a column that may read values of their own (_one_stack)
 _PEELED = 2
+# a value written into one of two buffers, taken in turn from trip to trip (_written_into)
+_PAIR = "pair"
 # the steps whose result may be a view of their first operand in a kernel
 _VIEWS = frozenset({"getitem", "reshape", "permute_dims"})
 
@@ -343,12 +345,14 @@ def kernel_source(loop: Loop) -> tuple | None:
         else:
             return None
     accumulated = _accumulations(loop)
-    scatters = {scatter_out for scatter_out, _ in accumulated.values()}
+    scatters = {scatter_out for scatter_out, _, _ in accumulated.values()}
+    summed_into = {carried_in for _, _, carried_in in accumulated.values()}
     lines, indices = [], []  # indices: the per-trip ints of PerTrip steps' indices, by name
     scattered = {}  # the out slot of a scatter added into a carried value -> (index, values)
     exported = sorted({out for _, out in loop.exported})
-    into = _written_into(loop, exported)
-    inline = _inlined(body, {carried_in for _, carried_in in accumulated.values()}, set(into))
+    into = {slot: row for slot, row in _written_into(loop, exported).items()
+            if slot not in scatters and slot not in accumulated}  # those are added in place
+    inline = _inlined(body, summed_into, set(into))
     into = {slot: row for slot, row in into.items() if slot not in inline}
     for step in body.steps:
         if type(step) is not Eqn or len(step.outs) != 1:
@@ -372,29 +376,27 @@ def kernel_source(loop: Loop) -> tuple | None:
             scattered[step.outs[0]] = (index, names[ins[0]])
             continue
         if step.outs[0] in accumulated:  # the carried value, added into where the scatter wrote
-            scatter_out, carried_in = accumulated[step.outs[0]]
+            scatter_out, added_to, _ = accumulated[step.outs[0]]
             index, values = scattered[scatter_out]
-            carried_name = names[carried_in]
+            carried_name = names[added_to]
             names[step.outs[0]] = carried_name
             lines.append(f"{carried_name}[{index}] += {values}")
-            continue
-        if step.outs[0] in into:  # written into its buffer, or its row of a stack returned
-            row = into[step.outs[0]]
-            lines += [f"{out} = E{row}[trip]"] if row is not None else []
-            lines.append(f"np.{prim.ufunc}({', '.join(names[s] for s in ins)}, {out})")
             continue
         made = _lines(prim, params, ins, step.outs[0], out, [names[s] for s in ins], body.avals,
                       step.xp, changing)
         if made is None:
             return None
+        if step.outs[0] in into:  # written into its row of a stack returned, or a buffer
+            made = _into(into[step.outs[0]], out, made, step, [names[s] for s in ins], body.avals)
         lines += made
     sliced = range(n_fixed + n_carried, first_params)
     args = [names[i] for i in range(n_fixed + n_carried)] + [f"{a}{i}" for i in sliced for a in "SOD"]
     args += [f"P{k}" for k in range(len(indices))] + [f"k{slot}" for slot in arrays]
     head = [f"def kernel({', '.join(args)}):"]
-    head += [f"    t{slot} = np.empty({tuple(body.avals[slot][1])!r}, np.float64)"
-             for slot, row in into.items() if row is None]
-    for _, carried_in in accumulated.values():  # written in place: the caller's array copied first
+    head += [f"    t{slot}{pair} = np.empty({tuple(body.avals[slot][1])!r}, np.float64)"
+             for slot, row in into.items() if row in (None, _PAIR)
+             for pair in (("_0", "_1") if row == _PAIR else ("",))]
+    for carried_in in sorted(summed_into):  # written in place: the caller's array copied first
         head.append(f"    {names[carried_in]} = {names[carried_in]}.copy()")
     once = _read_once(loop)
     for k, out in enumerate(exported):  # a stack per value read after the loop (one value
@@ -420,11 +422,13 @@ def kernel_source(loop: Loop) -> tuple | None:
 
 
 def _accumulations(loop: Loop) -> dict:
-    """``{add's out slot: (scatter's out slot, the carried input)}`` for each ``carried + scatter(v, idx)`` of
-    ``loop``'s body that its kernel can write as ``carried[idx] += v`` (the cotangent of
-    row ``t`` of an input, summed over the trips): one pass over the row, not over the
-    whole array at each trip. The scatter and the carried value are read by that add
-    alone, and the sum by nothing but the next trip."""
+    """``{add's out slot: (scatter's out slot, what it adds to, the carried input)}`` for each
+    ``carried + scatter(v, idx)`` of ``loop``'s body that its kernel can write as
+    ``carried[idx] += v`` (the cotangent of row ``t`` of an input, summed over the trips):
+    one pass over the row, not over the whole array at each trip; and for each add of a
+    chain ``carried + scatter + scatter + ...`` (rows of one array read at several places
+    of a trip). Each scatter is read by its add alone, the carried value and each sum but
+    the last by the next add alone, and the last sum by nothing but the next trip."""
     body = loop.body
     n_fixed = loop.n_fixed
     first_params = body.n_inputs - len(loop.trip_params)
@@ -436,37 +440,48 @@ def _accumulations(loop: Loop) -> dict:
                 reads[s] = reads.get(s, 0) + 1
             for s in step.outs:
                 made_by[s] = step
-    carried_next = {body.outputs[out]: n_fixed + i for i, out in enumerate(loop.carried)}
     outputs = set(body.outputs)
-    found = {}
-    for step in body.steps:
-        if type(step) is not Eqn or step.prim.ufunc != "add" or step.params or len(step.ins) != 2:
-            continue
-        add_out = step.outs[0]
-        carried_in = carried_next.get(add_out)
-        if carried_in not in step.ins or reads.get(add_out, 0) or carried_in in outputs:
-            continue
-        other = step.ins[1] if step.ins[0] == carried_in else step.ins[0]
-        scatter = made_by.get(other)
+
+    def scattered(slot: int) -> bool:  # a scatter of zeros read once, into a value of the shape
+        scatter = made_by.get(slot)
         prim = getattr(scatter, "prim", None)
         inner = prim.prim if type(prim) is PerTrip else prim
         params = (loop.trip_params[scatter.ins[0] - first_params][0] if type(prim) is PerTrip
                   else getattr(scatter, "params", None))
-        if (inner is not None and _sets_at_indices(inner, params) and reads.get(other) == 1
-                and reads.get(carried_in) == 1 and other not in outputs
-                and body.avals[other][1:] == body.avals[carried_in][1:]):
-            found[add_out] = (other, carried_in)
+        return (inner is not None and _sets_at_indices(inner, params) and reads.get(slot) == 1
+                and slot not in outputs)
+
+    found = {}
+    for i, out in enumerate(loop.carried):
+        carried_in, total = n_fixed + i, body.outputs[out]
+        if reads.get(total, 0) or carried_in in outputs or reads.get(carried_in) != 1:
+            continue
+        chain, slot = [], total
+        while True:  # back from the last sum: add(sum or carried, scatter), each read once
+            step = made_by.get(slot)
+            if (step is None or step.prim.ufunc != "add" or step.params or len(step.ins) != 2
+                    or (slot != total and (reads.get(slot) != 1 or slot in outputs))):
+                break
+            a, b = step.ins
+            added_to, other = (a, b) if scattered(b) else (b, a)
+            if not scattered(other) or body.avals[other][1:] != body.avals[carried_in][1:]:
+                break
+            chain.append((slot, other, added_to))
+            if added_to == carried_in:
+                found.update({s: (scatter, to, carried_in) for s, scatter, to in chain})
+                break
+            slot = added_to
     return found
 
 
 def _inlined(body: Any, written: set, buffered: set) -> set:
     """The out slots of ``body``'s ufunc steps that its kernel writes inside the expression
-    of the one step that reads them (``np.tanh(np.add(t1, t2))``), so that Numba fuses
-    elementwise chains into one loop with one new array: read once, by a step that makes a
-    new array (not one written into a buffer or row, ``buffered``: each step there writes
-    into its own, which costs less than the fused chain's new array), not by the loop,
-    and not reading (through other steps) a value the kernel adds into in place
-    (``written``), which could change between the two."""
+    of the one step that reads them (``np.tanh(np.add(t1, t2))``): read once, not by the
+    loop, and not reading (through other steps) a value the kernel adds into in place
+    (``written``), which could change between the two; numbers, or arrays read by a ufunc
+    that makes a new array (Numba fuses the chain into one loop and one new array). An
+    array read by a step written into a buffer or row (``buffered``), or by another kind
+    of step, is written into a buffer of its own: that costs less than a new array."""
     readers: dict = {}
     for step in body.steps:
         if type(step) is Eqn:
@@ -481,9 +496,25 @@ def _inlined(body: Any, written: set, buffered: set) -> set:
             continue
         read = readers.get(step.outs[0], ()) if len(step.outs) == 1 else ()
         if (len(read) == 1 and _ufunc(step) and step.outs[0] not in outputs
-                and read[0].outs[0] not in buffered):
+                and (body.avals[step.outs[0]][0] is not np.ndarray
+                     or (_ufunc(read[0]) and read[0].outs[0] not in buffered))):
             found.add(step.outs[0])
     return found
+
+
+def _joined(step: Eqn, avals: dict) -> bool:
+    """Whether ``step`` is a concatenation of arrays that :func:`_lines` writes."""
+    return (type(step.prim) is not PerTrip and step.prim.partition == "concatenate"
+            and len(step.ins) > 1 and step.xp is NUMPY_XP
+            and all(avals[s][0] is np.ndarray for s in step.ins))
+
+
+def _zeros_set(step: Eqn) -> bool:
+    """Whether ``step`` is zeros set (or added into) at indices, which :func:`_lines` writes
+    as ``np.zeros(...)`` first."""
+    prim = step.prim.prim if type(step.prim) is PerTrip else step.prim
+    return step.xp is NUMPY_XP and len(step.outs) == 1 and (
+        prim.sparsity == "scatter" or prim.lowering == "scatter")
 
 
 def _ufunc(step: Eqn) -> bool:
@@ -508,6 +539,9 @@ def _written_into(loop: Loop, exported: list) -> dict:
             rows.setdefault(body.outputs[out], k)
     made_by = {step.outs[0]: step for step in body.steps if type(step) is Eqn and len(step.outs) == 1}
     kept = [body.outputs[out] for out in loop.carried]  # read by the next trip, and what they view
+    # two buffers taken in turn hold what the next trip reads, where no trip reads a value of
+    # two trips back (a carried value passed on as another's next value)
+    paired = all(slot >= body.n_inputs for slot in kept)
     carried = set()
     while kept:
         slot = kept.pop()
@@ -519,13 +553,39 @@ def _written_into(loop: Loop, exported: list) -> dict:
     into = {}
     for slot, step in made_by.items():
         aval = body.avals.get(slot)
-        if not _ufunc(step) or aval is None or aval[0] is not np.ndarray:
+        if not (_ufunc(step) or _zeros_set(step) or _joined(step, body.avals)) or aval is None \
+                or aval[0] is not np.ndarray:
             continue
         if slot in rows:
             into[slot] = rows[slot]
         elif slot not in carried:
             into[slot] = None
+        elif paired:
+            into[slot] = _PAIR
     return into
+
+
+def _into(where: Any, out: str, made: list, step: Eqn, ins: list, avals: dict) -> list:
+    """The lines of ``made`` (:func:`_lines`) that make ``out`` anew, written instead into
+    ``where`` (see :func:`_written_into`): a ufunc's ``out`` operand, zeros as ``fill(0.0)``,
+    a concatenation as its operands set into their places."""
+    if where is None:
+        lines = []
+    elif where == _PAIR:
+        lines = [f"{out} = {out}_1 if trip & 1 else {out}_0"]
+    else:
+        lines = [f"{out} = E{where}[trip]"]
+    if _ufunc(step):
+        return lines + [f"np.{step.prim.ufunc}({', '.join(ins)}, {out})"]
+    if _zeros_set(step):
+        return lines + [f"{out}.fill(0.0)", *made[1:]]
+    ndim = len(avals[step.outs[0]][1])
+    axis, at = step.params["axis"] % ndim, 0
+    for name, slot in zip(ins, step.ins):
+        size = avals[slot][1][axis]
+        lines.append(f"{out}[{'::, ' * axis}{at}:{at + size}] = {name}")
+        at += size
+    return lines
 
 
 def _read_once(loop: Loop) -> dict:

@@ -185,6 +185,33 @@ def test_a_row_cotangent_summed_over_the_trips_is_added_in_place_and_kept_once()
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
 
+def two_rows(p, xs):
+    """Each trip reads two rows of ``p``: their cotangents are a chain of two row sums."""
+    h = np.zeros(p.shape[1])
+    for t in range(xs.shape[0]):
+        h = np.tanh(p[0] * xs[t] + p[1] * h)
+    return h.sum()
+
+
+def test_rows_read_at_several_places_of_a_trip_are_added_in_place_one_after_the_other():
+    rng = np.random.default_rng(6)
+    args = (rng.random((2, 4)), rng.random((150, 4)))
+    grad = reverse.grad(two_rows)
+    program, kernels = _programs(grad, args)
+    (backward,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel) and "+=" in s.prim.source]
+    inside = backward.source.split("for trip in range")[1]
+    assert re.search(r"c\d+\[0, ::\] \+=", inside) and re.search(r"c\d+\[1, ::\] \+=", inside)
+    assert "np.zeros" not in inside
+    got = replay(kernels, list(args))[0]
+    np.testing.assert_allclose(got, replay(program, list(args))[0], rtol=1e-12, atol=1e-14)
+    h, fd = 1e-6, np.zeros_like(args[0])
+    for i in np.ndindex(*args[0].shape):
+        e = np.zeros_like(args[0])
+        e[i] = h
+        fd[i] = (two_rows(args[0] + e, args[1]) - two_rows(args[0] - e, args[1])) / (2 * h)
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-9)
+
+
 def test_stacks_pass_from_kernel_to_kernel_not_row_by_row():
     """The forward sweep's rows that the reverse sweep reads reach it as one stack (read
     backwards), and ``xs[t]`` as ``xs`` itself: the per-trip getitems go. Every column of
@@ -216,22 +243,24 @@ def _by_numpy_loops(kernels, args):
     return replay(kernels, list(args))
 
 
-def test_ufunc_results_are_written_into_buffers_rows_or_fused_chains():
-    """No ufunc step makes a new array at each trip where it can be written elsewhere: into
-    its row of a stack the kernel returns (what the reverse sweep reads), else into a
-    buffer made once before the loop; a value the next trip reads (carried) is neither, and
-    a chain of ufuncs ending in one is one expression Numba fuses into one new array."""
+def test_ufunc_results_are_written_into_buffers_rows_or_pairs():
+    """No ufunc, concatenation or scatter of zeros makes a new array at each trip: each
+    writes into its row of a stack the kernel returns (what the reverse sweep reads), else
+    into a buffer made once before the loop, and a value the next trip reads (carried)
+    into one of two buffers taken in turn; chains of numbers stay one expression."""
     _, kernels = _programs(cell, _args())
     (kernel,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
-    source = kernel.source
-    before, inside = source.split("for trip in range")
-    assert before.count("np.empty((5,), np.float64)") >= 8  # each sigmoid's four steps, tanh's
+    before, inside = kernel.source.split("for trip in range")
+    assert before.count("np.empty((5,), np.float64)") >= 10  # each sigmoid's four steps, tanh's
     assert re.search(r"np\.exp\((t\d+), (t\d+)\)", inside)  # exp(x, out=buffer)
-    # c (carried): one expression, fused
-    assert re.search(r"= np\.add\(np\.multiply\(c\d+, t\d+\), np\.multiply\(t\d+, t\d+\)\)", inside)
+    assert re.search(r"(t\d+) = \1_1 if trip & 1 else \1_0\n +np\.add\(t\d+, t\d+, \1\)", inside)  # c
+    assert re.search(r"t\d+\[5:10\] = c\d+", inside)  # the concatenation, in place
+    assert "np.log(np.add(" in inside  # numbers: one expression
+    assert "np.zeros" not in inside and "np.concatenate" not in inside
     _, grad_kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), _args())
-    forward = next(s.prim for s in grad_kernels.eqns if isinstance(s.prim, LoopKernel))
+    forward, backward = [s.prim for s in grad_kernels.eqns if isinstance(s.prim, LoopKernel)]
     assert re.search(r"(t\d+) = E\d+\[trip\]\n +np\.\w+\([^\n]*, \1\)", forward.source)  # into a row
+    assert "np.zeros" not in backward.source.split("for trip in range")[1]
 
 
 def carried_view(w, xs):
