@@ -151,6 +151,28 @@ def test_a_result_that_is_not_finite_is_replayed_by_numpy_with_its_warning():
     assert any(isinstance(s.prim, LoopKernel) for s in program.eqns)
 
 
+def test_a_gradient_that_is_not_finite_is_replayed_by_numpy_with_its_warning():
+    """sqrt's derivative at 0.0 is inf: the reverse sweep's kernel returns it to the
+    program, and replays NumPy's loop on the stacks the forward sweep handed it."""
+    def roots(x, xs):
+        for t in range(xs.shape[0]):
+            x = np.sqrt(x * xs[t])
+        return x.sum()
+    xs = np.full((400, 3), 2.0)
+    xs[-1] = 0.0
+    grad = reverse.grad(roots)
+    compiled = dualad.compile(grad, executor="numba", measure=False)
+    with np.errstate(all="ignore"):
+        want = grad(np.ones(3), xs)
+        compiled(np.ones(3), xs)
+        program = compiled.program(np.ones(3), xs)
+    assert sum(isinstance(s.prim, LoopKernel) for s in program.eqns) == 2
+    with pytest.warns(RuntimeWarning):
+        got = compiled(np.ones(3), xs)
+    assert not np.isfinite(want).any()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel():
     w = np.random.default_rng(9).random((3, 3)) * 0.5  # closed over: a constant of the body
 
