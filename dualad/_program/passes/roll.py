@@ -43,6 +43,7 @@ __all__ = ["MIN_SAVED", "MIN_TRIPS", "roll_loops"]
 
 MIN_TRIPS = 4     # trips below which a repetition stays unrolled
 MIN_SAVED = 512   # steps a rolled loop must save: a short program gains nothing from it
+_PYTHON_FLOAT, _FLOAT64 = (float, (), float), (np.float64, (), np.dtype(np.float64))
 _CANDIDATES = 24  # periods tried per stretch of the program (the most frequent gaps)
 _RAREST, _LAGS = 6, 16  # the tokens whose gaps to their next few occurrences are tried too
 
@@ -76,6 +77,7 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
         return program, None
     readers = _last_readers(program)
     steps, loops, reasons, done = [], [], [], 0
+    made_consts: dict = {}  # constants a loop's first trip reads as the others' values (_rolled)
     for start, period, trips in sorted(runs):
         # as found; without its first trip (which may read a constant where the others read
         # the last trip's value); two trips to a body (a value of two trips back)
@@ -84,7 +86,7 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
         made, why = None, None
         for begin, length, count in tries:
             if count >= MIN_TRIPS:
-                made = _rolled(program, begin, length, count, readers, prepare)
+                made = _rolled(program, begin, length, count, readers, prepare, made_consts)
                 if not isinstance(made, str):
                     break
                 why = why or made  # the reason of the stretch as found
@@ -99,13 +101,18 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
     said = "; ".join(filter(None, [said, *reasons]))
     if not loops:
         return program, said
-    return program.with_steps(steps), said
+    if not made_consts:
+        return program.with_steps(steps), said
+    return program.with_steps(steps, consts={**program.consts, **made_consts},
+                              avals={**program.avals, **dict.fromkeys(made_consts, _FLOAT64)}), said
 
 
 # -- finding repetition ---------------------------------------------------------------
 def _tokens(program: Program) -> np.ndarray:
     """One integer per step, equal where two steps may be the same step of two trips."""
-    kinds: dict = {}  # aval -> a number, so that a step's key hashes numbers
+    # aval -> a number, so that a step's key hashes numbers; a Python float (a constant: the
+    # 0.0 a sum starts from) is a float64 number, as the trips after the first carry it
+    kinds: dict = {_PYTHON_FLOAT: 0, _FLOAT64: 0}
     kind = {s: kinds.setdefault(a, len(kinds)) for s, a in program.avals.items()}.get
     ids, tokens = {}, []
     for n, step in enumerate(program.steps):
@@ -193,9 +200,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _rolled(program: Program, start: int, period: int, trips: int, readers: dict,
-            prepare: Callable | None) -> list | str:
+            prepare: Callable | None, made_consts: dict) -> list | str:
     """The steps that stand for ``program.steps[start:start + period * trips]`` (the steps
-    moved before the loop, then the loop), or why there are none."""
+    moved before the loop, then the loop), or why there are none. A carried value whose
+    first is a Python float constant (the 0.0 a sum starts from) and the others float64
+    numbers starts from that constant as a float64 number, added to ``made_consts``."""
     steps, consts = program.steps, program.consts
     end = start + period * trips
     trip_steps = [steps[start + k * period:start + (k + 1) * period] for k in range(trips)]
@@ -323,7 +332,15 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
         body = prepare(body)
     loop = Loop(body, trips, len(fixed), carried_from, len(sliced), exported,
                 [[trip[j].params for trip in trip_steps] for j in changing], runner)
-    ins = [*fixed, *(first for (_, _, first) in carried),
+    firsts = []
+    for j, o, first in carried:
+        if type(consts.get(first)) is float and body_avals.get(slot_of[(j, o)]) == _FLOAT64:
+            value = consts[first]
+            first = 1 + max(made_consts) if made_consts else 1 + max([program.n_inputs, *program.avals,
+                                                                      *consts])
+            made_consts[first] = np.float64(value)
+        firsts.append(first)
+    ins = [*fixed, *firsts,
            *(reads[k] for k in range(trips) for reads in sliced)]
     return before + [Eqn(loop, {}, tuple(ins), tuple(outer_outs), body_steps[0].xp)]
 

@@ -214,6 +214,28 @@ def test_a_new_constant_array_at_each_trip_is_one_constant_where_the_trips_agree
     assert loop.per_trip == (0 if same else 1)
 
 
+@pytest.mark.parametrize("executor", ["numpy", "numba", None])
+def test_a_sum_that_starts_from_a_python_float_rolls_from_its_first_trip(executor):
+    """``total = 0.0`` then ``total = total + np.sum(h)``: the first trip adds a Python
+    float where the others add the last trip's float64 number; the loop takes every trip,
+    starting from 0.0 as a float64 number, with eager's numbers and types."""
+    def f(x):
+        total, h = 0.0, x
+        for _ in range(300):
+            h = np.tanh(h) * 0.9 + 0.1
+            total = total + np.sum(h)
+        return total
+    if executor == "numba":
+        pytest.importorskip("numba")
+    compiled = dualad.compile(f, measure=False, executor=executor)
+    x = np.linspace(-1.0, 1.0, 5)
+    compiled(x)
+    got = compiled(x)
+    assert compiled.stats["loops"] == "rolled 1 loop: 300 trips of a 5-step body"
+    assert type(got) is type(f(x)) is np.float64
+    np.testing.assert_allclose(got, f(x), rtol=1e-14)
+
+
 def test_short_programs_are_not_rolled():
     def f(x):
         for _ in range(10):
