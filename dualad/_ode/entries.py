@@ -12,9 +12,14 @@
 
 The times are not differentiated (with ``t_eval=None`` they are the solver's steps, and
 ``y`` there is differentiated as at fixed times). The derivative entries' own derivatives
-(second derivatives) are those of the method's formulas on the solve's steps, for RK45,
-RK23 and DOP853 (:meth:`dualad._ode.problem.Problem.through_steps`); with another method
-they raise, naming what is missing.
+(second derivatives) are, for RK45, RK23 and DOP853, those of the method's formulas on the
+solve's steps (:meth:`dualad._ode.problem.Problem.through_steps`); for the other methods,
+those of the forward sensitivities' ODE, ``(y, s)' = (f, J_y s + J_theta dtheta)``, solved
+as a problem of its own by ``ivp_solution``
+(:meth:`dualad._ode.problem.Problem.sensitivity_system`), so that its derivatives are these
+entries' again, by ``fun``'s second derivatives: ``ivp_tangent``'s are that solution's,
+``ivp_cotangent``'s those of the forward sensitivities along every direction summed with
+the cotangent (whatever ``sensitivity`` says of the first derivative).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dualad._ode.steps import Steps
 from dualad._table.entries import custom
 from dualad._table.vjp import Dropped
 from dualad.numpy import asarray, zeros_like
+from dualad.ops import broadcast_to, concatenate, reshape, tensordot
 
 __all__ = ["ivp_solution"]
 
@@ -111,36 +117,43 @@ def _tangent_impl(xp, t, y0, *rest, problem, moved, chunk):
 
 def _cotangent_impl(xp, gy, t, y0, *theta, problem):
     gy, theta = np.asarray(gy, dtype=float), _arrays(theta)
+    operands = (y0, *theta)
     if problem.sensitivity == "adjoint":
         cots = adjoint(problem, t, y0, theta, gy)
     else:  # forward sensitivities along every direction of every operand, then g's sum
-        operands = (y0, *theta)
-        sizes = [int(np.size(v)) for v in operands]
-        eye, start, seeds = np.eye(sum(sizes)), 0, []
-        for v, size in zip(operands, sizes):
-            # in the operand's dtype: a tangent must have its primal's
-            seeds.append(eye[:, start:start + size].reshape((-1, *np.shape(v))).astype(v.dtype))
-            start += size
-        dy = forward_sensitivities(problem, t, y0, theta, seeds[0],
-                                   dict(enumerate(seeds[1:])))
-        flat = np.tensordot(dy, gy, axes=([1, 2], [0, 1]))
-        cots, start = [], 0
-        for v, size in zip(operands, sizes):
-            cots.append(flat[start:start + size].reshape(np.shape(v)))
-            start += size
-    return tuple(xp.asarray(c, dtype=v.dtype) for c, v in zip(cots, (y0, *theta)))
+        seeds = _basis(operands)
+        dy = forward_sensitivities(problem, t, y0, theta, seeds[0], dict(enumerate(seeds[1:])))
+        cots = _split(np.tensordot(dy, gy, axes=([1, 2], [0, 1])), operands)
+    return tuple(xp.asarray(c, dtype=v.dtype) for c, v in zip(cots, operands))
 
 
-# -- second derivatives: through the method's formulas on the steps (RK45, RK23, DOP853) ------
-def _checked_on_steps(problem: Problem, name: str) -> None:
-    if not problem.on_steps:
-        raise NotImplementedError(
-            f"{problem.who}: {name} has a derivative of its own with method='RK45', 'RK23' or "
-            f"'DOP853' only (through the formulas of the solve's steps), not {problem.method!r}, "
-            "so a second derivative through solve_ivp (a derivative of a derivative: mixed.hvp, "
-            "nested jvp or grad, hessian) is not supported with it")
+def _basis(operands: tuple) -> list:
+    """The unit directions of all the operands' numbers together, as one chunk per operand
+    (``(p, *shape)``, ``p`` the numbers of all), in the operand's dtype (a tangent must have
+    its primal's)."""
+    sizes = [int(np.size(raw(v))) for v in operands]
+    eye, start, seeds = np.eye(sum(sizes)), 0, []
+    for v, size in zip(operands, sizes):
+        seeds.append(eye[:, start:start + size].reshape((-1, *np.shape(raw(v))))
+                     .astype(dtype_of(raw(v))))
+        start += size
+    return seeds
 
 
+def _split(flat: Any, operands: tuple) -> list:
+    """``flat``, one number per direction of :func:`_basis`, as arrays of the operands' shapes."""
+    parts, start = [], 0
+    for v in operands:
+        size = int(np.size(raw(v)))
+        parts.append(reshape(flat[start:start + size], np.shape(raw(v))))
+        start += size
+    return parts
+
+
+# -- second derivatives: the derivative entries' own derivatives -------------------------------
+# RK45, RK23 and DOP853: through the method's formulas on the solve's steps. The other
+# methods: through the forward sensitivities' ODE solved as a problem of its own
+# (Problem.sensitivity_system), whose derivatives are those of any solution, by these entries.
 def _as_operands(values: tuple, like: tuple) -> tuple:
     """``values`` in the dtypes of the values ``like`` (a rule's results are its operands')."""
     return tuple(v if v is None else asarray(v, dtype=dtype_of(raw(w)))
@@ -171,16 +184,47 @@ def _tangent_through_steps(problem: Problem, t: Any, moved: tuple) -> Any:
     return tangent
 
 
+def _tangent_through_sensitivities(problem: Problem, t: Any, moved: tuple, chunk: bool) -> Any:
+    """``(y0, *theta, *tangents) -> ivp_tangent``'s value: the sensitivities' half of the
+    solution of their ODE with ``y``, solved by :func:`ivp_solution`, so differentiable."""
+    def tangent(y0, *rest):
+        n_theta = len(rest) - len(moved)
+        theta, given = rest[:n_theta], dict(zip(moved, rest[n_theta:]))
+        if not chunk:
+            given = {i: v[None] for i, v in given.items()}
+        k = int(np.shape(raw(next(iter(given.values()))))[0])
+        n = int(np.shape(raw(y0))[0])
+        ty0 = given.pop(0, None)
+        ty0 = np.zeros((k, n), dtype=solution_dtype(raw(y0))) if ty0 is None else ty0
+        # t_eval where given: under vmap t is the batch's, one row per element, all the same
+        times = np.asarray(raw(t) if problem.t_eval is None else problem.t_eval, dtype=float)
+        if problem.t_span[0] == problem.t_span[-1]:  # no step: the sensitivities stay ty0
+            ty = broadcast_to(reshape(ty0, (k, n, 1)), (k, n, times.size))
+        else:
+            system = problem.sensitivity_system(times, n, theta,
+                                                {i - 1: v for i, v in given.items()}, k)
+            z = ivp_solution(concatenate([asarray(y0, dtype=solution_dtype(raw(y0))),
+                                          reshape(ty0, (-1,))]), system)[1]
+            system.solves.check()
+            ty = reshape(z[n:], (k, n, -1))
+        return ty if chunk else ty[0]
+    return tangent
+
+
+def _tangent_of(problem: Problem, t: Any, moved: tuple, chunk: bool) -> Any:
+    if problem.on_steps:
+        return _tangent_through_steps(problem, t, moved)
+    return _tangent_through_sensitivities(problem, t, moved, chunk)
+
+
 def _tangent_jvp(primals, tangents, ans, *, problem, moved, chunk):
-    _checked_on_steps(problem, "the forward sensitivity")
     operands = primals[1:]
-    return jvp(_tangent_through_steps(problem, primals[0], moved), operands,
+    return jvp(_tangent_of(problem, primals[0], moved, chunk), operands,
                _filled(tangents[1:], operands))[1]
 
 
 def _tangent_vjp(g, ans, t, *operands, problem, moved, chunk):
-    _checked_on_steps(problem, "the forward sensitivity")
-    pull = _reverse(problem)(_tangent_through_steps(problem, t, moved), *operands)[1]
+    pull = _reverse(problem)(_tangent_of(problem, t, moved, chunk), *operands)[1]
     return (None, *_as_operands(pull(g), operands))
 
 
@@ -193,17 +237,34 @@ def _cotangent_through_steps(problem: Problem, t: Any) -> Any:
     return cotangents
 
 
+def _cotangent_through_sensitivities(problem: Problem, t: Any) -> Any:
+    """``(gy, y0, *theta) -> ivp_cotangent``'s values, as ``sensitivity="forward"`` computes
+    them (whatever the problem's sensitivity): the forward sensitivities along every
+    direction of every operand (:func:`_tangent_through_sensitivities`), summed with ``gy``."""
+    def cotangents(gy, y0, *theta):
+        operands = (y0, *theta)
+        moved = tuple(range(len(operands)))
+        dy = _tangent_through_sensitivities(problem, t, moved, True)(
+            y0, *theta, *_basis(operands))
+        return _as_operands(_split(tensordot(dy, gy, axes=([1, 2], [0, 1])), operands), operands)
+    return cotangents
+
+
+def _cotangent_of(problem: Problem, t: Any) -> Any:
+    if problem.on_steps:
+        return _cotangent_through_steps(problem, t)
+    return _cotangent_through_sensitivities(problem, t)
+
+
 def _cotangent_jvp(primals, tangents, ans, *, problem):
-    _checked_on_steps(problem, "the adjoint")
     gy, t, *operands = primals
     values = (gy, *operands)
-    return jvp(_cotangent_through_steps(problem, t), values,
+    return jvp(_cotangent_of(problem, t), values,
                _filled((tangents[0], *tangents[2:]), values))[1]
 
 
 def _cotangent_vjp(g, ans, gy, t, *operands, problem):
-    _checked_on_steps(problem, "the adjoint")
-    pull = _reverse(problem)(_cotangent_through_steps(problem, t), gy, *operands)[1]
+    pull = _reverse(problem)(_cotangent_of(problem, t), gy, *operands)[1]
     cots = pull(_filled(tuple(g), ans))
     return (cots[0], None, *_as_operands(cots[1:], operands))
 

@@ -30,10 +30,14 @@ from dualad._implicit.closure import Closed
 from dualad._ode.steps import METHODS, Steps, recorded, recursion
 from dualad._staging.compile import compile as jit
 from dualad.numpy import asarray, stack
+from dualad.ops import concatenate, reshape
 
-__all__ = ["COUPLED_UP_TO", "STIFF", "Problem", "newton_matrix"]
+__all__ = ["COUPLED_UP_TO", "FORWARD_UP_TO", "STIFF", "Problem", "newton_matrix"]
 
 STIFF = ("BDF", "Radau", "LSODA")
+# sensitivity=None: forward sensitivities up to this many numbers in y0 and the values fun
+# reaches together, the adjoint beyond (the crossing measured in benchmarks/README.md).
+FORWARD_UP_TO = 20
 # The options that describe the user's fun, not an augmented system's.
 _OF_FUN = ("jac", "jac_sparsity", "lband", "uband", "vectorized", "events")
 # A product is compiled for one solve: replayed always (timing it against eager calls,
@@ -57,12 +61,18 @@ class Problem:
     dualad's transforms they reach are ``closed.values``, the operands after ``y0``.
 
     ``solves`` (:class:`dualad.scipy._solves.Solves`) records what SciPy said of each
-    solve of the primal; ``sensitivity`` is how reverse mode differentiates (resolved:
-    ``"forward"`` or ``"adjoint"``).
+    solve of the primal; ``asked`` is the ``sensitivity`` given (None, ``"forward"`` or
+    ``"adjoint"``), ``sensitivity`` how reverse mode differentiates (:meth:`resolve`);
+    ``compiled``, whether the solve of ``y`` runs ``fun``
+    compiled by :func:`dualad.jit` (one written with dualad's transforms, as
+    :meth:`sensitivity_system`'s, whose eager run costs a hundred times a replay; the
+    user's runs as it is).
     """
 
     def __init__(self, fun: Callable, args: tuple, t_span: tuple, t_eval: Any, method: Any,
-                 rtol: Any, atol: Any, options: dict, sensitivity: str, solves: Any, who: str):
+                 rtol: Any, atol: Any, options: dict, sensitivity: str | None, solves: Any,
+                 who: str,
+                 *, compiled: bool = False):
         def rhs(t, y):
             return fun(t, y, *args)
         jac = options.get("jac")
@@ -75,8 +85,16 @@ class Problem:
         self.fun, self.args, self.who = fun, args, who
         self.t_span, self.t_eval, self.method = t_span, t_eval, method
         self.rtol, self.atol, self.options = rtol, atol, options
-        self.sensitivity, self.solves = sensitivity, solves
+        self.asked = self.sensitivity = sensitivity
+        self.solves, self.compiled = solves, compiled
         self._kept: dict = {}
+
+    def resolve(self, n_y0: int) -> None:
+        """:attr:`sensitivity`: as asked, or, where None was, forward sensitivities up to
+        ``FORWARD_UP_TO`` numbers in ``y0`` (``n_y0`` of them) and the operands together, the
+        adjoint beyond."""
+        size = n_y0 + sum(int(np.size(raw(v))) for v in self.closed.values)
+        self.sensitivity = self.asked or ("forward" if size <= FORWARD_UP_TO else "adjoint")
 
     @property
     def stiff(self) -> bool:
@@ -107,6 +125,37 @@ class Problem:
                             t_eval=t_eval, dense_output=dense_output, rtol=self.rtol,
                             atol=self.atol if atol is None else atol, **options)
 
+    def sensitivity_atol(self, k: int) -> Any:
+        """``atol`` for ``y`` and k forward sensitivities: a scalar as it is; a per-component
+        array repeated for each sensitivity of its component."""
+        atol = np.asarray(self.atol, dtype=float)
+        return atol if atol.ndim == 0 else np.tile(atol, k + 1)
+
+    def sensitivity_system(self, t_eval: Any, n: int, theta: tuple, directions: dict,
+                           k: int) -> Problem:
+        """The forward sensitivities' ODE as a problem of its own: ``z = (y, s_1, ..., s_k)``
+        (``n (1 + k)`` numbers), ``z' = (f, J_y s_j + sum_i J_theta_i directions[i][j])``,
+        solved at ``t_eval`` with this problem's method, ``rtol`` and step options, and
+        :meth:`sensitivity_atol`. ``theta`` and the ``directions`` (each ``(k,
+        *theta[i].shape)``) may be values of dualad's transforms: its ``fun`` reaches them, so
+        its solution, through the entries of :mod:`dualad._ode.entries`, has derivatives as
+        any solution has, by ``fun``'s second derivatives; reverse mode takes its
+        ``sensitivity`` as :meth:`resolve` says for its size. Its solves are recorded apart
+        from the user's."""
+        moved = sorted(directions)
+        product = self._tangent(len(theta), moved)
+        dirs = [directions[i] for i in moved]
+
+        def augmented(t, z):
+            f, ds = product(t, z[:n], reshape(z[n:], (k, n)), *theta, *dirs)
+            return concatenate([f, reshape(ds, (-1,))])
+        options = {key: v for key, v in self.options.items() if key not in _OF_FUN}
+        system = Problem(augmented, (), self.t_span, t_eval, self.method, self.rtol,
+                         self.sensitivity_atol(k), options, self.asked,
+                         type(self.solves)(self.who), self.who, compiled=True)
+        system.resolve(n * (1 + k))
+        return system
+
     def solve(self, y0: Any, theta: tuple, *, t_eval: Any, dense_output: bool = False,
               records: list | None = None) -> Any:
         """The user's problem at the operands ``theta`` (plain arrays), as SciPy solves it;
@@ -118,7 +167,11 @@ class Problem:
                 jacobian = self.jacobian(theta)
                 jac = lambda t, y: jacobian(np.float64(t), y)  # noqa: E731
             method = None if records is None else recorded(self.method, records)
-            return self.scipy_solve(self.closed.fn, y0, t_eval=t_eval, jac=jac,
+            fun = self.closed.fn
+            if self.compiled:
+                compiled = jit(lambda t, y, *values: self._at(t, y, values), **_ONCE_PER_SOLVE)
+                fun = lambda t, y: compiled(np.float64(t), y, *theta)  # noqa: E731
+            return self.scipy_solve(fun, y0, t_eval=t_eval, jac=jac,
                                     dense_output=dense_output, user=True, method=method)
 
     # -- what the primal solve keeps for the derivatives -------------------------------------

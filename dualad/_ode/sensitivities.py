@@ -41,13 +41,6 @@ def _checked(res: Any, problem: Problem, what: str) -> Any:
     return res
 
 
-def _tiled(atol: Any, n: int, k: int) -> Any:
-    """``atol`` for ``y`` and k sensitivities: a scalar as it is; a per-component array
-    repeated for each sensitivity of its component."""
-    atol = np.asarray(atol, dtype=float)
-    return atol if atol.ndim == 0 else np.tile(atol, k + 1)
-
-
 def _last_step(t: Any, before: float | None) -> float | None:
     """The size of the last step of a solve at the steps ``t`` that the interval's end did
     not cut short (the one before the last), to start the next interval's solve with: an
@@ -82,7 +75,7 @@ def forward_sensitivities(problem: Problem, t_eval: Any, y0: Any, theta: tuple, 
     jac = _forward_newton(problem, theta, directions, n, k)
     z0 = np.concatenate([y0.astype(float), ty0.astype(float).reshape(-1)])
     res = _checked(problem.scipy_solve(rhs, z0, t_eval=t_eval, jac=jac,
-                                       atol=_tiled(problem.atol, n, k)),
+                                       atol=problem.sensitivity_atol(k)),
                    problem, "solve of the forward sensitivities")
     m = len(t_eval)
     return res.y[n:].reshape(k, n, m)

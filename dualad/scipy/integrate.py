@@ -43,9 +43,6 @@ from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_arg
 
 __all__ = ["NotConvergedError", "solve_ivp"]
 
-# sensitivity=None: forward sensitivities up to this many numbers in y0 and the values fun
-# reaches together, the adjoint beyond (the crossing measured in benchmarks/README.md).
-FORWARD_UP_TO = 20
 _SENSITIVITIES = (None, "forward", "adjoint")
 
 
@@ -169,7 +166,8 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     options = dict(options, **({"events": events} if events is not None else {}),
                    **({"vectorized": vectorized} if vectorized else {}))
     solves = Solves(who)
-    problem = Problem(fun, args, t_span, t_eval, method, rtol, atol, options, "forward", solves, who)
+    problem = Problem(fun, args, t_span, t_eval, method, rtol, atol, options, sensitivity, solves,
+                      who)
     traced = isinstance(y0, Value) or bool(problem.closed.values) or (
         isinstance(y0, (list, tuple)) and any(isinstance(v, Value) for v in flatten(y0)[0]))
     if not traced:  # nothing to differentiate: SciPy's call as it is
@@ -197,13 +195,12 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         options = {k: v for k, v in options.items() if k != "events"}
         times = located.times()
         problem = Problem(fun, args, (t_span[0], times[-1]), times, method, rtol, atol, options,
-                          "forward", solves, who)
+                          sensitivity, solves, who)
     if t_eval is None:
         _eager_under_jit((y0, *problem.closed.values),
                          f"{who} with t_eval=None: y's times are the solver's steps, whose number "
                          "changes with the traced values, and a program's shapes cannot")
-    sizes = [int(np.size(raw(v))) for v in (y0, *problem.closed.values)]
-    problem.sensitivity = sensitivity or ("forward" if sum(sizes) <= FORWARD_UP_TO else "adjoint")
+    problem.resolve(int(np.size(raw(y0))))
     t, y = ivp_solution(y0, problem)
     result = type(solves.last)(solves.last)
     result.t = solves.last.t if t_eval is not None else t
@@ -246,7 +243,8 @@ class _Dense:
         p = self.problem
         times = np.atleast_1d(np.asarray(t, dtype=float))
         again = Problem(p.fun, p.args, p.t_span, times, p.method, p.rtol, p.atol, p.options,
-                        p.sensitivity, Solves(p.who), p.who)
+                        p.asked, Solves(p.who), p.who)
+        again.resolve(int(np.size(raw(self.y0))))
         y = ivp_solution(self.y0, again)[1]
         again.solves.check()
         return y[:, 0] if np.ndim(t) == 0 else y
