@@ -113,11 +113,23 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     NotImplementedError (each element has its own), and under ``jit`` a function with events
     runs eagerly, with a warning (a program would replay the located times as constants).
 
-    Second derivatives (``mixed.hvp``, ``dualad.hessian``, a ``jvp`` of a ``grad``) are taken
-    with RK45, RK23 and DOP853 only: through the method's formulas on the solve's steps,
-    written with dualad's operations and run eagerly (one evaluation of ``fun`` per stage, by nested
-    transforms: far slower than the first derivative, and exact for SciPy's numbers); the
-    other methods raise NotImplementedError.
+    Second derivatives (``mixed.hvp``, ``dualad.hessian``, a ``jvp`` of a ``grad``, a
+    ``jacrev`` of a ``jacfwd``) are taken with every method. With RK45, RK23 and DOP853,
+    through the method's formulas on the solve's steps, written with dualad's operations and
+    run eagerly (one evaluation of ``fun`` per stage, by nested transforms: far slower than
+    the first derivative, and exact for SciPy's numbers). With the other methods, as the
+    derivatives of the forward sensitivities' ODE, ``(y, s)' = (f, J_y s + J_theta
+    dtheta)``, solved again by SciPy with the same method and tolerances (``atol`` as for
+    the forward sensitivities), whose own derivatives are taken as above (``fun``'s second
+    derivatives by forward mode, its third in that system's Newton matrix): a derivative
+    of a tangent solves it along its k directions (``n (1 + k)`` unknowns), then its
+    tangent (twice that) or, in reverse mode, its adjoint or forward sensitivities (as
+    ``sensitivity`` says, None choosing by that system's size as above); a derivative of
+    a gradient solves it along every direction of the ``p`` numbers of ``y0`` and of the
+    parameters, whatever ``sensitivity`` says: an H v by ``mixed.hvp`` takes five solves,
+    of ``n``, ``2n``, the gradient's, ``n (1 + p)`` and ``2n (1 + p)`` unknowns, not one per
+    parameter (the times: benchmarks/README.md, "Second derivatives with the stiff
+    methods").
 
     Parameters
     ----------
