@@ -32,7 +32,7 @@ from dualad._staging.compile import compile as jit
 from dualad.numpy import asarray, stack
 from dualad.ops import concatenate, reshape
 
-__all__ = ["COUPLED_UP_TO", "FORWARD_UP_TO", "STIFF", "Problem", "newton_matrix"]
+__all__ = ["COUPLED_UP_TO", "STIFF", "Problem", "newton_matrix"]
 
 STIFF = ("BDF", "Radau", "LSODA")
 # sensitivity=None: forward sensitivities up to this many numbers in y0 and the values fun
@@ -63,16 +63,14 @@ class Problem:
     ``solves`` (:class:`dualad.scipy._solves.Solves`) records what SciPy said of each
     solve of the primal; ``asked`` is the ``sensitivity`` given (None, ``"forward"`` or
     ``"adjoint"``), ``sensitivity`` how reverse mode differentiates (:meth:`resolve`);
-    ``compiled``, whether the solve of ``y`` runs ``fun``
-    compiled by :func:`dualad.jit` (one written with dualad's transforms, as
-    :meth:`sensitivity_system`'s, whose eager run costs a hundred times a replay; the
-    user's runs as it is).
+    ``compiled``, whether the solve of ``y`` runs ``fun`` compiled by :func:`dualad.jit`
+    (one written with dualad's transforms, as :meth:`sensitivity_system`'s, whose eager
+    run costs a hundred times a replay; the user's runs as it is).
     """
 
     def __init__(self, fun: Callable, args: tuple, t_span: tuple, t_eval: Any, method: Any,
                  rtol: Any, atol: Any, options: dict, sensitivity: str | None, solves: Any,
-                 who: str,
-                 *, compiled: bool = False):
+                 who: str, *, compiled: bool = False):
         def rhs(t, y):
             return fun(t, y, *args)
         jac = options.get("jac")
@@ -158,8 +156,9 @@ class Problem:
 
     def solve(self, y0: Any, theta: tuple, *, t_eval: Any, dense_output: bool = False,
               records: list | None = None) -> Any:
-        """The user's problem at the operands ``theta`` (plain arrays), as SciPy solves it;
-        a stiff method gets ``fun``'s Jacobian by forward mode where the user gave none.
+        """The problem at the operands ``theta`` (plain arrays), as SciPy solves it (``fun``
+        compiled where :attr:`compiled`); a stiff method gets ``fun``'s Jacobian by forward
+        mode where the user gave none.
         With ``records`` (:attr:`on_steps`), its accepted steps are appended there."""
         with self.closed.running(theta):
             jac = self.jac
