@@ -14,7 +14,8 @@ The times are not differentiated (with ``t_eval=None`` they are the solver's ste
 ``y`` there is differentiated as at fixed times). The derivative entries' own derivatives
 (second derivatives) are, for RK45, RK23 and DOP853, those of the method's formulas on the
 solve's steps (:meth:`dualad._ode.problem.Problem.through_steps`); for the other methods,
-those of the forward sensitivities' ODE, ``(y, s)' = (f, J_y s + J_theta dtheta)``, solved
+and under vmap (where each element has steps of its own), those of the forward
+sensitivities' ODE, ``(y, s)' = (f, J_y s + J_theta dtheta)``, solved
 as a problem of its own by ``ivp_solution``
 (:meth:`dualad._ode.problem.Problem.sensitivity_system`), so that its derivatives are these
 entries' again, by ``fun``'s second derivatives: ``ivp_tangent``'s are that solution's,
@@ -30,7 +31,7 @@ import numpy as np
 
 from dualad._base.core import bind
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.shapes import dtype_of, ndim_of, raw
+from dualad._base.shapes import batched, dtype_of, ndim_of, raw
 from dualad._forward.transforms import jvp
 from dualad._ode.problem import Problem
 from dualad._ode.sensitivities import adjoint, forward_sensitivities
@@ -211,20 +212,27 @@ def _tangent_through_sensitivities(problem: Problem, t: Any, moved: tuple, chunk
     return tangent
 
 
-def _tangent_of(problem: Problem, t: Any, moved: tuple, chunk: bool) -> Any:
-    if problem.on_steps:
+def _on_steps(problem: Problem, values: tuple) -> bool:
+    """Whether the derivative entries' derivatives are taken on the solve's steps: RK45,
+    RK23 and DOP853, where no value is batched by vmap (each element of a batch has steps
+    of its own: the sensitivities' ODE is solved for each element instead)."""
+    return problem.on_steps and not any(batched(v) for v in values)
+
+
+def _tangent_of(problem: Problem, t: Any, moved: tuple, chunk: bool, operands: tuple) -> Any:
+    if _on_steps(problem, operands):
         return _tangent_through_steps(problem, t, moved)
     return _tangent_through_sensitivities(problem, t, moved, chunk)
 
 
 def _tangent_jvp(primals, tangents, ans, *, problem, moved, chunk):
     operands = primals[1:]
-    return jvp(_tangent_of(problem, primals[0], moved, chunk), operands,
+    return jvp(_tangent_of(problem, primals[0], moved, chunk, operands), operands,
                _filled(tangents[1:], operands))[1]
 
 
 def _tangent_vjp(g, ans, t, *operands, problem, moved, chunk):
-    pull = _reverse(problem)(_tangent_of(problem, t, moved, chunk), *operands)[1]
+    pull = _reverse(problem)(_tangent_of(problem, t, moved, chunk, operands), *operands)[1]
     return (None, *_as_operands(pull(g), operands))
 
 
@@ -250,8 +258,8 @@ def _cotangent_through_sensitivities(problem: Problem, t: Any) -> Any:
     return cotangents
 
 
-def _cotangent_of(problem: Problem, t: Any) -> Any:
-    if problem.on_steps:
+def _cotangent_of(problem: Problem, t: Any, values: tuple) -> Any:
+    if _on_steps(problem, values):
         return _cotangent_through_steps(problem, t)
     return _cotangent_through_sensitivities(problem, t)
 
@@ -259,12 +267,12 @@ def _cotangent_of(problem: Problem, t: Any) -> Any:
 def _cotangent_jvp(primals, tangents, ans, *, problem):
     gy, t, *operands = primals
     values = (gy, *operands)
-    return jvp(_cotangent_of(problem, t), values,
+    return jvp(_cotangent_of(problem, t, values), values,
                _filled((tangents[0], *tangents[2:]), values))[1]
 
 
 def _cotangent_vjp(g, ans, gy, t, *operands, problem):
-    pull = _reverse(problem)(_cotangent_of(problem, t), gy, *operands)[1]
+    pull = _reverse(problem)(_cotangent_of(problem, t, (gy, *operands)), gy, *operands)[1]
     cots = pull(_filled(tuple(g), ans))
     return (cots[0], None, *_as_operands(cots[1:], operands))
 

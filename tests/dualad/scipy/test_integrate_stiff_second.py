@@ -155,6 +155,18 @@ def test_vmap_of_a_hessian_is_the_loop():
     close(dualad.vmap(hessian)(ps), np.stack([hessian(q) for q in ps]), rtol=1e-13)
 
 
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_vmap_of_a_hessian_through_the_steps_methods_solves_the_sensitivities_per_element(method):
+    """Each element of a batch has steps of its own: under vmap, RK45's and DOP853's second
+    derivatives come from the sensitivities' ODE solved for each element (not the steps of
+    one solve), equal to central differences of the gradient to the solve's tolerance."""
+    loss, p, _ = PROBLEMS["lotka_volterra"]
+    hessian = dualad.hessian(lambda p: loss(p, method))
+    got = dualad.vmap(hessian)(np.stack([p, p]))
+    close(got[0], got[1], rtol=1e-15)
+    close(got[0], central_hessian("lotka_volterra"), rtol=100 * TOL["rtol"])
+
+
 def test_an_empty_interval_has_no_curvature_but_y0_s():
     """t_span of zero length: y stays y0 (at both times SciPy gives), the loss 2 |y0|^2."""
     def loss(y0):
