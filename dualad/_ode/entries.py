@@ -214,9 +214,11 @@ def _tangent_through_sensitivities(problem: Problem, t: Any, moved: tuple, chunk
 
 def _on_steps(problem: Problem, values: tuple) -> bool:
     """Whether the derivative entries' derivatives are taken on the solve's steps: RK45,
-    RK23 and DOP853, where no value is batched by vmap (each element of a batch has steps
-    of its own: the sensitivities' ODE is solved for each element instead)."""
-    return problem.on_steps and not any(batched(v) for v in values)
+    RK23 and DOP853 where ``second_order`` says so, and no value is batched by vmap (each
+    element of a batch has steps of its own: the sensitivities' ODE is solved for each
+    element instead)."""
+    return (problem.on_steps and problem.second_order == "steps"
+            and not any(batched(v) for v in values))
 
 
 def _tangent_of(problem: Problem, t: Any, moved: tuple, chunk: bool, operands: tuple) -> Any:

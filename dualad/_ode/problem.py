@@ -70,7 +70,7 @@ class Problem:
 
     def __init__(self, fun: Callable, args: tuple, t_span: tuple, t_eval: Any, method: Any,
                  rtol: Any, atol: Any, options: dict, sensitivity: str | None, solves: Any,
-                 who: str, *, compiled: bool = False):
+                 who: str, *, compiled: bool = False, second_order: str = "steps"):
         def rhs(t, y):
             return fun(t, y, *args)
         jac = options.get("jac")
@@ -84,7 +84,7 @@ class Problem:
         self.t_span, self.t_eval, self.method = t_span, t_eval, method
         self.rtol, self.atol, self.options = rtol, atol, options
         self.asked = self.sensitivity = sensitivity
-        self.solves, self.compiled = solves, compiled
+        self.solves, self.compiled, self.second_order = solves, compiled, second_order
         self._kept: dict = {}
 
     def resolve(self, n_y0: int) -> None:
@@ -150,7 +150,8 @@ class Problem:
         options = {key: v for key, v in self.options.items() if key not in _OF_FUN}
         system = Problem(augmented, (), self.t_span, t_eval, self.method, self.rtol,
                          self.sensitivity_atol(k), options, self.asked,
-                         type(self.solves)(self.who), self.who, compiled=True)
+                         type(self.solves)(self.who), self.who, compiled=True,
+                         second_order=self.second_order)
         system.resolve(n * (1 + k))
         return system
 

@@ -37,6 +37,7 @@ from dualad._base.tree import flatten
 from dualad._ode.entries import ivp_solution
 from dualad._ode.events import differentiable_events, locate
 from dualad._ode.problem import Problem
+from dualad._ode.steps import METHODS
 from dualad._staging.trace import Tracer
 from dualad.numpy import asarray
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
@@ -44,12 +45,14 @@ from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_arg
 __all__ = ["NotConvergedError", "solve_ivp"]
 
 _SENSITIVITIES = (None, "forward", "adjoint")
+_SECOND_ORDERS = (None, "steps", "sensitivities")
 
 
 def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval: Any = None,
               dense_output: bool = False, events: Any = None, vectorized: bool = False,
               args: Any = None, *, rtol: Any = 1e-3, atol: Any = 1e-6,
-              sensitivity: str | None = None, **options: Any) -> Any:
+              sensitivity: str | None = None, second_order: str | None = None,
+              **options: Any) -> Any:
     """Solve ``y' = fun(t, y, *args)``, ``y(t_span[0]) = y0`` by ``scipy.integrate.solve_ivp``,
     with ``y`` differentiable.
 
@@ -115,9 +118,10 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
 
     Second derivatives (``mixed.hvp``, ``dualad.hessian``, a ``jvp`` of a ``grad``, a
     ``jacrev`` of a ``jacfwd``) are taken with every method. With RK45, RK23 and DOP853,
-    through the method's formulas on the solve's steps, written with dualad's operations and
-    run eagerly (one evaluation of ``fun`` per stage, by nested transforms: far slower than
-    the first derivative, and exact for SciPy's numbers). With the other methods, as the
+    by default (``second_order="steps"``), through the method's formulas on the solve's
+    steps, written with dualad's operations and run eagerly (one evaluation of ``fun`` per
+    stage, by nested transforms: far slower than the first derivative, and exact for
+    SciPy's numbers). With the other methods, or ``second_order="sensitivities"``, as the
     derivatives of the forward sensitivities' ODE, ``(y, s)' = (f, J_y s + J_theta
     dtheta)``, solved again by SciPy with the same method and tolerances (``atol`` as for
     the forward sensitivities), whose own derivatives are taken as above (``fun``'s second
@@ -138,6 +142,14 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     sensitivity : {None, "forward", "adjoint"}
         How reverse mode differentiates (see above); forward mode always takes the forward
         sensitivities.
+    second_order : {None, "steps", "sensitivities"}
+        How second derivatives are taken (see above): ``"steps"`` through the method's
+        formulas on the solve's steps (RK45, RK23 and DOP853 only: exact for SciPy's
+        numbers, eagerly), ``"sensitivities"`` through the forward sensitivities' ODE
+        solved again (within the tolerances of the exact derivative; for a few parameters
+        about 10-20 times faster, benchmarks/README.md); None, ``"steps"`` where the method
+        has them. Under ``vmap`` the RK methods take the sensitivities' ODE whatever this
+        says: each element of a batch has steps of its own.
 
     Returns
     -------
@@ -178,8 +190,9 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     options = dict(options, **({"events": events} if events is not None else {}),
                    **({"vectorized": vectorized} if vectorized else {}))
     solves = Solves(who)
+    second_order = _second_order(second_order, method, who)
     problem = Problem(fun, args, t_span, t_eval, method, rtol, atol, options, sensitivity, solves,
-                      who)
+                      who, second_order=second_order)
     traced = isinstance(y0, Value) or bool(problem.closed.values) or (
         isinstance(y0, (list, tuple)) and any(isinstance(v, Value) for v in flatten(y0)[0]))
     if not traced:  # nothing to differentiate: SciPy's call as it is
@@ -207,7 +220,7 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         options = {k: v for k, v in options.items() if k != "events"}
         times = located.times()
         problem = Problem(fun, args, (t_span[0], times[-1]), times, method, rtol, atol, options,
-                          sensitivity, solves, who)
+                          sensitivity, solves, who, second_order=second_order)
     if t_eval is None:
         _eager_under_jit((y0, *problem.closed.values),
                          f"{who} with t_eval=None: y's times are the solver's steps, whose number "
@@ -255,8 +268,21 @@ class _Dense:
         p = self.problem
         times = np.atleast_1d(np.asarray(t, dtype=float))
         again = Problem(p.fun, p.args, p.t_span, times, p.method, p.rtol, p.atol, p.options,
-                        p.asked, Solves(p.who), p.who)
+                        p.asked, Solves(p.who), p.who, second_order=p.second_order)
         again.resolve(int(np.size(raw(self.y0))))
         y = ivp_solution(self.y0, again)[1]
         again.solves.check()
         return y[:, 0] if np.ndim(t) == 0 else y
+
+
+def _second_order(asked: Any, method: Any, who: str) -> str:
+    """How second derivatives are taken: as asked, or, where None was, on the steps for the
+    methods that record them, through the sensitivities' ODE for the others."""
+    if asked not in _SECOND_ORDERS:
+        raise ValueError(f"{who}: second_order must be one of {_SECOND_ORDERS}, got {asked!r}")
+    on_steps = isinstance(method, str) and method in METHODS
+    if asked == "steps" and not on_steps:
+        raise ValueError(f"{who}: second_order='steps' needs method='RK45', 'RK23' or 'DOP853' "
+                         f"(whose solves record their steps), got method={method!r}; use "
+                         "second_order='sensitivities' or None")
+    return asked or ("steps" if on_steps else "sensitivities")

@@ -167,6 +167,37 @@ def test_vmap_of_a_hessian_through_the_steps_methods_solves_the_sensitivities_pe
     close(got[0], central_hessian("lotka_volterra"), rtol=100 * TOL["rtol"])
 
 
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_second_order_sensitivities_takes_the_sensitivities_ode_with_the_rk_methods(method, monkeypatch):
+    """second_order="sensitivities": RK45's and DOP853's second derivatives through the
+    sensitivities' ODE, never the steps' formulas, equal to central differences of the
+    gradient and to the Hessian on the steps within the tolerances."""
+    from dualad._ode.problem import Problem
+
+    loss, p, v = PROBLEMS["lotka_volterra"]
+    want, on_steps = central_hessian("lotka_volterra"), rk45_hessian()
+
+    def fast(p):
+        return loss(p, method, second_order="sensitivities")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the steps' formulas were taken")
+    monkeypatch.setattr(Problem, "through_steps", refused)
+    close(dualad.hessian(fast)(p), want, rtol=100 * TOL["rtol"])
+    close(mixed.hvp(fast, p, v), want @ v, rtol=100 * TOL["rtol"])
+    close(dualad.hessian(fast)(p), on_steps, rtol=100 * TOL["rtol"])
+
+
+def test_second_order_is_checked():
+    loss, p, _ = PROBLEMS["lotka_volterra"]
+    with pytest.raises(ValueError, match=r"second_order must be one of \(None, 'steps', "
+                                         r"'sensitivities'\), got 'fast'"):
+        loss(p, "RK45", second_order="fast")
+    with pytest.raises(ValueError, match="second_order='steps' needs method='RK45', 'RK23' or "
+                                         "'DOP853'.*got method='BDF'"):
+        dualad.hessian(lambda p: loss(p, "BDF", second_order="steps"))(p)
+
+
 def test_an_empty_interval_has_no_curvature_but_y0_s():
     """t_span of zero length: y stays y0 (at both times SciPy gives), the loss 2 |y0|^2."""
     def loss(y0):
