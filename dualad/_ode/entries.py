@@ -25,17 +25,19 @@ the cotangent (whatever ``sensitivity`` says of the first derivative).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from dualad._base.core import bind
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.shapes import batched, dtype_of, ndim_of, raw
+from dualad._base.shapes import batched, dtype_of, ndim_of, raw, shape_of
 from dualad._forward.transforms import jvp
 from dualad._ode.problem import Problem
 from dualad._ode.sensitivities import adjoint, forward_sensitivities
 from dualad._ode.steps import Steps
+from dualad._staging.trace import spoil_traces
 from dualad._table.entries import custom
 from dualad._table.vjp import Dropped
 from dualad.numpy import asarray, zeros_like
@@ -132,11 +134,11 @@ def _basis(operands: tuple) -> list:
     """The unit directions of all the operands' numbers together, as one chunk per operand
     (``(p, *shape)``, ``p`` the numbers of all), in the operand's dtype (a tangent must have
     its primal's)."""
-    sizes = [int(np.size(raw(v))) for v in operands]
+    shapes = [shape_of(v) for v in operands]  # an element's, under vmap
+    sizes = [math.prod(shape) for shape in shapes]
     eye, start, seeds = np.eye(sum(sizes)), 0, []
-    for v, size in zip(operands, sizes):
-        seeds.append(eye[:, start:start + size].reshape((-1, *np.shape(raw(v))))
-                     .astype(dtype_of(raw(v))))
+    for v, shape, size in zip(operands, shapes, sizes):
+        seeds.append(eye[:, start:start + size].reshape((-1, *shape)).astype(dtype_of(raw(v))))
         start += size
     return seeds
 
@@ -145,9 +147,9 @@ def _split(flat: Any, operands: tuple) -> list:
     """``flat``, one number per direction of :func:`_basis`, as arrays of the operands' shapes."""
     parts, start = [], 0
     for v in operands:
-        size = int(np.size(raw(v)))
-        parts.append(reshape(flat[start:start + size], np.shape(raw(v))))
-        start += size
+        shape = shape_of(v)
+        parts.append(reshape(flat[start:start + math.prod(shape)], shape))
+        start += math.prod(shape)
     return parts
 
 
@@ -216,9 +218,15 @@ def _on_steps(problem: Problem, values: tuple) -> bool:
     """Whether the derivative entries' derivatives are taken on the solve's steps: RK45,
     RK23 and DOP853 where ``second_order`` says so, and no value is batched by vmap (each
     element of a batch has steps of its own: the sensitivities' ODE is solved for each
-    element instead)."""
-    return (problem.on_steps and problem.second_order == "steps"
-            and not any(batched(v) for v in values))
+    element instead). Under ``jit`` they then run eagerly (a program would replay the steps
+    of the traced point's solve at every call)."""
+    if not (problem.on_steps and problem.second_order == "steps"
+            and not any(batched(v) for v in values)):
+        return False
+    spoil_traces(values, f"{problem.who}'s second derivatives on the solve's steps (the step "
+                         "sizes SciPy chose at the traced point would be replayed as constants; "
+                         "second_order='sensitivities' compiles)")
+    return True
 
 
 def _tangent_of(problem: Problem, t: Any, moved: tuple, chunk: bool, operands: tuple) -> Any:

@@ -34,7 +34,7 @@ from dualad._numpy.arraylike import NUMPY_FUNCTIONS, ArrayLike, scipy_special_uf
 from dualad._program.ir import GUARDS, Eqn, Guard
 from dualad._table.entries import running_operation
 
-__all__ = ["Trace", "Tracer"]
+__all__ = ["Trace", "Tracer", "nested_values", "spoil_traces"]
 
 class Trace:
     """The record of one traced call: slot values, steps (``Eqn`` and ``Guard``), constants."""
@@ -283,3 +283,19 @@ def _concrete(x: Any) -> Any:
     if kind is dict:
         return {k: _concrete(v) for k, v in x.items()}
     return x
+
+
+def nested_values(values: tuple):
+    """Each value of dualad's transforms in ``values``, and those nested inside it."""
+    for value in values:
+        while isinstance(value, Value):
+            yield value
+            value = value._strip()
+
+
+def spoil_traces(values: tuple, reason: str) -> None:
+    """Spoil the trace of any traced value among ``values`` (nested ones too), for
+    ``reason``: ``jit`` then runs the function eagerly, with a warning that gives it."""
+    for value in nested_values(values):
+        if type(value) is Tracer:
+            value.trace.spoil(reason)

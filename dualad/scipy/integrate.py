@@ -38,7 +38,7 @@ from dualad._ode.entries import ivp_solution
 from dualad._ode.events import differentiable_events, locate
 from dualad._ode.problem import Problem
 from dualad._ode.steps import METHODS
-from dualad._staging.trace import Tracer
+from dualad._staging.trace import nested_values, spoil_traces
 from dualad.numpy import asarray
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 
@@ -103,7 +103,9 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
 
     Under ``jit`` the solve and its derivatives are steps of the program, replayed by SciPy
     at each call, where ``t_eval`` is given; with ``t_eval=None`` (whose number of times
-    changes from call to call) the function runs eagerly, with a warning. Under ``vmap``
+    changes from call to call), and for second derivatives on the steps (which a program
+    would take at the traced point's step sizes), the function runs eagerly, with a
+    warning. Under ``vmap``
     each element is solved by SciPy in turn, at the times ``t_eval``, which must be given;
     the result's other fields are the last element's (``success`` is that of all). With
     ``dense_output``, ``sol(t)`` is differentiable too: each call solves again
@@ -207,12 +209,12 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         raise NotImplementedError(f"{who}: complex y0 is not supported where y carries derivatives")
     located = None
     if events is not None:  # SciPy's solve with the events; y then up to its last time
-        if any(getattr(v, "batches", False) for v in _nested((y0, *problem.closed.values))):
+        if any(getattr(v, "batches", False) for v in nested_values((y0, *problem.closed.values))):
             raise NotImplementedError(
                 f"{who}: events under vmap are not supported: each element of the batch has its "
                 "own event times, which SciPy locates one solve at a time; loop over the batch "
                 "in Python instead")
-        _eager_under_jit((y0, *problem.closed.values),
+        spoil_traces((y0, *problem.closed.values),
                          f"{who} with events: the event times SciPy locates depend on the traced "
                          "values, and a program would replay them as constants")
         located = locate(fun, t_span, y0, method, t_eval, args, rtol, atol, options, events, who)
@@ -222,7 +224,7 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         problem = Problem(fun, args, (t_span[0], times[-1]), times, method, rtol, atol, options,
                           sensitivity, solves, who, second_order=second_order)
     if t_eval is None:
-        _eager_under_jit((y0, *problem.closed.values),
+        spoil_traces((y0, *problem.closed.values),
                          f"{who} with t_eval=None: y's times are the solver's steps, whose number "
                          "changes with the traced values, and a program's shapes cannot")
     problem.resolve(int(np.size(raw(y0))))
@@ -238,22 +240,6 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     if dense_output:
         result.sol = _Dense(problem, y0)
     return as_pytree(result)
-
-
-def _nested(values: tuple):
-    """Each value of dualad's transforms in ``values``, and those nested inside it."""
-    for value in values:
-        while isinstance(value, Value):
-            yield value
-            value = value._strip()
-
-
-def _eager_under_jit(values: tuple, reason: str) -> None:
-    """Spoil the trace of any traced value among ``values``, for ``reason``: ``jit`` then
-    runs the function eagerly, with a warning that gives it."""
-    for value in _nested(values):
-        if type(value) is Tracer:
-            value.trace.spoil(reason)
 
 
 class _Dense:

@@ -198,6 +198,37 @@ def test_second_order_is_checked():
         dualad.hessian(lambda p: loss(p, "BDF", second_order="steps"))(p)
 
 
+@pytest.mark.parametrize("method", ["RK45", "BDF"])
+def test_vmap_of_an_hvp_is_the_loop(method):
+    """Forward over reverse under vmap: the gradient's derivative takes the directions of
+    one element's numbers (not the batch's), each element solved in turn."""
+    loss, p, v = PROBLEMS["lotka_volterra"]
+    ps = np.stack([p, 1.01 * p])
+    got = dualad.vmap(lambda q: mixed.hvp(lambda q: loss(q, method), q, v))(ps)
+    want = np.stack([mixed.hvp(lambda q: loss(q, method, second_order="sensitivities"), q, v)
+                     for q in ps])
+    close(got, want, rtol=1e-12)
+
+
+def test_jit_of_an_hvp_on_the_steps_runs_eagerly_and_through_the_sensitivities_compiles():
+    """On the steps a program would replay the traced point's step sizes at other points:
+    jit runs it eagerly, with a warning; through the sensitivities' ODE it compiles, and
+    its solves are SciPy's at each call."""
+    loss, p, v = PROBLEMS["lotka_volterra"]
+    for second_order in ("steps", "sensitivities"):
+        f = functools.partial(loss, method="RK45", second_order=second_order)
+        compiled = dualad.jit(lambda q, v, f=f: mixed.hvp(f, q, v))
+        if second_order == "steps":
+            with pytest.warns(RuntimeWarning, match="second derivatives on the solve.s steps"):
+                compiled(p, v)
+        else:
+            compiled(p, v)
+        for q in (p, 1.01 * p):
+            close(compiled(q, v), mixed.hvp(f, q, v), rtol=1e-15)
+        assert compiled.stats["traces"] == 1
+        assert (compiled.stats["replays"] > 0) == (second_order == "sensitivities")
+
+
 def test_an_empty_interval_has_no_curvature_but_y0_s():
     """t_span of zero length: y stays y0 (at both times SciPy gives), the loss 2 |y0|^2."""
     def loss(y0):
