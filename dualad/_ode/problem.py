@@ -16,13 +16,14 @@ eagerly where a program cannot hold it, so the products are ``fun``'s in every c
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.reverse_mode import registered_vjp
-from dualad._base.shapes import raw
+from dualad._base.shapes import raw, shape_of
 from dualad._batching.batched import BatchedChoiceError
 from dualad._batching.vmap import vmap
 from dualad._forward.transforms import jacfwd, jvp
@@ -91,7 +92,7 @@ class Problem:
         """:attr:`sensitivity`: as asked, or, where None was, forward sensitivities up to
         ``FORWARD_UP_TO`` numbers in ``y0`` (``n_y0`` of them) and the operands together, the
         adjoint beyond."""
-        size = n_y0 + sum(int(np.size(raw(v))) for v in self.closed.values)
+        size = n_y0 + sum(math.prod(shape_of(v)) for v in self.closed.values)  # an element's
         self.sensitivity = self.asked or ("forward" if size <= FORWARD_UP_TO else "adjoint")
 
     @property

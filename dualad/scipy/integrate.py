@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_callable, check_differentiable, describe
 from dualad._base.core import Value
-from dualad._base.shapes import dtype_of, ndim_of, raw
+from dualad._base.shapes import dtype_of, ndim_of, raw, shape_of
 from dualad._base.tree import flatten
 from dualad._ode.entries import ivp_solution
 from dualad._ode.events import differentiable_events, locate
@@ -227,7 +228,7 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
         spoil_traces((y0, *problem.closed.values),
                          f"{who} with t_eval=None: y's times are the solver's steps, whose number "
                          "changes with the traced values, and a program's shapes cannot")
-    problem.resolve(int(np.size(raw(y0))))
+    problem.resolve(math.prod(shape_of(y0)))  # an element's, under vmap
     t, y = ivp_solution(y0, problem)
     result = type(solves.last)(solves.last)
     result.t = solves.last.t if t_eval is not None else t
@@ -255,7 +256,7 @@ class _Dense:
         times = np.atleast_1d(np.asarray(t, dtype=float))
         again = Problem(p.fun, p.args, p.t_span, times, p.method, p.rtol, p.atol, p.options,
                         p.asked, Solves(p.who), p.who, second_order=p.second_order)
-        again.resolve(int(np.size(raw(self.y0))))
+        again.resolve(math.prod(shape_of(self.y0)))
         y = ivp_solution(self.y0, again)[1]
         again.solves.check()
         return y[:, 0] if np.ndim(t) == 0 else y

@@ -210,6 +210,16 @@ def test_vmap_of_an_hvp_is_the_loop(method):
     close(got, want, rtol=1e-12)
 
 
+def test_vmap_chooses_the_sensitivity_by_an_element_s_size():
+    """sensitivity=None chooses forward sensitivities up to 20 numbers in y0 and the
+    parameters: an element's (6 here), not the batch's (62), so each element's gradient is
+    the one it has alone, not the adjoint's (1e-7 off at rtol 1e-8)."""
+    loss, p, _ = PROBLEMS["lotka_volterra"]
+    ps = np.stack([p * (1 + 0.01 * i) for i in range(15)])
+    grad = reverse.grad(lambda q: loss(q, "BDF"))
+    close(dualad.vmap(grad)(ps), np.stack([grad(q) for q in ps]), rtol=1e-13)
+
+
 def test_jit_of_an_hvp_on_the_steps_runs_eagerly_and_through_the_sensitivities_compiles():
     """On the steps a program would replay the traced point's step sizes at other points:
     jit runs it eagerly, with a warning; through the sensitivities' ODE it compiles, and
