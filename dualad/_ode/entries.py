@@ -40,7 +40,7 @@ from dualad._ode.steps import Steps
 from dualad._staging.trace import spoil_traces
 from dualad._table.entries import custom
 from dualad._table.vjp import Dropped
-from dualad.numpy import asarray, zeros_like
+from dualad.numpy import asarray
 from dualad.ops import broadcast_to, concatenate, reshape, tensordot
 
 __all__ = ["ivp_solution"]
@@ -165,7 +165,7 @@ def _as_operands(values: tuple, like: tuple) -> tuple:
 
 def _filled(values: tuple, like: tuple) -> tuple:
     """``values`` with each None (or dropped) one zeros of the value of ``like`` it stands for."""
-    return tuple(zeros_like(raw(w)) if v is None or isinstance(v, Dropped) else v
+    return tuple(np.zeros(shape_of(w), dtype_of(raw(w))) if v is None or isinstance(v, Dropped) else v
                  for v, w in zip(values, like))
 
 
@@ -195,8 +195,8 @@ def _tangent_through_sensitivities(problem: Problem, t: Any, moved: tuple, chunk
         theta, given = rest[:n_theta], dict(zip(moved, rest[n_theta:]))
         if not chunk:
             given = {i: v[None] for i, v in given.items()}
-        k = int(np.shape(raw(next(iter(given.values()))))[0])
-        n = int(np.shape(raw(y0))[0])
+        k = shape_of(next(iter(given.values())))[0]  # an element's, under vmap
+        n = shape_of(y0)[0]
         ty0 = given.pop(0, None)
         ty0 = np.zeros((k, n), dtype=solution_dtype(raw(y0))) if ty0 is None else ty0
         # t_eval where given: under vmap t is the batch's, one row per element, all the same

@@ -210,6 +210,22 @@ def test_vmap_of_an_hvp_is_the_loop(method):
     close(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("method", ["RK45", "BDF"])
+def test_vmap_over_y0_of_second_derivatives_is_the_loop(method):
+    """y0 batched: the sensitivities' system takes an element's n and k (not the batch's),
+    and a direction not given (y0's, when p moves) is zeros of an element's shape."""
+    p, v = PROBLEMS["lotka_volterra"][1:]
+    y0s = np.array([[1.0, 1.0], [1.2, 0.8], [0.9, 1.1]])
+
+    def loss(p, y0):
+        return (solve_ivp(lotka_volterra, (0.0, 1.5), y0, method=method, t_eval=[0.5, 1.5],
+                          args=(p,), second_order="sensitivities", **TOL).y ** 2).sum()
+    for one in (lambda y0: mixed.hvp(lambda q: loss(q, y0), p, v),
+                lambda y0: dualad.hessian(lambda q: loss(q, y0))(p),
+                lambda y0: mixed.hvp(lambda y: loss(p, y), y0, np.array([1.0, -0.5]))):
+        close(dualad.vmap(one)(y0s), np.stack([one(y0) for y0 in y0s]), rtol=1e-13)
+
+
 def test_vmap_chooses_the_sensitivity_by_an_element_s_size():
     """sensitivity=None chooses forward sensitivities up to 20 numbers in y0 and the
     parameters: an element's (6 here), not the batch's (62), so each element's gradient is
