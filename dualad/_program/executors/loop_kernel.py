@@ -539,9 +539,6 @@ def _written_into(loop: Loop, exported: list) -> dict:
             rows.setdefault(body.outputs[out], k)
     made_by = {step.outs[0]: step for step in body.steps if type(step) is Eqn and len(step.outs) == 1}
     kept = [body.outputs[out] for out in loop.carried]  # read by the next trip, and what they view
-    # two buffers taken in turn hold what the next trip reads, where no trip reads a value of
-    # two trips back (a carried value passed on as another's next value)
-    paired = all(slot >= body.n_inputs for slot in kept)
     carried = set()
     while kept:
         slot = kept.pop()
@@ -550,6 +547,10 @@ def _written_into(loop: Loop, exported: list) -> dict:
             step = made_by.get(slot)
             if step is not None and step.ins and step.prim.partition in _VIEWS:
                 kept.append(step.ins[0])
+    # two buffers taken in turn hold what the next trip reads, where no trip reads a value of
+    # two trips back: none where a carried value is (a view of) a body input, as another
+    # carried value passed on, or viewed, as the next one is
+    paired = all(slot >= body.n_inputs for slot in carried)
     into = {}
     for slot, step in made_by.items():
         aval = body.avals.get(slot)

@@ -299,6 +299,28 @@ def carried_view(w, xs):
     return total
 
 
+def view_of_carried(x, y, xs):
+    """The carried ``b`` is a view of the carried ``a`` of the trip before: ``a``'s values
+    live two trips, so its next values are not written into two buffers taken in turn."""
+    a, b, acc = np.sin(x), np.cos(y), 0.0
+    for t in range(xs.shape[0]):
+        b_next = a[1:3]
+        a = np.sin(a) * 0.5 + xs[t]
+        acc = acc + np.sum(b * 1.5)
+        b = b_next
+    return acc + np.sum(a)
+
+
+def test_a_carried_view_of_another_carried_value_takes_no_pair_of_buffers():
+    rng = np.random.default_rng(0)
+    args = (rng.random(4), rng.random(2), rng.random((300, 4)))
+    program, kernels = _programs(view_of_carried, args)
+    assert any(isinstance(s.prim, LoopKernel) for s in kernels.eqns)
+    got = replay(kernels, list(args))[0]
+    np.testing.assert_allclose(got, replay(program, list(args))[0], rtol=1e-13)
+    np.testing.assert_allclose(got, view_of_carried(*args), rtol=1e-13)
+
+
 def test_a_carried_view_of_a_ufunc_result_is_not_a_buffer():
     rng = np.random.default_rng(3)
     args = rng.random(6), rng.random((150, 3))
