@@ -71,7 +71,7 @@ class Problem:
 
     def __init__(self, fun: Callable, args: tuple, t_span: tuple, t_eval: Any, method: Any,
                  rtol: Any, atol: Any, options: dict, sensitivity: str | None, solves: Any,
-                 who: str, *, compiled: bool = False, second_order: str = "steps"):
+                 who: str, *, compiled: bool = False, second_order: str | None = None):
         def rhs(t, y):
             return fun(t, y, *args)
         jac = options.get("jac")
@@ -85,7 +85,10 @@ class Problem:
         self.t_span, self.t_eval, self.method = t_span, t_eval, method
         self.rtol, self.atol, self.options = rtol, atol, options
         self.asked = self.sensitivity = sensitivity
-        self.solves, self.compiled, self.second_order = solves, compiled, second_order
+        self.solves, self.compiled = solves, compiled
+        # how second derivatives are taken: as asked, or on the steps where the method records
+        # them, through the sensitivities' ODE otherwise
+        self.second_order = second_order or ("steps" if self.on_steps else "sensitivities")
         self._kept: dict = {}
 
     def resolve(self, n_y0: int) -> None:

@@ -38,7 +38,6 @@ from dualad._base.tree import flatten
 from dualad._ode.entries import ivp_solution
 from dualad._ode.events import differentiable_events, locate
 from dualad._ode.problem import Problem
-from dualad._ode.steps import METHODS
 from dualad._staging.trace import nested_values, spoil_traces
 from dualad.numpy import asarray
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
@@ -193,9 +192,14 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     options = dict(options, **({"events": events} if events is not None else {}),
                    **({"vectorized": vectorized} if vectorized else {}))
     solves = Solves(who)
-    second_order = _second_order(second_order, method, who)
+    if second_order not in _SECOND_ORDERS:
+        raise ValueError(f"{who}: second_order must be one of {_SECOND_ORDERS}, got {second_order!r}")
     problem = Problem(fun, args, t_span, t_eval, method, rtol, atol, options, sensitivity, solves,
                       who, second_order=second_order)
+    if problem.second_order == "steps" and not problem.on_steps:
+        raise ValueError(f"{who}: second_order='steps' needs method='RK45', 'RK23' or 'DOP853' "
+                         f"(whose solves record their steps), got method={method!r}; use "
+                         "second_order='sensitivities' or None")
     traced = isinstance(y0, Value) or bool(problem.closed.values) or (
         isinstance(y0, (list, tuple)) and any(isinstance(v, Value) for v in flatten(y0)[0]))
     if not traced:  # nothing to differentiate: SciPy's call as it is
@@ -260,16 +264,3 @@ class _Dense:
         y = ivp_solution(self.y0, again)[1]
         again.solves.check()
         return y[:, 0] if np.ndim(t) == 0 else y
-
-
-def _second_order(asked: Any, method: Any, who: str) -> str:
-    """How second derivatives are taken: as asked, or, where None was, on the steps for the
-    methods that record them, through the sensitivities' ODE for the others."""
-    if asked not in _SECOND_ORDERS:
-        raise ValueError(f"{who}: second_order must be one of {_SECOND_ORDERS}, got {asked!r}")
-    on_steps = isinstance(method, str) and method in METHODS
-    if asked == "steps" and not on_steps:
-        raise ValueError(f"{who}: second_order='steps' needs method='RK45', 'RK23' or 'DOP853' "
-                         f"(whose solves record their steps), got method={method!r}; use "
-                         "second_order='sensitivities' or None")
-    return asked or ("steps" if on_steps else "sensitivities")

@@ -525,12 +525,13 @@ def _ufunc(step: Eqn) -> bool:
 
 
 def _written_into(loop: Loop, exported: list) -> dict:
-    """``{out slot: its stack's place among the returned, or None}`` for each ufunc step of
-    ``loop``'s body whose float64 array its kernel can write with ``out=``, not
-    allocated anew at each trip: into its row of a stack the kernel returns (read after
-    the loop at every trip), else into one buffer made before the loop. A buffer is
-    overwritten at the next trip, so a value the next trip reads (carried), or a view of it
-    that is, is never one: it stays a new array, or a stack's row."""
+    """``{out slot: its stack's place among the returned, None, or _PAIR}`` for each step of
+    ``loop``'s body that its kernel can write into an array made before the loop (a ufunc,
+    with ``out=``; zeros set at indices; a concatenation), not a new one at each trip: its
+    row of a stack the kernel returns (read after the loop at every trip), else one buffer
+    (None). A buffer is overwritten at the next trip, so a value the next trip reads
+    (carried), or what it views, takes two buffers in turn (``_PAIR``), where no carried
+    value is (a view of) a body input, and is a new array otherwise."""
     body = loop.body
     once = _read_once(loop)
     rows = {}
