@@ -104,6 +104,12 @@ def lstsq(a, b, rcond=None):
 
     ``x``, ``residuals`` and ``s`` are differentiable where the rank of ``a`` does not change.
     """
+    return (*least_squares_solution(a, b, rcond), svdvals(a))
+
+
+def least_squares_solution(a, b, rcond=None):
+    """:func:`lstsq`'s ``(x, residuals, rank)``, without the singular values (whose
+    derivative, which forward mode carries along, needs distinct ones)."""
     check_matrix(a, "lstsq", square=False)
     m, n = shape_of(a)
     rank = matrix_rank(a, rtol=rcond)
@@ -115,7 +121,7 @@ def lstsq(a, b, rcond=None):
             residuals = _shape.reshape(residuals, (1,))
     else:
         residuals = constant_like(a, "zeros", (0,))
-    return x, residuals, rank, svdvals(a)
+    return x, residuals, rank
 
 
 def _all_full_rank(rank, n, who):

@@ -29,7 +29,7 @@ from dualad._base.shapes import (
 from dualad._numpy.common import _fill_like, _slice
 from dualad._numpy.conv import convolve
 from dualad._numpy.joining import atleast_1d
-from dualad._numpy.linalg import lstsq
+from dualad._numpy.linalg import least_squares_solution
 from dualad._numpy.products import outer
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import indexing as _indexing
@@ -37,6 +37,7 @@ from dualad._primitives import shape as _shape
 from dualad._primitives.linalg.eigen import eigvals
 from dualad._primitives.linalg.matmul import matmul
 from dualad._primitives.linalg.solve import inv
+from dualad._primitives.linalg.svd import svdvals
 
 __all__ = ["polyfit", "poly", "roots", "polydiv", "polyval", "polyadd", "polysub", "polymul", "polyder",
            "polyint", "vander"]
@@ -115,12 +116,14 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rhs = _ew.multiply(rhs, column if ndim_of(rhs) == 2 else w)
     scale = _ew.sqrt(_shape.sum(_ew.multiply(lhs, lhs), axis=0))  # columns to unit norm
     lhs = _ew.divide(lhs, scale)
-    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    # the columns have unit norm, so for evenly spread x the singular values tie: s (and
+    # its derivative, undefined at ties) only where full=True asks for it
+    c, resids, rank = least_squares_solution(lhs, rhs, rcond)
     c = _ew.divide(c, _shape.reshape(scale, (-1, 1)) if ndim_of(c) == 2 else scale)
     if not full and np.any(to_host(raw(rank)) != order):  # under vmap: any element's
         warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
     if full:
-        return c, resids, rank, s, rcond
+        return c, resids, rank, svdvals(lhs), rcond
     if not cov:
         return c
     base = _ew.divide(inv(matmul(_shape.matrix_transpose(lhs), lhs)), outer(scale, scale))
