@@ -37,18 +37,20 @@ import numpy as np
 from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_differentiable, describe
 from dualad._base.core import Value
-from dualad._base.shapes import dtype_of, shape_of
+from dualad._base.shapes import dtype_of, ndim_of, shape_of
+from dualad._batching.vmap import vmap
 from dualad._implicit.linear_solve import custom_linear_solve
 from dualad._primitives.elementwise import astype
+from dualad._primitives.shape import reshape
 from dualad.scipy._solves import Solves
 from dualad.scipy.sparse._csr import csr_array
 
 __all__ = ["cg", "gmres", "minres", "spsolve"]
 
 
-def _matrix(A: Any, b: Any, who: str) -> csr_array:
+def _matrix(A: Any, b: Any, who: str, columns: bool = False) -> csr_array:
     """``A`` as a :class:`csr_array` (a SciPy sparse matrix as a constant one), square and
-    of ``b``'s length."""
+    of ``b``'s length (with ``columns``, of the length of ``b``'s columns)."""
     if not isinstance(A, csr_array):
         if not hasattr(A, "tocsr"):
             raise TypeError(f"{who}: A must be a dualad.scipy.sparse.csr_array or a SciPy sparse "
@@ -56,8 +58,9 @@ def _matrix(A: Any, b: Any, who: str) -> csr_array:
         A = csr_array.from_scipy(A)
     check_differentiable(b, f"{who}: b")
     n, m = A.shape
-    if n != m or shape_of(b) != (n,):
-        raise ValueError(f"{who}: A must be square and b a vector of its size; got A of shape "
+    if n != m or shape_of(b)[:1] != (n,) or ndim_of(b) != (2 if columns else 1):
+        expected = "a matrix whose columns are" if columns else "a vector"
+        raise ValueError(f"{who}: A must be square and b {expected} of its size; got A of shape "
                          f"{A.shape} and b of shape {shape_of(b)}")
     return A
 
@@ -88,6 +91,10 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     differentiable in ``b`` and ``A``'s entries; its gradient is one more sparse solve
     (with ``A^T``).
 
+    ``b`` is a vector, or a dense matrix of right-hand sides (``(n, k)``: ``x`` is ``(n, k)``,
+    and a vector for ``k = 1``, as SciPy gives it); with no derivative to take, SciPy solves
+    all the columns at once, and each column's derivative is its own.
+
     Examples
     --------
     >>> import numpy as np
@@ -97,11 +104,26 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     >>> A = scipy.sparse.diags([1.0, 2.0, 4.0]).tocsr()            # a constant matrix
     >>> dualad.jacfwd(lambda b: spsolve(A, b))(np.ones(3)).diagonal()
     array([1.  , 0.5 , 0.25])
+    >>> spsolve(A, np.ones((3, 2)))                               # two right-hand sides
+    array([[1.  , 1.  ],
+           [0.5 , 0.5 ],
+           [0.25, 0.25]])
     """
     who = "dualad.scipy.sparse.linalg.spsolve"
     spla = scipy_module(NUMPY_XP, "sparse.linalg", who)
-    return _solve(A, b, who, lambda m, rhs: spla.spsolve(m, rhs, permc_spec=permc_spec,
-                                                         use_umfpack=use_umfpack), symmetric=False)
+
+    def method(m, rhs):
+        return spla.spsolve(m, rhs, permc_spec=permc_spec, use_umfpack=use_umfpack)
+    if ndim_of(b) < 2:
+        return _solve(A, b, who, method, symmetric=False)
+    columns = shape_of(b)[1]
+    a = _matrix(A, b, who, columns=True)
+    if not isinstance(a.data, Value) and not isinstance(b, Value):
+        return method(a.to_scipy(a.data), b)  # SciPy's numbers, (n,) for one column
+    if columns == 0:  # nothing to solve: b is the empty solution, in the solution's dtype
+        return astype(b, np.result_type(dtype_of(a.data), dtype_of(b)))
+    x = vmap(lambda column: _solve(a, column, who, method, symmetric=False), in_axes=1, out_axes=1)(b)
+    return x[:, 0] if columns == 1 else x
 
 
 def _iterative(name: str, A: Any, b: Any, symmetric: bool, kwargs: dict) -> tuple:
@@ -109,6 +131,8 @@ def _iterative(name: str, A: Any, b: Any, symmetric: bool, kwargs: dict) -> tupl
     of the forward solve; a derivative taken where a solve did not converge raises."""
     who = f"dualad.scipy.sparse.linalg.{name}"
     method = getattr(scipy_module(NUMPY_XP, "sparse.linalg", who), name)
+    if ndim_of(b) == 2 and shape_of(b)[1] == 1:  # SciPy's (N, 1) b, and its (N,) solution
+        b = reshape(b, shape_of(b)[:1])
     solves = Solves(who)
 
     def run(m, rhs):

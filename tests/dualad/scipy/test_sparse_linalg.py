@@ -119,3 +119,44 @@ def test_info_under_vmap_reports_an_element_that_did_not_converge():
     x, info = dualad.vmap(lambda b: cg(A, b, rtol=1e-12))(B)
     assert np.all(np.asarray(info) == 0)
     np.testing.assert_allclose(x, B / np.diag(A.toarray()), rtol=1e-12)
+
+
+def test_spsolve_of_a_matrix_of_right_hand_sides():
+    """b of shape (n, k): SciPy's solution (a vector for k = 1), each column's derivative its
+    own, in b and in the entries, against the dense inverse and central differences."""
+    bs = np.stack([B, U, B * U], axis=1)
+    np.testing.assert_array_equal(spsolve(A, bs), scipy.sparse.linalg.spsolve(A, bs))
+    assert spsolve(A, bs[:, :1]).shape == (N,)
+    dense = A.toarray()
+    x = np.linalg.solve(dense, bs)
+    weights = np.cos(np.arange(3 * N, dtype=float)).reshape(N, 3)
+
+    def loss_of(data, b):
+        return (spsolve(with_data(data), b) * weights).sum()
+    gdata, gb = reverse.grad(loss_of, argnums=(0, 1))(A.data, bs)
+    lam = np.linalg.solve(dense.T, weights)
+    rows = np.repeat(np.arange(N), np.diff(A.indptr))
+    np.testing.assert_allclose(gb, lam, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gdata, -(lam[rows] * x[A.indices]).sum(axis=1), rtol=1e-8, atol=1e-12)
+    v, h = np.sin(np.arange(A.nnz, dtype=float)), 1e-4
+    _, t = dualad.jvp(lambda d: loss_of(d, bs), (A.data,), (v,))
+    want = (loss_of(A.data + h * v, bs) - loss_of(A.data - h * v, bs)) / (2 * h)
+    np.testing.assert_allclose(t, want, rtol=1e-6)
+    np.testing.assert_allclose(dualad.jacfwd(lambda b: spsolve(A, b))(bs[:, :1])[:, :, 0],
+                               np.linalg.inv(dense), rtol=1e-9, atol=1e-12)
+    assert reverse.grad(lambda b: spsolve(A, b).sum())(np.ones((N, 0))).shape == (N, 0)
+    with pytest.raises(ValueError, match=r"b a matrix whose columns are of its size.*\(3, 2\)"):
+        spsolve(A, np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"b a matrix whose columns are of its size.*\(144, 2, 2\)"):
+        spsolve(A, np.ones((N, 2, 2)))
+
+
+@pytest.mark.parametrize("name", ["cg", "gmres", "minres"])
+def test_an_iterative_solve_takes_scipy_s_column_b(name):
+    """SciPy's iterative solves take b of shape (N, 1) too, and return an (N,) solution."""
+    solve = SOLVES[name]
+    x = solve(A, B[:, None])
+    assert x.shape == (N,)
+    np.testing.assert_allclose(x, solve(A, B), rtol=1e-12)
+    np.testing.assert_allclose(reverse.grad(lambda b: solve(A, b) @ U)(B[:, None])[:, 0],
+                               np.linalg.solve(A.toarray().T, U), rtol=1e-8)
