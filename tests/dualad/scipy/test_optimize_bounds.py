@@ -29,10 +29,14 @@ def f(x, p):
 
 
 # each method at tolerances near what it can reach; the finite differences of its solve are as
-# good as the solve: Powell's line searches along the box's edges stop about 1e-7 off
+# good as the solve: Powell's line searches along the box's edges stop about 1e-7 off, and TNC
+# stops by its own test of f's change (whatever ftol) 3e-8 to 7e-6 off, as the last bits of f
+# fall (BLAS kernels of another CPU), so theirs are taken of L-BFGS-B's solve. L-BFGS-B at
+# gtol 1e-12 and ftol 1e-15 ended "ABNORMAL" (its line search at f's rounding) in a replay of
+# the jit below with OpenBLAS's Haswell kernels: it is asked for what it reaches on each
 METHODS = {
-    "L-BFGS-B": ({"gtol": 1e-12, "ftol": 1e-15}, 1e-5),
-    "TNC": ({"gtol": 1e-12, "xtol": 1e-12, "ftol": 1e-15, "maxfun": 2000}, 1e-4),
+    "L-BFGS-B": ({"gtol": 1e-10, "ftol": 1e-13}, 1e-5),
+    "TNC": ({"gtol": 1e-12, "xtol": 1e-12, "ftol": 1e-15, "maxfun": 2000}, 1e-5),
     "SLSQP": ({"ftol": 1e-15}, 1e-5),
     "trust-constr": ({"gtol": 1e-12, "xtol": 1e-14}, 1e-5),
     "Nelder-Mead": ({"xatol": 1e-12, "fatol": 1e-15, "maxiter": 20000, "maxfev": 40000}, 1e-5),
@@ -65,7 +69,8 @@ def test_jacobian_with_active_and_free_variables(method):
     jf, jr = dualad.jacfwd(sol)(P), reverse.jacrev(sol)(P)
     close(jf, want, rtol=1e-10, atol=1e-12)
     close(jr, want, rtol=1e-10, atol=1e-12)
-    close(jf, fd(sol, P, h=1e-2), rtol=0, atol=METHODS[method][1])
+    differenced = solution("L-BFGS-B") if method == "TNC" else sol
+    close(jf, fd(differenced, P, h=1e-2), rtol=0, atol=METHODS[method][1])
 
 
 def test_powell_bounds_of_one_side_and_none():
@@ -77,7 +82,7 @@ def test_powell_bounds_of_one_side_and_none():
     def sol(p, method="Powell", options=None):
         return minimize(lambda x: 0.5 * x @ q3 @ x - p @ x + 0.1 * (x ** 4).sum(), np.zeros(3),
                         method=method, bounds=bounds,
-                        options=options or {"xtol": 1e-12, "ftol": 1e-15}).x
+                        options=options or {"xtol": 1e-12, "ftol": 1e-15, "maxfev": 20000}).x
     x = sol(p3)
     assert x[0] == pytest.approx(1.0, abs=1e-12) and x[2] == pytest.approx(-0.5, abs=1e-12)
     want = np.zeros((3, 3))
