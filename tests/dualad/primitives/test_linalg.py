@@ -929,3 +929,47 @@ def test_eigh_gives_numpy_s_eigenvectors_for_either_triangle(uplo):
         np.testing.assert_array_equal(v, want_v)
     check_grads(lambda a: np.linalg.eigvalsh(a, uplo), (a[0],))
     check_grads(lambda a: (lambda w, v: v @ np.diag(np.exp(w)) @ v.T)(*np.linalg.eigh(a, uplo)), (a[0],))
+
+
+# Two-operand contractions large enough to be planned as one batched matmul (einsum.py's
+# _matmul_plan): sizes per letter; in the first, the larger operand (384,000 numbers) goes
+# first so that the product reads it in place.
+_PLANNED_SIZES = {"a": 6, "b": 8, "c": 10, "d": 12, "i": 16, "j": 8, "k": 8, "l": 7, "m": 3000,
+                  "p": 40, "q": 32}
+PLANNED = ["ijk,mik->mij", "mij,mik->ijk", "mij,ijk->mik", "bij,bjk->bik", "ij,kl->ijkl",
+           "abc,cd->dba", "pq,qp->p", "ijk,jk->ik", "ik,mik->mi"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("subscripts", PLANNED)
+def test_a_planned_two_operand_einsum_equals_numpys_and_so_do_its_derivatives(subscripts, dtype):
+    from dualad._primitives.linalg.einsum import _matmul_plan, _pays_to_plan
+
+    (ta, tb), out = [t.split(",") for t in subscripts.split("->")][0], subscripts.split("->")[1]
+    rng = np.random.default_rng(zlib.crc32(subscripts.encode()))
+
+    def draw(term):
+        x = rng.standard_normal(tuple(_PLANNED_SIZES[c] for c in term))
+        return (x + 1j * rng.standard_normal(x.shape) if dtype is np.complex128 else x).astype(dtype)
+    a, b = draw(ta), draw(tb)
+    assert _pays_to_plan(subscripts, (a.shape, b.shape)) and _matmul_plan(subscripts, a.shape, b.shape)
+    got, want = ops.einsum(subscripts, a, b), np.einsum(subscripts, a, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    rtol = 1e-4 if dtype is np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+    # the cotangents, themselves planned contractions, against NumPy's einsum of the same
+    g = draw(out)
+    _, pullback = reverse.vjp(lambda x, y: ops.einsum(subscripts, x, y), a, b)
+    ga, gb = pullback(g)
+    np.testing.assert_allclose(ga, np.einsum(f"{out},{tb}->{ta}", g, b), rtol=rtol,
+                               atol=rtol * np.abs(ga).max())
+    np.testing.assert_allclose(gb, np.einsum(f"{out},{ta}->{tb}", g, a), rtol=rtol,
+                               atol=rtol * np.abs(gb).max())
+    if subscripts == "ijk,mik->mij":  # the larger operand first
+        assert _matmul_plan(subscripts, a.shape, b.shape)[0]
+
+
+def test_a_planned_einsum_reads_non_contiguous_operands():
+    a = np.random.default_rng(3).standard_normal((40, 30))
+    b = np.random.default_rng(4).standard_normal((50, 40))[::2].T  # (40, 25), strided
+    np.testing.assert_allclose(ops.einsum("ij,ik->jk", a, b), np.einsum("ij,ik->jk", a, b), rtol=1e-12)
