@@ -75,7 +75,11 @@ def kernel_loops(program: Any) -> Any:
                 step = Eqn(LoopKernel(step.prim, *written), {}, step.ins, step.outs, NUMPY_XP)
                 made = True
         steps.append(step)
-    return _handed_over(program.with_steps(steps)) if made else None
+    if not made:
+        return None
+    out = _handed_over(program.with_steps(steps))
+    out.rerun_by = program.rerun_by  # the same inputs and outputs: NumPy's replay where a checked
+    return out                       # Numba nest meets a value not finite (numba.lowered)
 
 
 def _handed_over(program: Any) -> Any:

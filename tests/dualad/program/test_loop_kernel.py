@@ -173,6 +173,31 @@ def test_a_gradient_that_is_not_finite_is_replayed_by_numpy_with_its_warning():
     np.testing.assert_array_equal(got, want)
 
 
+def test_a_checked_numba_nest_beside_loop_kernels_is_still_rerun_by_numpy():
+    """A program with loop kernels and a checked Numba nest (the gradient with respect to
+    the rows too): a value not finite in the nest made the program's NumPy replay run; the
+    program the kernels were written into lost that replay (``rerun_by``), and the nest's
+    ``NotFinite`` reached the caller (found by a review)."""
+    def roots(x, xs):
+        for t in range(xs.shape[0]):
+            x = np.sqrt(x * xs[t])
+        return x.sum()
+    xs = np.full((150, 3), 1.5)
+    bad = xs.copy()
+    bad[-1, 0] = 0.0
+    grad = reverse.grad(roots, argnums=(0, 1))
+    compiled = dualad.jit(grad)
+    compiled(np.ones(3), xs)
+    program = compiled.program(np.ones(3), xs)
+    assert any(isinstance(s.prim, LoopKernel) for s in program.eqns) and program.rerun_by is not None
+    with np.errstate(all="ignore"):
+        want = grad(np.ones(3), bad)
+        got = compiled(np.ones(3), bad)
+    assert not np.isfinite(want[0]).all()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel():
     w = np.random.default_rng(9).random((3, 3)) * 0.5  # closed over: a constant of the body
 
