@@ -54,7 +54,7 @@ class _OnACluster:
         self.example = _example()
         samples, self.features, self.maxiter = DATA[data]
         self.cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=processes,
-                                    dashboard_address=None, memory_limit=0)
+                                    dashboard_address=":0", memory_limit=0)
         self.client = Client(self.cluster)
         rows = -(-samples // (WORKERS * chunks_per_worker))
         x, y = self.example.make_data(samples, self.features, rows, common.SEED)

@@ -209,7 +209,7 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     >>> def closest(c):   # the point of the unit circle nearest to c: c / |c|
     ...     return minimize(lambda x: ((x - c) ** 2).sum(), np.array([1.0, 0.0]), method="SLSQP",
     ...                     constraints={"type": "eq", "fun": lambda x: x @ x - 1.0},
-    ...                     options={"ftol": 1e-12})
+    ...                     options={"ftol": 1e-11})
     >>> c = np.array([3.0, 4.0])
     >>> np.round(dualad.jacfwd(lambda c: closest(c).x)(c), 6)   # (I - x x^T) / |c|
     array([[ 0.128, -0.096],

@@ -83,8 +83,9 @@ class SchedulerLog(logging.Handler):
 
 
 def threads_cluster():
+    # the dashboard on a free port: None took 8787 and warned where another cluster held it
     return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                    dashboard_address=None)
+                                    dashboard_address=":0")
 
 
 def test_solves_on_a_threads_cluster_equal_numpy_and_reuse_no_key():
@@ -142,7 +143,7 @@ def test_a_worker_closed_mid_solve_is_recomputed_around():
 
 def test_a_worker_process_killed_mid_solve_is_survived():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         def kill_a_worker(call):
             if call == 2:  # building the first H-product, x0's gradient persisted
                 address = sorted(client.scheduler_info()["workers"])[0]

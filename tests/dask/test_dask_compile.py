@@ -263,7 +263,7 @@ def test_on_a_cluster_of_processes():
     made ready there once."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster):
         hv = dualad.compile(lambda w, v: mixed.hvp(loss_of(on_dask(X), on_dask(Y)), w, v))
         for k in range(2):
             w, v = np.full(4, 0.1 * k), np.ones(4)
