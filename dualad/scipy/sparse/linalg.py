@@ -65,6 +65,15 @@ def _matrix(A: Any, b: Any, who: str, columns: bool = False) -> csr_array:
     return A
 
 
+def _rhs(b: Any) -> Any:
+    """``b`` as SciPy takes it where it carries no derivative: a list as an array, integers
+    as float64 (a value of a transform stays as it is, checked by :func:`_matrix`)."""
+    if isinstance(b, Value):
+        return b
+    b = np.asarray(b)
+    return b.astype(np.float64) if b.dtype.kind in "biu" else b
+
+
 def _solve(A: Any, b: Any, who: str, method: Callable, symmetric: bool) -> Any:
     """``custom_linear_solve`` of the sparse product, ``method(matrix, rhs)`` solving with
     SciPy's matrix of the entries (transposed for the transposed system)."""
@@ -111,6 +120,7 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     """
     who = "dualad.scipy.sparse.linalg.spsolve"
     spla = scipy_module(NUMPY_XP, "sparse.linalg", who)
+    b = _rhs(b)
 
     def method(m, rhs):
         return spla.spsolve(m, rhs, permc_spec=permc_spec, use_umfpack=use_umfpack)
@@ -131,6 +141,7 @@ def _iterative(name: str, A: Any, b: Any, symmetric: bool, kwargs: dict) -> tupl
     of the forward solve; a derivative taken where a solve did not converge raises."""
     who = f"dualad.scipy.sparse.linalg.{name}"
     method = getattr(scipy_module(NUMPY_XP, "sparse.linalg", who), name)
+    b = _rhs(b)
     if ndim_of(b) == 2 and shape_of(b)[1] == 1:  # SciPy's (N, 1) b, and its (N,) solution
         b = reshape(b, shape_of(b)[:1])
     solves = Solves(who)

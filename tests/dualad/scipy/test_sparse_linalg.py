@@ -160,3 +160,15 @@ def test_an_iterative_solve_takes_scipy_s_column_b(name):
     np.testing.assert_allclose(x, solve(A, B), rtol=1e-12)
     np.testing.assert_allclose(reverse.grad(lambda b: solve(A, b) @ U)(B[:, None])[:, 0],
                                np.linalg.solve(A.toarray().T, U), rtol=1e-8)
+
+
+def test_b_as_scipy_takes_it_where_it_carries_no_derivative():
+    """A list, or integers, for b: SciPy converts them (to float64), so do these."""
+    small = scipy.sparse.csr_array(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    for b in ([1, 2], np.array([1, 2]), [[1, 2], [3, 4]], [1.5, 2.5]):
+        x = spsolve(small, b)
+        assert x.dtype == np.float64
+        np.testing.assert_array_equal(x, scipy.sparse.linalg.spsolve(small.tocsc(), np.asarray(b, float)))
+    for name in ("cg", "gmres", "minres"):
+        np.testing.assert_allclose(SOLVES[name](small, [1, 2]), np.linalg.solve(small.toarray(), [1.0, 2.0]),
+                                   rtol=1e-10)
