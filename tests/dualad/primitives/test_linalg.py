@@ -961,6 +961,7 @@ def test_a_planned_two_operand_einsum_equals_numpys_and_so_do_its_derivatives(su
     g = draw(out)
     _, pullback = reverse.vjp(lambda x, y: ops.einsum(subscripts, x, y), a, b)
     ga, gb = pullback(g)
+    assert (ga.shape, ga.dtype, gb.shape, gb.dtype) == (a.shape, a.dtype, b.shape, b.dtype)
     np.testing.assert_allclose(ga, np.einsum(f"{out},{tb}->{ta}", g, b), rtol=rtol,
                                atol=rtol * np.abs(ga).max())
     np.testing.assert_allclose(gb, np.einsum(f"{out},{ta}->{tb}", g, a), rtol=rtol,
