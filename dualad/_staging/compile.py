@@ -651,7 +651,7 @@ class Compiled:
         optimized = optimize(program, fuse=False)
         program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
         numpy_replay = ("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0])
-        kernels = self._loop_kernels(program, foreign)
+        kernels = self._loop_kernels(optimized, foreign)
         if kernels is not None:  # rolled loops as Numba kernels
             if self.executor == "numba":
                 return kernels, "numba", [], None
@@ -660,16 +660,17 @@ class Compiled:
             return program, executor, [numpy_replay], None
         return program, executor, [], None
 
-    def _loop_kernels(self, program: Program, foreign: Any) -> Program | None:
-        """``program`` with its rolled loops as Numba kernels (see
-        :mod:`dualad._program.executors.loop_kernel`), where they are asked for
-        (``executor="numba"``) or may be measured against the NumPy replay (compiled
-        meanwhile in the background); else None."""
+    def _loop_kernels(self, optimized: Program, foreign: Any) -> Program | None:
+        """``optimized`` with its rolled loops (and the stretches of small steps between them)
+        as Numba kernels (see :mod:`dualad._program.executors.loop_kernel`), the rest made
+        ready for its executor, where they are asked for (``executor="numba"``) or may be
+        measured against the NumPy replay (compiled meanwhile in the background); else None."""
         if foreign is not None or self.executor not in (None, "numba") or not numba_executor.available():
             return None
         if self.executor is None and not self.measure:
             return None
-        return kernel_loops(program)
+        kernels = kernel_loops(optimized)
+        return None if kernels is None else for_executor(kernels, self.executor, self.fuse)[0]
 
     def _made_ready_body(self, body: Program) -> Program:
         """A rolled loop's body, optimized and made ready for NumPy's calls (a kernel per

@@ -32,6 +32,7 @@ one dimension and float64 numbers, keeps its NumPy replay.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Callable
 
@@ -39,9 +40,11 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP
 from dualad._program.executors.numba import load
+from dualad._program.executors.replay import runner
 from dualad._program.ir import Eqn, Step
 from dualad._program.loop import Loop, PerTrip
 from dualad._program.passes.dce import eliminate_dead_code
+from dualad._program.program import Program
 
 __all__ = ["LoopKernel", "compile_in_background", "kernel_loops", "kernel_source"]
 
@@ -58,6 +61,10 @@ _UFUNCS = frozenset({
 
 # the trips at either end of a column that may read values of their own (_one_stack)
 _PEELED = 2
+# a stretch of steps outside the loops run by a kernel of its own (_stretches): its
+# fewest steps, and the most numbers in one of its values (above that a NumPy call costs
+# its arithmetic more than its call, and NumPy's SIMD exp or tanh beat the kernel's)
+_MIN_STRETCH, _SMALL = 16, 4096
 # a value written into one of two buffers, taken in turn from trip to trip (_written_into)
 _PAIR = "pair"
 # the steps whose result may be a view of their first operand in a kernel
@@ -66,7 +73,9 @@ _VIEWS = frozenset({"getitem", "reshape", "permute_dims"})
 
 def kernel_loops(program: Any) -> Any:
     """``program`` with each rolled loop whose kernel can be written replaced by a step that
-    runs it (:class:`LoopKernel`), or None where there is none."""
+    runs it (:class:`LoopKernel`), and each stretch of at least :data:`_MIN_STRETCH` steps
+    on small values between them by a kernel of one trip (:func:`_stretches`); or None
+    where no loop has a kernel."""
     steps, made = [], False
     for step in program.steps:
         if type(step) is Eqn and type(step.prim) is Loop:
@@ -77,9 +86,81 @@ def kernel_loops(program: Any) -> Any:
         steps.append(step)
     if not made:
         return None
-    out = _handed_over(program.with_steps(steps))
+    out = _stretches(_handed_over(program.with_steps(steps)))
     out.rerun_by = program.rerun_by  # the same inputs and outputs: NumPy's replay where a checked
     return out                       # Numba nest meets a value not finite (numba.lowered)
+
+
+def _stretches(program: Any) -> Any:
+    """``program`` with each stretch of at least :data:`_MIN_STRETCH` consecutive steps that
+    a kernel writes, on values of at most :data:`_SMALL` float64 numbers, run by one kernel:
+    a :class:`~dualad._program.loop.Loop` of one trip. Outside a rolled loop, its trips
+    peeled off (the reverse sweep's first, which has no carried cotangent to add to, and
+    its last) are such a stretch, where each NumPy call costs a microsecond or so and the
+    kernel's steps some nanoseconds."""
+    last_read: dict = {}
+    for at, step in enumerate(program.steps):
+        for slot in (step.ins if type(step) is Eqn else (step.slot,)):
+            last_read[slot] = at
+    last_read.update(dict.fromkeys(program.outputs, len(program.steps)))
+    steps, run = [], []
+    for at, step in enumerate([*program.steps, None]):
+        if step is not None and _writable(step, program):
+            run.append(step)
+            continue
+        kernel = _stretch_kernel(program, run, last_read, at) if len(run) >= _MIN_STRETCH else None
+        steps += run if kernel is None else [kernel]
+        if step is not None:
+            steps.append(step)
+        run = []
+    return program.with_steps(steps)
+
+
+def _writable(step: Any, program: Any) -> bool:
+    """Whether a kernel of :func:`_stretches` writes ``step``: one result, :func:`_lines`'s,
+    its values float64 arrays of at most :data:`_SMALL` numbers, float64 numbers, or
+    constants a kernel takes (:func:`kernel_source`)."""
+    if type(step) is not Eqn or len(step.outs) != 1 or type(step.prim) in (Loop, LoopKernel):
+        return False
+    avals, consts = program.avals, program.consts
+    for slot in (*step.ins, *step.outs):
+        aval = avals.get(slot)
+        if not _supported(aval) or math.prod(aval[1]) > _SMALL:
+            return False
+        if slot in consts and not (type(consts[slot]) in (float, int, np.float64)
+                                   or type(consts[slot]) is np.ndarray):
+            return False
+    return _lines(step.prim, step.params, step.ins, step.outs[0], "out", ["x"] * len(step.ins),
+                  avals, step.xp, {}) is not None
+
+
+def _stretch_kernel(program: Any, run: list, last_read: dict, at: int) -> Eqn | None:
+    """The step that runs the steps ``run`` (those before step ``at`` of ``program``) as a
+    kernel of one trip, or None where none is written."""
+    consts, avals = program.consts, program.avals
+    made = [slot for step in run for slot in step.outs]
+    made_here = set(made)
+    read = list(dict.fromkeys(slot for step in run for slot in step.ins if slot not in made_here))
+    ins = [slot for slot in read if slot not in consts]
+    slot_of = {slot: k for k, slot in enumerate(ins)}
+    body_consts = {}
+    for slot in read:
+        if slot in consts:
+            slot_of[slot] = len(slot_of)
+            body_consts[slot_of[slot]] = consts[slot]
+    for slot in made:
+        slot_of[slot] = len(slot_of)
+    outs = [slot for slot in made if last_read.get(slot, -1) >= at]
+    body = Program(len(ins), body_consts,
+                   [Eqn(step.prim, step.params, tuple(slot_of[s] for s in step.ins),
+                        (slot_of[step.outs[0]],), step.xp) for step in run],
+                   [slot_of[slot] for slot in outs],
+                   avals={slot_of[slot]: avals[slot] for slot in slot_of})
+    loop = Loop(body, 1, len(ins), [], 0, [(0, k) for k in range(len(outs))], [], runner)
+    written = kernel_source(loop)
+    if written is None:
+        return None
+    return Eqn(LoopKernel(loop, *written), {}, tuple(ins), tuple(outs), NUMPY_XP)
 
 
 def _handed_over(program: Any) -> Any:

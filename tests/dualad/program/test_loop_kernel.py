@@ -10,7 +10,13 @@ import pytest
 
 import dualad
 import reverse
-from dualad._program.executors.loop_kernel import LoopKernel, kernel_loops, kernel_source
+from dualad._program.executors.loop_kernel import (
+    _MIN_STRETCH,
+    _SMALL,
+    LoopKernel,
+    kernel_loops,
+    kernel_source,
+)
 from dualad._program.executors.replay import replay
 from dualad._program.loop import Loop
 
@@ -37,6 +43,12 @@ def _args(n=5, trips=120):
     return rng.random(4 * n), rng.random(4 * n), rng.random((2, n)), rng.random((trips, n))
 
 
+def _rolled(program):
+    """The kernels of ``program``'s rolled loops (not those of one trip that run the stretches
+    of steps between them)."""
+    return [s.prim for s in program.eqns if isinstance(s.prim, LoopKernel) and s.prim.loop.trips > 1]
+
+
 def _programs(f, args):
     compiled = dualad.compile(f, executor="numpy", measure=False)
     compiled(*args)
@@ -50,7 +62,11 @@ def test_the_kernels_give_the_numpy_loops_numbers(f):
     program, kernels = _programs(f, args)
     assert kernels is not None
     loops = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
-    assert len(loops) == (1 if f is cell else 2)  # the gradient's reverse sweep is a kernel too
+    rolled = _rolled(kernels)
+    assert len(rolled) == (1 if f is cell else 2)  # the gradient's reverse sweep is a kernel too
+    # the reverse sweep's first trip, peeled off between the sweeps, is a kernel of one trip
+    # (the 6 steps after the sweep are too few to be one)
+    assert len(loops) - len(rolled) == (0 if f is cell else 1)
     want, got = replay(program, list(args)), replay(kernels, list(args))
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
@@ -99,7 +115,7 @@ def test_matrix_products_and_each_trips_scatter_run_in_the_kernel(f):
     args = (rng.random((6, 6)) * 0.3, rng.random((200, 6)))
     program, kernels = _programs(f, args)
     assert kernels is not None
-    loops = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    loops = _rolled(kernels)
     assert len(loops) == (1 if f is rnn else 2)
     if f is not rnn:  # the cotangent of xs[t]: a scatter at row t, each trip's t from an array
         assert any(loop.loop.trip_params for loop in loops)
@@ -173,29 +189,74 @@ def test_a_gradient_that_is_not_finite_is_replayed_by_numpy_with_its_warning():
     np.testing.assert_array_equal(got, want)
 
 
-def test_a_checked_numba_nest_beside_loop_kernels_is_still_rerun_by_numpy():
+@pytest.mark.parametrize("n", [3, 5000], ids=["small", "large"])
+def test_a_checked_numba_nest_beside_loop_kernels_is_still_rerun_by_numpy(n):
     """A program with loop kernels and a checked Numba nest (the gradient with respect to
     the rows too): a value not finite in the nest made the program's NumPy replay run; the
     program the kernels were written into lost that replay (``rerun_by``), and the nest's
-    ``NotFinite`` reached the caller (found by a review)."""
+    ``NotFinite`` reached the caller (found by a review). On vectors of 3 the forward
+    sweep's steps (150 trips of 3, too few to roll) are a kernel of one trip instead, which
+    tests its own results; on vectors of 5,000 (above ``_SMALL``) they are the nest."""
     def roots(x, xs):
         for t in range(xs.shape[0]):
             x = np.sqrt(x * xs[t])
         return x.sum()
-    xs = np.full((150, 3), 1.5)
+    xs = np.full((150, n), 1.5)
     bad = xs.copy()
     bad[-1, 0] = 0.0
     grad = reverse.grad(roots, argnums=(0, 1))
     compiled = dualad.jit(grad)
-    compiled(np.ones(3), xs)
-    program = compiled.program(np.ones(3), xs)
-    assert any(isinstance(s.prim, LoopKernel) for s in program.eqns) and program.rerun_by is not None
+    compiled(np.ones(n), xs)
+    program = compiled.program(np.ones(n), xs)
+    kernels = [s.prim for s in program.eqns if isinstance(s.prim, LoopKernel)]
+    if n > _SMALL:
+        assert _rolled(program) and program.rerun_by is not None
+    else:
+        assert len(kernels) == 2 and kernels[0].loop.trips == 1
     with np.errstate(all="ignore"):
-        want = grad(np.ones(3), bad)
-        got = compiled(np.ones(3), bad)
+        want = grad(np.ones(n), bad)
+        got = compiled(np.ones(n), bad)
     assert not np.isfinite(want[0]).all()
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def ahead_of_a_loop(x, xs):
+    """A chain of small steps before a loop: a stretch run by a kernel of one trip."""
+    y = x
+    for _ in range(5):
+        y = np.sqrt(y * y + 1.0) - np.exp(-y) / 3.0
+    x = np.log(x) * y
+    for t in range(xs.shape[0]):
+        x = np.tanh(x * xs[t])
+    return x
+
+
+def test_a_stretch_of_small_steps_is_a_kernel_of_one_trip_with_numpys_numbers_and_warnings():
+    """The 32 steps before the loop are one kernel of one trip, its numbers NumPy's; where
+    one is not finite (log(0.0) = -inf), NumPy replays them, with its warning; where a value
+    is larger than ``_SMALL`` numbers the steps stay NumPy's calls."""
+    xs = np.full((300, 3), 2.0)
+    compiled = dualad.compile(ahead_of_a_loop, executor="numba", measure=False)
+    x = np.array([0.5, 1.0, 2.0])
+    compiled(x, xs)
+    program = compiled.program(x, xs)
+    (stretch,) = [s.prim for s in program.eqns if isinstance(s.prim, LoopKernel) and s.prim.loop.trips == 1]
+    assert len(stretch.loop.body.eqns) >= _MIN_STRETCH and len(_rolled(program)) == 1
+    np.testing.assert_allclose(compiled(x, xs), ahead_of_a_loop(x, xs), rtol=1e-14)
+    assert stretch.error is None and stretch._kernel is not None  # the kernel ran, not NumPy's loop
+    bad = np.array([0.0, 1.0, 2.0])
+    with np.errstate(all="ignore"):
+        want = ahead_of_a_loop(bad, xs)
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        got = compiled(bad, xs)
+    np.testing.assert_allclose(got, want, rtol=1e-14)  # the loop's kernel: Numba's tanh
+    assert want[0] < -0.9 < 0.9 < want[2]  # -inf from log(0.0), through tanh's fixed point
+    large = dualad.compile(ahead_of_a_loop, executor="numba", measure=False)
+    x, xs = np.full(_SMALL + 1, 0.5), np.full((300, _SMALL + 1), 2.0)
+    large(x, xs)
+    assert not [s for s in large.program(x, xs).eqns
+                if isinstance(s.prim, LoopKernel) and s.prim.loop.trips == 1]
 
 
 def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel():
@@ -268,7 +329,7 @@ def test_stacks_pass_from_kernel_to_kernel_not_row_by_row():
     same stacks."""
     args = _args()
     program, kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), args)
-    forward, backward = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    forward, backward = _rolled(kernels)
     assert forward._stacks_out and any(by == -1 for _, by, _, _ in backward._handed.values())
     assert len(backward._handed) == backward.loop.per_trip
     assert any(tail for _, _, _, tail in backward._handed.values())
@@ -296,7 +357,7 @@ def test_ufunc_results_are_written_into_buffers_rows_or_pairs():
     into a buffer made once before the loop, and a value the next trip reads (carried)
     into one of two buffers taken in turn; chains of numbers stay one expression."""
     _, kernels = _programs(cell, _args())
-    (kernel,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    (kernel,) = _rolled(kernels)
     before, inside = kernel.source.split("for trip in range")
     assert before.count("np.empty((5,), np.float64)") >= 10  # each sigmoid's four steps, tanh's
     assert re.search(r"np\.exp\((t\d+), (t\d+)\)", inside)  # exp(x, out=buffer)
@@ -305,7 +366,7 @@ def test_ufunc_results_are_written_into_buffers_rows_or_pairs():
     assert "np.log(np.add(" in inside  # numbers: one expression
     assert "np.zeros" not in inside and "np.concatenate" not in inside
     _, grad_kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), _args())
-    forward, backward = [s.prim for s in grad_kernels.eqns if isinstance(s.prim, LoopKernel)]
+    forward, backward = _rolled(grad_kernels)
     assert re.search(r"(t\d+) = E\d+\[trip\]\n +np\.\w+\([^\n]*, \1\)", forward.source)  # into a row
     assert "np.zeros" not in backward.source.split("for trip in range")[1]
 

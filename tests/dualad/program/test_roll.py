@@ -49,9 +49,11 @@ def with_history(a, xs):
 
 
 def _loops(program):
-    """The rolled loops of ``program`` (run by NumPy's replay or by a Numba kernel)."""
-    return [step.prim if isinstance(step.prim, Loop) else step.prim.loop for step in program.eqns
-            if isinstance(step.prim, (Loop, LoopKernel))]
+    """The rolled loops of ``program`` (run by NumPy's replay or by a Numba kernel; not the
+    kernels of one trip that run the stretches of steps between them)."""
+    loops = [step.prim if isinstance(step.prim, Loop) else step.prim.loop for step in program.eqns
+             if isinstance(step.prim, (Loop, LoopKernel))]
+    return [loop for loop in loops if loop.trips > 1]
 
 
 def _inputs(dtype=np.float64, n=300, k=6):
