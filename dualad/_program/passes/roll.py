@@ -78,7 +78,9 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
     readers = _last_readers(program)
     steps, loops, reasons, done = [], [], [], 0
     made_consts: dict = {}  # constants a loop's first trip reads as the others' values (_rolled)
+    same: dict = {}  # a later trip's copy of a loop-invariant value -> the first trip's (_rolled)
     for start, period, trips in sorted(runs):
+        program, readers = _renamed(program, readers, same, done)
         # as found; without its first trip (which may read a constant where the others read
         # the last trip's value); two trips to a body (a value of two trips back)
         tries = [(start, period, trips), (start + period, period, trips - 1),
@@ -86,7 +88,7 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
         made, why = None, None
         for begin, length, count in tries:
             if count >= MIN_TRIPS:
-                made = _rolled(program, begin, length, count, readers, prepare, made_consts)
+                made = _rolled(program, begin, length, count, readers, prepare, made_consts, same)
                 if not isinstance(made, str):
                     break
                 why = why or made  # the reason of the stretch as found
@@ -96,6 +98,7 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
         steps += program.steps[done:begin] + made
         done = begin + length * count
         loops.append(f"{count} trips of a {length}-step body")
+    program, readers = _renamed(program, readers, same, done)
     steps += program.steps[done:]
     said = f"rolled {len(loops)} loop{'s' * (len(loops) != 1)}: {', '.join(loops)}" if loops else ""
     said = "; ".join(filter(None, [said, *reasons]))
@@ -105,6 +108,20 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
         return program.with_steps(steps), said
     return program.with_steps(steps, consts={**program.consts, **made_consts},
                               avals={**program.avals, **dict.fromkeys(made_consts, _FLOAT64)}), said
+
+
+def _renamed(program: Program, readers: dict, same: dict, start: int) -> tuple:
+    """``(program, its last readers)`` with the steps from ``start`` on reading the first
+    trip's copy of a loop-invariant value where they read another trip's (``same``, which
+    :func:`_rolled` fills and this empties): the reverse sweep reading each forward trip's
+    ``w[0]`` then reads one value, not a row of a stack of copies per trip."""
+    if not same:
+        return program, readers
+    steps = program.steps[:start] + [reading_step(step, same) for step in program.steps[start:]]
+    program = Program(program.n_inputs, program.consts, steps,
+                      [same.get(s, s) for s in program.outputs], program.rebuild, program.avals)
+    same.clear()
+    return program, _last_readers(program)
 
 
 # -- finding repetition ---------------------------------------------------------------
@@ -200,11 +217,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _rolled(program: Program, start: int, period: int, trips: int, readers: dict,
-            prepare: Callable | None, made_consts: dict) -> list | str:
+            prepare: Callable | None, made_consts: dict, same: dict) -> list | str:
     """The steps that stand for ``program.steps[start:start + period * trips]`` (the steps
     moved before the loop, then the loop), or why there are none. A carried value whose
     first is a Python float constant (the 0.0 a sum starts from) and the others float64
-    numbers starts from that constant as a float64 number, added to ``made_consts``."""
+    numbers starts from that constant as a float64 number, added to ``made_consts``; a
+    later trip's copy of a value moved before the loop once that the program reads after
+    it is added to ``same``, with the first trip's copy."""
     steps, consts = program.steps, program.consts
     end = start + period * trips
     trip_steps = [steps[start + k * period:start + (k + 1) * period] for k in range(trips)]
@@ -222,7 +241,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
                for j, step in enumerate(body_steps)]
     place, folds = ["body"] * period, [False] * period
     while True:
-        placed = _placement(inputs, changes, place, folds, trip_steps, readers, end)
+        placed = _placement(inputs, changes, place, folds)
         if placed[0] == place:
             break
         place, folds = placed[0], placed[1]
@@ -342,6 +361,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
         firsts.append(first)
     ins = [*fixed, *firsts,
            *(reads[k] for k in range(trips) for reads in sliced)]
+    same.update((s, t) for s, t in first_copy.items() if readers.get(s, -1) >= end)
     return before + [Eqn(loop, {}, tuple(ins), tuple(outer_outs), body_steps[0].xp)]
 
 
@@ -369,8 +389,7 @@ def _inputs(trip_steps: list, consts: dict, made_at: dict) -> list | str:
     return found
 
 
-def _placement(inputs: list, changes: list, place: list, folds: list, trip_steps: list,
-               readers: dict, end: int) -> tuple:
+def _placement(inputs: list, changes: list, place: list, folds: list) -> tuple:
     """``(where each step of the body goes, whether it computes from constants only, what
     each of its inputs reads)`` (see :func:`_placed`), given where the steps whose values
     the next trip reads went last time."""
@@ -386,25 +405,22 @@ def _placement(inputs: list, changes: list, place: list, folds: list, trip_steps
             reading[(j, m)] = kind
             kinds.append((kind, reads))
             constant = constant and not outside and all(folds_now[p] for p in positions)
-        where = _placed(j, kinds, changes[j], constant, trip_steps, readers, end)
+        where = _placed(kinds, changes[j], constant)
         new_place.append(where)
         new_folds.append(constant and where != "body")
     return new_place, new_folds, reading
 
 
-def _placed(j: int, kinds: list, changes: bool, constant: bool, trip_steps: list, readers: dict,
-            end: int) -> str:
-    """Where body step ``j`` goes: ``"body"`` where it reads a value the loop computes (each
+def _placed(kinds: list, changes: bool, constant: bool) -> str:
+    """Where a step of the body goes: ``"body"`` where it reads a value the loop computes (each
     trip's parameters then come with the trip, where they change); else before the loop,
-    ``"once"`` where every trip computes the same (and the program reads no other trip's
-    copy after the loop: loop-invariant code), ``"each"`` trip's copy where the
+    ``"once"`` where every trip computes the same (loop-invariant code: what reads another
+    trip's copy after the loop reads the first's, see :func:`_renamed`), ``"each"`` trip's copy where the
     parameters change or constants make it (constant folding then computes it), and
     ``"body"`` otherwise (a row of each trip's own)."""
     if any(kind[0] in ("local", "carried") for kind, _ in kinds):
         return "body"
-    invariant = all(kind[0] == "fixed" for kind, _ in kinds) and not changes and all(
-        readers.get(s, -1) < end for trip in trip_steps[1:] for s in trip[j].outs)
-    if invariant:
+    if all(kind[0] == "fixed" for kind, _ in kinds) and not changes:
         return "once"
     return "each" if changes or constant else "body"
 

@@ -171,6 +171,30 @@ def test_parameters_that_change_with_the_trip_move_before_the_loop():
     assert not any(step.prim.name == "getitem" for step in loop.body.eqns)
 
 
+def test_a_loop_invariant_value_the_reverse_sweep_reads_moves_before_the_loop_once():
+    """``w[0]`` at each trip: the reverse sweep reads every trip's copy (the product's
+    derivative), and all of them are the first trip's, computed once before the loop,
+    not a step of the body whose values the loop hands on trip by trip."""
+    def f(w, xs):
+        h = xs[0]
+        for t in range(1, xs.shape[0]):
+            h = np.tanh(h * w[0] + xs[t] * w[1])
+        return np.sum(h)
+    rng = np.random.default_rng(4)
+    w, xs = rng.random((2, 6)), rng.random((300, 6))
+    grad = reverse.grad(f, argnums=(0, 1))
+    compiled = dualad.compile(grad, executor="numpy", measure=False)
+    program = compiled.program(w, xs)
+    forward, backward = _loops(program)
+    assert not any(step.prim.name == "getitem" for step in forward.body.eqns)
+    assert forward.n_fixed >= 2 and backward.n_fixed >= 2  # w[0], w[1] read by both
+    assert len(program.outputs) == 2 and len(forward.exported) < 3 * forward.trips
+    unrolled = dualad.compile(grad, executor="numpy", measure=False, roll=False)
+    for got, want, same in zip(compiled(w, xs), grad(w, xs), unrolled(w, xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+        np.testing.assert_array_equal(got, same)
+
+
 def test_a_step_that_changes_with_the_trip_and_reads_the_loop_takes_each_trips_parameters():
     def f(x):
         for t in range(300):
