@@ -82,22 +82,24 @@ def _nondiff(name, impl, **facts):
 # -- arithmetic ---------------------------------------------------------------
 add = _elementwise("add", lambda xp, x, y: x + y, _one, _one, saves="none",
                    ufunc="add", scalar_form="{0} + {1}",
-                   simplifications=("add_zero", "scatter_add", "scatter_sum", "uniform_const"),
+                   simplifications=("add_zero", "scatter_add", "scatter_sum", "uniform_const",
+                                    "broadcast_operand"),
                    piecewise_linear=True)
 subtract = _elementwise("subtract", lambda xp, x, y: x - y, _one, _minus_one, saves="none",
                         ufunc="subtract", scalar_form="{0} - {1}",
-                        simplifications=("sub_zero", "uniform_const"), piecewise_linear=True)
+                        simplifications=("sub_zero", "uniform_const", "broadcast_operand"),
+                        piecewise_linear=True)
 multiply = _elementwise("multiply", lambda xp, x, y: x * y,
                         lambda ans, x, y: y, lambda ans, x, y: x, saves="cross",
                         ufunc="multiply", scalar_form="{0} * {1}",
-                        simplifications=("mul_one", "uniform_const", "neg_scale"),
+                        simplifications=("mul_one", "uniform_const", "neg_scale", "broadcast_operand"),
                         second_order="product", taylor="product")
 # x / y is not x * (1 / y) in floating point, so divide keeps its own impl.
 divide = _elementwise("divide", lambda xp, x, y: xp.divide(x, y),
                       lambda ans, x, y: reciprocal(y),
                       lambda ans, x, y: divide(negative(ans), y), saves="all", domain=(REAL, NONZERO),
                       ufunc="divide", scalar_form="{0} / {1}",
-                      simplifications=("div_one", "uniform_const"), fresh=True,
+                      simplifications=("div_one", "uniform_const", "broadcast_operand"), fresh=True,
                       second_order="quotient", taylor="quotient")
 negative = _elementwise("negative", lambda xp, x: -x, _minus_one, saves="none",
                         ufunc="negative", scalar_form="-{0}", simplifications=("neg_neg", "neg_scale"),

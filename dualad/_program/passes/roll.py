@@ -16,7 +16,8 @@ and kernel compiler after the trace then works in time proportional to the trips
   initial value from before the loop), one value from before the loop (fixed), or one
   value per trip from before it (sliced: the rows ``sequence[t]`` of a loop over ``t``).
   A step that reads only values from before the loop moves before it: once where every
-  trip computes the same (loop-invariant code), at each trip where its parameters change
+  trip computes the same (loop-invariant code; what reads a later trip's copy after the
+  loop, a reverse sweep, then reads the first's), at each trip where its parameters change
   (``getitem`` of row ``t``) or it computes from constants (folded then). A step of the
   body whose parameters change (the scatter of row ``t``'s cotangent) takes each trip's
   as an input (:class:`~dualad._program.loop.PerTrip`). Anything else (a value of three

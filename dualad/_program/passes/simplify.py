@@ -35,6 +35,11 @@ arithmetic, aside), with the same type, shape and dtype
     ``-(x * k)`` for a constant number ``k`` and a product used once, and
     ``k * (-x)`` for a negation used once -> ``x * (-k)`` (floating dtypes:
     rounding to nearest is symmetric).
+``broadcast_operand``
+    An elementwise ``+ - * /`` reading ``broadcast_to(x)`` (or ``broadcast_to(reshape(x))``
+    of a number ``x``: the transpose of a sum), where the other operand broadcasts ``x``
+    to the same shape anyway -> the same operation on ``x``, for operands and result of
+    one dtype (NumPy's promotion of a number differs from an array's only across dtypes).
 ``scatter_add``
     ``scatter(a, idx) + scatter(b, idx)`` with the same basic index (ints
     and slices: each element is written once) and scatters used once ->
@@ -59,6 +64,7 @@ module keeps one implementation per rewrite name (:data:`REWRITES`).
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections import Counter
 from typing import Any, Callable
@@ -345,6 +351,38 @@ def _uniform_const(walk, step):
     return None
 
 
+def _broadcast_operand(walk, step):
+    """An operand broadcast by ``broadcast_to`` (of ``reshape`` of a number) that the other
+    broadcasts as far -> the value broadcast."""
+    out = walk.avals.get(step.outs[0])
+    if len(step.ins) != 2 or out is None or out[0] is not np.ndarray:
+        return None
+    for k in (0, 1):
+        spread = walk.made_by(step.ins[k], _spreads)
+        other = walk.avals.get(step.ins[1 - k])
+        if spread is None or other is None or other[2] != out[2]:
+            continue
+        source = spread.ins[0]
+        reshaped = walk.made_by(source, lambda prim: prim.partition == "reshape")
+        if reshaped is not None and walk.avals.get(reshaped.ins[0], (None, None))[1] == () \
+                and math.prod(walk.avals[source][1]) == 1:
+            source = reshaped.ins[0]  # a number given one axis of one, then broadcast
+        kind, shape, dtype = walk.avals.get(source, (None, None, None))
+        if dtype != out[2] or kind not in (np.ndarray, out[2].type) \
+                or np.broadcast_shapes(shape, other[1]) != out[1]:
+            continue
+        ins = list(step.ins)
+        ins[k] = source
+        walk.uses[source] += 1
+        walk.uses[step.ins[k]] -= 1
+        return [Eqn(step.prim, step.params, tuple(ins), step.outs, step.xp)]
+    return None
+
+
+def _spreads(prim: Any) -> bool:
+    return prim.partition == "broadcast_to"
+
+
 def _neg_scale(walk, step):
     """``-(x * k)`` on a negation, ``k * (-x)`` on a product."""
     if len(step.ins) == 1:
@@ -482,7 +520,7 @@ REWRITES = {
     "mul_one": _mul_one, "div_one": _div_one, "add_zero": _add_zero, "sub_zero": _sub_zero,
     "neg_neg": _neg_neg, "neg_scale": _neg_scale, "transpose": _transpose,
     "same_shape": _same_aval, "same_dtype": _same_aval, "uniform_const": _uniform_const,
-    "scatter_add": _scatter_add, "scatter_sum": _scatter_sum,
+    "scatter_add": _scatter_add, "scatter_sum": _scatter_sum, "broadcast_operand": _broadcast_operand,
 }
 _VIEWS = frozenset({"transpose", "same_shape"})  # the step returned a view of the slot
 # The rewrites that fire only where an operand of the step is a constant.

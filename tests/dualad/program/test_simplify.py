@@ -206,6 +206,33 @@ def test_uniform_constant_does_not_fire(c, x):
     assert fired["uniform_const"] == 0
 
 
+# -- an operand broadcast by broadcast_to, where the other broadcasts it anyway -------------
+@AT_SPECIAL_VALUES
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")  # y's -0.0, 0.0
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("f, left", [
+    (lambda x, y: x * np.broadcast_to(np.reshape(np.sum(y), (1,)), x.shape),  # a sum's transpose
+     ["sum", "multiply"]),
+    (lambda x, y: np.broadcast_to(y[:1], x.shape) - x, ["getitem", "subtract"]),
+    (lambda x, y: np.reshape(x, (2, 4)) / np.broadcast_to(np.reshape(y, (2, 4))[:, :1], (2, 4)),
+     ["reshape", "reshape", "getitem", "divide"]),
+], ids=["number", "one", "column"])
+def test_an_operand_broadcast_anyway_is_read_unbroadcast(f, left, dtype):
+    x, y = np.linspace(-1, 1, 8).astype(dtype), np.linspace(0.5, 2, 8).astype(dtype)
+    q, fired = _simplified(f, x, y, more=[(_special(dtype), y), (x, _special(dtype))])
+    assert fired["broadcast_operand"] == 1 and _names(q) == left
+
+
+@pytest.mark.parametrize("f, x, y", [
+    (lambda x, y: x * np.broadcast_to(y, (2, 8)), np.ones(8), np.ones(8)),   # the result's shape
+    (lambda x, y: x * np.broadcast_to(np.sum(y), (8,)), np.ones(8, np.float32), np.ones(8)),
+    (lambda x, y: x * np.broadcast_to(y, (8,)), np.ones(8), np.ones(1, np.float32)),  # dtypes
+], ids=["shape", "number-dtype", "array-dtype"])
+def test_a_broadcast_operand_that_decides_the_result_stays(f, x, y):
+    q, fired = _simplified(f, x, y)
+    assert fired["broadcast_operand"] == 0 and "broadcast_to" in _names(q)
+
+
 # -- negation folded into a scale ------------------------------------------------------------
 @AT_SPECIAL_VALUES
 def test_negated_scale():
