@@ -267,8 +267,9 @@ def compile_in_background(program: Any) -> Callable:
 
 
 class LoopKernel(Step):
-    """A rolled loop run by one Numba kernel (compiled, or loaded from the disk cache, at
-    its first call)."""
+    """A rolled loop run by one Numba kernel: compiled (or loaded from the disk cache) for
+    its operands' types at its first call, on a thread of its own where it was started in
+    the background (the calls meanwhile run the loop's NumPy replay), else at that call."""
 
     multiple_results = True
 
@@ -276,7 +277,9 @@ class LoopKernel(Step):
         self.loop, self.source, self.name = loop, source, "loop_kernel"
         self._last = last  # the kernel's last arguments (see kernel_source)
         self._kernel: Callable | None = None
-        self._compiling: threading.Thread | None = None
+        self._compiling: threading.Thread | None = None  # loading its module (the background)
+        self._typing: threading.Thread | None = None     # compiling it for the first operands
+        self._typed = False  # compiled for the first call's operands' types
         self.error: str | None = None  # why the kernel could not be compiled, if so
         exported = sorted({out for _, out in loop.exported})
         body = loop.body
@@ -376,7 +379,8 @@ class LoopKernel(Step):
         return (*(results[i] for i in self._kept), *stacks)
 
     def compile_in_background(self) -> None:
-        """Start compiling the kernel on a thread of its own (once): until it is ready, calls
+        """Start loading the kernel's module on a thread of its own (once), and compile it
+        on another at its first call, for its operands' types: until it is ready, calls
         run the loop's NumPy replay."""
         if self._compiling is None and self._kernel is None:
             self._compiling = threading.Thread(target=self._compile, daemon=True,
@@ -385,7 +389,7 @@ class LoopKernel(Step):
 
     def ready(self) -> bool:
         """Whether the kernel is compiled, or failed to compile (``error`` says why)."""
-        return self._kernel is not None or self.error is not None
+        return self._typed or self.error is not None
 
     def _compile(self) -> None:
         try:
@@ -393,15 +397,37 @@ class LoopKernel(Step):
         except Exception as err:  # a form Numba refuses: the NumPy replay stays, and says why
             self.error = f"{type(err).__name__}: {err}"
 
+    def _specialize(self, operands: tuple) -> None:
+        """Compile the kernel for ``operands``' types (Numba compiles a function lazily, at
+        its first call: on the thread that makes it)."""
+        import numba
+        try:
+            self._kernel.compile(tuple(map(numba.typeof, operands)))
+            self._typed = True
+        except Exception as err:  # a form Numba refuses: the NumPy replay stays, and says why
+            self.error, self._kernel = f"{type(err).__name__}: {err}", None
+
     def impl(self, xp: Any, *args: Any) -> tuple:
-        if self._kernel is None and self.error is None and self._compiling is None:
+        background = self._compiling is not None
+        if self._kernel is None and self.error is None and not background:
             self._compile()  # asked for (executor="numba"), not started in the background
         kernel, loop = self._kernel, self.loop
         if kernel is None:
             return self._numpy_loop(xp, args)
         start = loop.n_fixed + len(loop.carried)
         stacks = [operand for column in self._stacks(args[start:]) for operand in column]
-        *exported, finite = kernel(*args[:start], *stacks, *self._last)
+        operands = (*args[:start], *stacks, *self._last)
+        if not self._typed:
+            if not background:
+                self._specialize(operands)
+            elif self._typing is None:
+                self._typing = threading.Thread(target=self._specialize, args=(operands,),
+                                                daemon=True, name="dualad loop kernel")
+                self._typing.start()
+            if not self._typed:
+                return self._numpy_loop(xp, args)
+            kernel = self._kernel
+        *exported, finite = kernel(*operands)
         if not finite:
             return self._numpy_loop(xp, args)  # NumPy's replay, with NumPy's warnings (or errors)
         picks = self._picks
@@ -760,6 +786,8 @@ def _lines(prim: Any, params: dict, in_slots: tuple, out_slot: int, out: str, in
     if prim.lowering == "sum" and not params.get("keepdims") and shape == () and array_in:
         return [f"{out} = np.sum({ins[0]})"]
     if prim.lowering == "sum" and array_in and shape != () and len(params["axis"] or ()) == 1:
+        if len(avals[in_slots[0]][1]) == 1:  # over the one axis (keepdims): Numba's is a number
+            return [f"{out} = np.full({tuple(shape)!r}, np.sum({ins[0]}))"]
         axis = params["axis"][0] % len(avals[in_slots[0]][1])
         return [f"{out} = np.sum({ins[0]}, axis={axis}).reshape({tuple(shape)!r})"]
     if kind == "permute_dims" and array_in:

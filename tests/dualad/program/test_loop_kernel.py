@@ -3,6 +3,7 @@ numbers as the loop's NumPy replay (within Numba's few ulps), forward and revers
 and compiled in the background while the calls replay NumPy's loop."""
 
 import re
+import threading
 import time
 
 import numpy as np
@@ -87,7 +88,18 @@ def test_the_gradient_by_kernels_matches_finite_differences():
         np.testing.assert_allclose(got[i], fd, rtol=1e-6, atol=1e-9)
 
 
-def test_jit_times_the_kernels_once_compiled_in_the_background():
+def test_jit_times_the_kernels_once_compiled_in_the_background(monkeypatch):
+    """The kernels compile for their operands' types on threads of their own (Numba would
+    compile at the first call, on the caller's thread: 4.6 s for the LSTM objective's
+    kernel in one call), while the calls run NumPy's loops."""
+    from numba.core.dispatcher import Dispatcher
+    compiled_on = []
+    compile_types = Dispatcher.compile
+
+    def recording(self, sig):
+        compiled_on.append((self, threading.current_thread()))
+        return compile_types(self, sig)
+    monkeypatch.setattr(Dispatcher, "compile", recording)
     args = _args()
     compiled = dualad.jit(cell)
     want = cell(*args)
@@ -98,6 +110,9 @@ def test_jit_times_the_kernels_once_compiled_in_the_background():
     chosen = compiled.stats["chosen"]
     assert "replays (numba)" in chosen and "replays (numpy)" in chosen and "eager calls" in chosen
     np.testing.assert_allclose(compiled(*args), want, rtol=1e-13)
+    kernels = {id(s.prim._kernel) for s in compiled.program(*args).eqns if isinstance(s.prim, LoopKernel)}
+    threads = [thread for kernel, thread in compiled_on if id(kernel) in kernels]
+    assert threads and threading.main_thread() not in threads
 
 
 def rnn(a, xs):
@@ -257,6 +272,21 @@ def test_a_stretch_of_small_steps_is_a_kernel_of_one_trip_with_numpys_numbers_an
     large(x, xs)
     assert not [s for s in large.program(x, xs).eqns
                 if isinstance(s.prim, LoopKernel) and s.prim.loop.trips == 1]
+
+
+def test_a_sum_over_a_vectors_one_axis_keeping_it_runs_in_the_kernel():
+    """Numba's ``np.sum(v, axis=0)`` of a vector is a number: the kernel makes the array of
+    one (a TypingError reached the caller of GMM's gradient under ``jit``)."""
+    def f(x, xs):
+        for t in range(xs.shape[0]):
+            x = np.tanh(x * xs[t]) + np.sum(x * 0.5, axis=0, keepdims=True)
+        return x
+    xs = np.random.default_rng(2).random((300, 3))
+    compiled = dualad.compile(f, executor="numba", measure=False)
+    compiled(np.ones(3), xs)
+    np.testing.assert_allclose(compiled(np.ones(3), xs), f(np.ones(3), xs), rtol=1e-13)
+    (kernel,) = _rolled(compiled.program(np.ones(3), xs))
+    assert kernel.error is None and "np.full((1,), np.sum(" in kernel.source
 
 
 def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel():
