@@ -960,13 +960,16 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
     The first call of each (JIT compilation, caches) is timed apart as
     ``first_call_s``, and the second as ``second_call_s`` (a compiled
     program's first replay, which generates the replay and compiles its
-    Numba kernels); the calls per sample are sized by a third call (sized
-    by the second, a sample of a scalar program held two calls, and read
-    2x slow). Then every candidate is called ``common.SETTLING_CALLS`` times
-    more (fewer where they take ``budget_s``), untimed: ``dualad.jit`` times
-    its first calls to choose how the next run (``stats["chosen"]``), and
-    the samples must be of those. A candidate whose call is slow gets fewer
-    samples, so that none takes much more than ``budget_s``.
+    Numba kernels). Then every candidate is called ``common.SETTLING_CALLS``
+    times more (fewer where they take ``budget_s``), untimed: ``dualad.jit``
+    times its first calls to choose how the next run (``stats["chosen"]``),
+    and the samples must be of those; the calls per sample are sized by one
+    call after these (sized by the second, a sample of a scalar program held
+    two calls, and read 2x slow; sized by a call before ``dualad.jit`` chose,
+    a NumPy replay while its kernels compiled, the LSTM's gradient held 4
+    calls of 0.4 ms, the first after another library's sample slow, and read
+    1.3x slow). A candidate whose call is slow gets fewer samples, so that
+    none takes much more than ``budget_s``.
     """
     out: dict[str, dict] = {}
     timers: dict[str, tuple] = {}
@@ -978,10 +981,10 @@ def measure(candidates: dict[str, Callable], repeat: int, sample_s: float,
             start = time.perf_counter()
             fn()  # dualad.compile generates a program's replay at its first replay
             replay = time.perf_counter() - start
+            settle(fn, budget_s)
             start = time.perf_counter()
             fn()
             second = time.perf_counter() - start
-            settle(fn, budget_s)
         except Exception as exc:
             out[name] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
             continue
