@@ -15,9 +15,9 @@ with NumPy's warnings (and, under ``np.errstate``, its errors).
 Stacks pass whole from step to step (:func:`_handed_over`): where a kernel's trips read the
 rows of one stack, in order or backwards (the reverse sweep reading what the forward sweep
 saved at each trip; the rows ``xs[t]`` of an input), it takes the stack and reads row
-``O + D * trip`` of it, not a row per trip gathered into a new one at each call; a column
-whose trips at its ends read other values (the trips the loop peeled off) is one stack made
-at the call.
+``first + trip`` or ``first - trip`` of it (numbers written into its source), not a row
+per trip gathered into a new one at each call; a column whose trips at its ends read other
+values (the trips the loop peeled off) is one stack made at the call.
 
 A ufunc step makes no new array at each trip where it need not (:func:`_written_into`): it
 writes (``np.exp(t3, t4)``) into its row of a stack the kernel returns, else into a buffer
@@ -207,8 +207,8 @@ def _handed_over(program: Any) -> Any:
                 next_slot += 1
     for at, columns in handed.items():
         step = steps[at]
-        prim = step.prim.taking({c: (first, by, len(head), len(tail))
-                                 for c, (_, first, by, head, tail) in columns.items()})
+        prim = step.prim.taking({c: (first, by, len(head), len(tail), source[0] != "x")
+                                 for c, (source, first, by, head, tail) in columns.items()})
         given = tuple(slot for _, (source, _, _, head, tail) in sorted(columns.items())
                       for slot in (source[1] if source[0] == "x" else stack_slot[source], *head, *tail))
         steps[at] = Eqn(prim, {}, step.prim.rest_ins(step.ins, columns) + given, step.outs,
@@ -327,10 +327,18 @@ class LoopKernel(Step):
         return ins[:start] + tuple(s for i, s in enumerate(ins[start:]) if i % per_trip not in handed)
 
     def taking(self, handed: dict) -> "LoopKernel":
-        """This kernel, the columns ``handed`` (``{column: (first row, step)}``) given as
-        stacks after its other operands."""
+        """This kernel, the columns ``handed`` (``{column: (first row, step, trips before
+        and after the stack, whether a kernel made it)}``) given as stacks after its other
+        operands: a column read from a row of its stack forwards or backwards reads it so
+        in the kernel's source, by numbers written there."""
         new = self._copy()
         new._handed = dict(sorted(handed.items()))
+        start = self.loop.n_fixed + len(self.loop.carried)
+        for c, (first, by, n_head, n_tail, _) in new._handed.items():
+            if not n_head + n_tail and (first, by) != (0, 1):
+                i = start + c
+                row = f"{first} + trip" if by == 1 else f"{first} - trip"
+                new.source = new.source.replace(f"s{i} = S{i}[trip]", f"s{i} = S{i}[{row}]")
         return new
 
     def returning(self, kept: list, stacks: list) -> "LoopKernel":
@@ -342,9 +350,9 @@ class LoopKernel(Step):
 
     def _stacks(self, rest: tuple) -> list:
         """Each column's ``(stack, row of the first trip, step)``, from the operands after the
-        carried ones: a stack handed over is given whole (float64, contiguous), read from
-        a row forwards or backwards; one of a row per trip, or with trips at its ends
-        reading values of their own, is made here."""
+        carried ones: a stack handed over is given whole (float64, contiguous: as a kernel
+        returns it, else made so), read from a row forwards or backwards; one of a row per
+        trip, or with trips at its ends reading values of their own, is made here."""
         loop = self.loop
         trips, per_trip, handed = loop.trips, loop.per_trip, self._handed
         own = [c for c in range(per_trip) if c not in handed]
@@ -353,8 +361,8 @@ class LoopKernel(Step):
         for j, c in enumerate(own):
             stacks[c] = (np.array(rest[j:n_rows:len(own)], dtype=_F64), 0, 1)
         given = iter(rest[n_rows:])
-        for c, (first, by, n_head, n_tail) in handed.items():
-            stack = np.ascontiguousarray(next(given), dtype=_F64)
+        for c, (first, by, n_head, n_tail, made) in handed.items():
+            stack = next(given) if made else np.ascontiguousarray(next(given), dtype=_F64)
             if not n_head + n_tail:
                 stacks[c] = (stack, first, by)
                 continue
@@ -415,8 +423,7 @@ class LoopKernel(Step):
         if kernel is None:
             return self._numpy_loop(xp, args)
         start = loop.n_fixed + len(loop.carried)
-        stacks = [operand for column in self._stacks(args[start:]) for operand in column]
-        operands = (*args[:start], *stacks, *self._last)
+        operands = (*args[:start], *(stack for stack, _, _ in self._stacks(args[start:])), *self._last)
         if not self._typed:
             if not background:
                 self._specialize(operands)
@@ -516,7 +523,7 @@ def kernel_source(loop: Loop) -> tuple | None:
             made = _into(into[step.outs[0]], out, made, step, [names[s] for s in ins], body.avals)
         lines += made
     sliced = range(n_fixed + n_carried, first_params)
-    args = [names[i] for i in range(n_fixed + n_carried)] + [f"{a}{i}" for i in sliced for a in "SOD"]
+    args = [names[i] for i in range(n_fixed + n_carried)] + [f"S{i}" for i in sliced]
     args += [f"P{k}" for k in range(len(indices))] + [f"k{slot}" for slot in arrays]
     head = [f"def kernel({', '.join(args)}):"]
     head += [f"    t{slot}{pair} = np.empty({tuple(body.avals[slot][1])!r}, np.float64)"
@@ -529,7 +536,7 @@ def kernel_source(loop: Loop) -> tuple | None:
         kind, shape, _ = body.avals[body.outputs[out]]  # where one trip's is read)
         rows = 1 if out in once else loop.trips
         head.append(f"    E{k} = np.empty(({rows},) + {tuple(shape)!r}, np.float64)")
-    inside = [f"{names[i]} = S{i}[O{i} + D{i} * trip]" for i in sliced] + lines
+    inside = [f"{names[i]} = S{i}[trip]" for i in sliced] + lines  # (see LoopKernel.taking)
     for k, out in enumerate(exported):
         value = names[body.outputs[out]]
         if into.get(body.outputs[out], -1) != k:  # not written there already

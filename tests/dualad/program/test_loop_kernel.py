@@ -360,10 +360,12 @@ def test_stacks_pass_from_kernel_to_kernel_not_row_by_row():
     args = _args()
     program, kernels = _programs(reverse.grad(cell, argnums=(0, 1, 2)), args)
     forward, backward = _rolled(kernels)
-    assert forward._stacks_out and any(by == -1 for _, by, _, _ in backward._handed.values())
+    assert forward._stacks_out and any(by == -1 for _, by, _, _, _ in backward._handed.values())
     assert len(backward._handed) == backward.loop.per_trip
-    assert any(tail for _, _, _, tail in backward._handed.values())
-    assert any(by == 1 for _, by, _, _ in forward._handed.values())  # xs's rows
+    assert any(tail for _, _, _, tail, _ in backward._handed.values())
+    assert any(by == 1 and not made for _, by, _, _, made in forward._handed.values())  # xs's rows
+    # read in the kernel by the rows written into its source (the first trip's, backwards)
+    assert re.search(r"s\d+ = S\d+\[\d+ - trip\]", backward.source)
 
     def getitems(p):
         return sum(s.prim.name == "getitem" for s in p.eqns)
