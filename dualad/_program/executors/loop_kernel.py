@@ -45,7 +45,7 @@ import numpy as np
 
 from dualad._base.backend import NUMPY_XP
 from dualad._program.executors.numba import load
-from dualad._program.executors.replay import runner
+from dualad._program.executors.replay import ordinary
 from dualad._program.ir import Eqn, Step
 from dualad._program.loop import Loop, PerTrip
 from dualad._program.passes.dce import eliminate_dead_code
@@ -70,6 +70,9 @@ _PEELED = 2
 # fewest steps, and the most numbers in one of its values (above that a NumPy call costs
 # its arithmetic more than its call, and NumPy's SIMD exp or tanh beat the kernel's)
 _MIN_STRETCH, _SMALL = 16, 4096
+# the most steps of one such kernel: Numba's compile of a function grows faster than its
+# length (a kernel of 718 steps on 3 numbers took 31 s), so a longer stretch is split
+_MAX_STRETCH = 200
 # a value written into one of two buffers, taken in turn from trip to trip (_written_into)
 _PAIR = "pair"
 # the steps whose result may be a view of their first operand in a kernel
@@ -99,7 +102,8 @@ def kernel_loops(program: Any) -> Any:
 def _stretches(program: Any) -> Any:
     """``program`` with each stretch of at least :data:`_MIN_STRETCH` consecutive steps that
     a kernel writes, on values of at most :data:`_SMALL` float64 numbers, run by one kernel:
-    a :class:`~dualad._program.loop.Loop` of one trip. Outside a rolled loop, its trips
+    a :class:`~dualad._program.loop.Loop` of one trip (of at most :data:`_MAX_STRETCH`
+    steps: a longer stretch is several). Outside a rolled loop, its trips
     peeled off (the reverse sweep's first, which has no carried cotangent to add to, and
     its last) are such a stretch, where each NumPy call costs a microsecond or so and the
     kernel's steps some nanoseconds."""
@@ -110,14 +114,15 @@ def _stretches(program: Any) -> Any:
     last_read.update(dict.fromkeys(program.outputs, len(program.steps)))
     steps, run = [], []
     for at, step in enumerate([*program.steps, None]):
-        if step is not None and _writable(step, program):
+        writable = step is not None and _writable(step, program)
+        if writable and len(run) < _MAX_STRETCH:
             run.append(step)
             continue
         kernel = _stretch_kernel(program, run, last_read, at) if len(run) >= _MIN_STRETCH else None
         steps += run if kernel is None else [kernel]
-        if step is not None:
+        run = [step] if writable else []  # a stretch of _MAX_STRETCH steps: the next one's first
+        if step is not None and not writable:
             steps.append(step)
-        run = []
     return program.with_steps(steps)
 
 
@@ -161,7 +166,9 @@ def _stretch_kernel(program: Any, run: list, last_read: dict, at: int) -> Eqn | 
                         (slot_of[step.outs[0]],), step.xp) for step in run],
                    [slot_of[slot] for slot in outs],
                    avals={slot_of[slot]: avals[slot] for slot in slot_of})
-    loop = Loop(body, 1, len(ins), [], 0, [(0, k) for k in range(len(outs))], [], runner)
+    # NumPy's replay (where a number is not finite, or while the kernel compiles) is a NumPy
+    # call per step, with NumPy's warnings once each, as the steps ran before
+    loop = Loop(body, 1, len(ins), [], 0, [(0, k) for k in range(len(outs))], [], ordinary)
     written = kernel_source(loop)
     if written is None:
         return None
@@ -474,7 +481,7 @@ def kernel_source(loop: Loop) -> tuple | None:
         if slot in arrays:
             names[slot] = f"k{slot}"
         elif type(value) in (float, int, np.float64):
-            names[slot] = repr(float(value))
+            names[slot] = _literal(float(value))
         else:
             return None
     accumulated = _accumulations(loop)
@@ -725,6 +732,15 @@ def _into(where: Any, out: str, made: list, step: Eqn, ins: list, avals: dict) -
         lines.append(f"{out}[{'::, ' * axis}{at}:{at + size}] = {name}")
         at += size
     return lines
+
+
+def _literal(value: float) -> str:
+    """``value`` as kernel source: ``np.inf``, ``-np.inf`` and ``np.nan`` by name."""
+    if value != value:
+        return "np.nan"
+    if value in (np.inf, -np.inf):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(value)
 
 
 def _read_once(loop: Loop) -> dict:

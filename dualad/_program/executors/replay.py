@@ -19,7 +19,7 @@ from dualad._program.executors.scalar import scalar_executor
 from dualad._program.lowering import NotFinite
 from dualad._program.program import Program
 
-__all__ = ["replay", "runner"]
+__all__ = ["ordinary", "replay", "runner"]
 
 # program -> its replay, and its ordinary (generated) replay, made once each
 _RUNNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -51,14 +51,16 @@ def runner(program: Any) -> Callable:
     if run is None:
         # the scalar executor falls back on the ordinary replay only where Python raises or
         # an output is not finite: generated then, not before
-        run = scalar_executor(program, lambda *xs: _ordinary(program)(*xs)) or _ordinary(program)
+        run = scalar_executor(program, lambda *xs: ordinary(program)(*xs)) or ordinary(program)
         if program.rerun_by is not None:
             run = _rerun_where_not_finite(run, program.rerun_by)
         _RUNNERS[program] = run
     return run
 
 
-def _ordinary(program: Any) -> Callable:
+def ordinary(program: Any) -> Callable:
+    """The generated replay of ``program``: a NumPy call per primitive (never Python on
+    floats), with NumPy's warnings once per step where a value is not finite."""
     run = _ORDINARY.get(program)
     if run is None:
         run = _ORDINARY[program] = generate(program)

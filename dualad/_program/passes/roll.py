@@ -118,9 +118,8 @@ def _renamed(program: Program, readers: dict, same: dict, start: int) -> tuple:
     ``w[0]`` then reads one value, not a row of a stack of copies per trip."""
     if not same:
         return program, readers
-    steps = program.steps[:start] + [reading_step(step, same) for step in program.steps[start:]]
-    program = Program(program.n_inputs, program.consts, steps,
-                      [same.get(s, s) for s in program.outputs], program.rebuild, program.avals)
+    program = program.with_steps(program.steps[:start] + [reading_step(step, same)
+                                                           for step in program.steps[start:]])
     same.clear()
     return program, _last_readers(program)
 
@@ -240,9 +239,13 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
         return inputs
     changes = [bool(step.params) and any(not _same(step.params, trip[j].params) for trip in trip_steps[1:])
                for j, step in enumerate(body_steps)]
+    # a step whose later trips' copies the program returns stays in the body: renamed to the
+    # first's (_renamed), two outputs would be one array, which the caller may write into
+    returned = set(program.outputs)
+    pinned = [any(s in returned for trip in trip_steps[1:] for s in trip[j].outs) for j in range(period)]
     place, folds = ["body"] * period, [False] * period
     while True:
-        placed = _placement(inputs, changes, place, folds)
+        placed = _placement(inputs, changes, pinned, place, folds)
         if placed[0] == place:
             break
         place, folds = placed[0], placed[1]
@@ -390,7 +393,7 @@ def _inputs(trip_steps: list, consts: dict, made_at: dict) -> list | str:
     return found
 
 
-def _placement(inputs: list, changes: list, place: list, folds: list) -> tuple:
+def _placement(inputs: list, changes: list, pinned: list, place: list, folds: list) -> tuple:
     """``(where each step of the body goes, whether it computes from constants only, what
     each of its inputs reads)`` (see :func:`_placed`), given where the steps whose values
     the next trip reads went last time."""
@@ -406,22 +409,23 @@ def _placement(inputs: list, changes: list, place: list, folds: list) -> tuple:
             reading[(j, m)] = kind
             kinds.append((kind, reads))
             constant = constant and not outside and all(folds_now[p] for p in positions)
-        where = _placed(kinds, changes[j], constant)
+        where = _placed(kinds, changes[j], constant, pinned[j])
         new_place.append(where)
         new_folds.append(constant and where != "body")
     return new_place, new_folds, reading
 
 
-def _placed(kinds: list, changes: bool, constant: bool) -> str:
+def _placed(kinds: list, changes: bool, constant: bool, pinned: bool) -> str:
     """Where a step of the body goes: ``"body"`` where it reads a value the loop computes (each
     trip's parameters then come with the trip, where they change); else before the loop,
     ``"once"`` where every trip computes the same (loop-invariant code: what reads another
-    trip's copy after the loop reads the first's, see :func:`_renamed`), ``"each"`` trip's copy where the
+    trip's copy after the loop reads the first's, see :func:`_renamed`; not where the
+    program returns another trip's copy: ``pinned``), ``"each"`` trip's copy where the
     parameters change or constants make it (constant folding then computes it), and
     ``"body"`` otherwise (a row of each trip's own)."""
     if any(kind[0] in ("local", "carried") for kind, _ in kinds):
         return "body"
-    if all(kind[0] == "fixed" for kind, _ in kinds) and not changes:
+    if all(kind[0] == "fixed" for kind, _ in kinds) and not changes and not pinned:
         return "once"
     return "each" if changes or constant else "body"
 

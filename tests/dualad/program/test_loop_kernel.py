@@ -5,6 +5,7 @@ and compiled in the background while the calls replay NumPy's loop."""
 import re
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import pytest
 import dualad
 import reverse
 from dualad._program.executors.loop_kernel import (
+    _MAX_STRETCH,
     _MIN_STRETCH,
     _SMALL,
     LoopKernel,
@@ -210,8 +212,8 @@ def test_a_checked_numba_nest_beside_loop_kernels_is_still_rerun_by_numpy(n):
     the rows too): a value not finite in the nest made the program's NumPy replay run; the
     program the kernels were written into lost that replay (``rerun_by``), and the nest's
     ``NotFinite`` reached the caller (found by a review). On vectors of 3 the forward
-    sweep's steps (150 trips of 3, too few to roll) are a kernel of one trip instead, which
-    tests its own results; on vectors of 5,000 (above ``_SMALL``) they are the nest."""
+    sweep's steps (150 trips of 3, too few to roll) are kernels of one trip instead, which
+    test their own results; on vectors of 5,000 (above ``_SMALL``) they are the nest."""
     def roots(x, xs):
         for t in range(xs.shape[0]):
             x = np.sqrt(x * xs[t])
@@ -226,8 +228,10 @@ def test_a_checked_numba_nest_beside_loop_kernels_is_still_rerun_by_numpy(n):
     kernels = [s.prim for s in program.eqns if isinstance(s.prim, LoopKernel)]
     if n > _SMALL:
         assert _rolled(program) and program.rerun_by is not None
-    else:
-        assert len(kernels) == 2 and kernels[0].loop.trips == 1
+    else:  # 454 steps: kernels of at most _MAX_STRETCH (Numba's compile grows faster than a kernel)
+        stretches = [k for k in kernels if k.loop.trips == 1]
+        assert len(stretches) == 3 and len(_rolled(program)) == 1
+        assert all(len(k.loop.body.eqns) <= _MAX_STRETCH for k in stretches)
     with np.errstate(all="ignore"):
         want = grad(np.ones(n), bad)
         got = compiled(np.ones(n), bad)
@@ -287,6 +291,37 @@ def test_a_sum_over_a_vectors_one_axis_keeping_it_runs_in_the_kernel():
     np.testing.assert_allclose(compiled(np.ones(3), xs), f(np.ones(3), xs), rtol=1e-13)
     (kernel,) = _rolled(compiled.program(np.ones(3), xs))
     assert kernel.error is None and "np.full((1,), np.sum(" in kernel.source
+
+
+def test_a_stretch_reads_infinite_constants_and_warns_as_numpy_does():
+    """``np.minimum(x, np.inf)`` in a stretch: the kernel writes ``np.inf`` by name (a bare
+    ``inf`` in its source did not compile); where a value is not finite, NumPy's replay of
+    the stretch warns once per step, as eager evaluation does (found by a review: Python
+    floats warned once per number)."""
+    def f(x, xs):
+        y = x
+        for _ in range(5):
+            y = np.minimum(np.sqrt(y * y + 1.0), np.inf) - np.exp(y * 0.001) / 3.0
+        for t in range(xs.shape[0]):
+            y = np.tanh(y * xs[t])
+        return y
+    xs = np.full((300, 3), 2.0)
+    compiled = dualad.compile(f, executor="numba", measure=False)
+    x = np.array([0.1, 0.2, 0.3])
+    compiled(x, xs)
+    np.testing.assert_allclose(compiled(x, xs), f(x, xs), rtol=1e-13)
+    (stretch,) = [s.prim for s in compiled.program(x, xs).eqns
+                  if isinstance(s.prim, LoopKernel) and s.prim.loop.trips == 1]
+    assert stretch.error is None and "np.inf" in stretch.source
+    bad = np.array([1e6, 0.2, 0.3])  # exp(1000.0) overflows, then inf - inf
+    with warnings.catch_warnings(record=True) as eager:
+        warnings.simplefilter("always")
+        want = f(bad, xs)
+    with warnings.catch_warnings(record=True) as replayed:
+        warnings.simplefilter("always")
+        got = compiled(bad, xs)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert len(eager) >= 1 and [str(w.message) for w in replayed] == [str(w.message) for w in eager]
 
 
 def test_sums_over_an_axis_transposes_and_closed_over_arrays_run_in_the_kernel():

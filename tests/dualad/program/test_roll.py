@@ -195,6 +195,29 @@ def test_a_loop_invariant_value_the_reverse_sweep_reads_moves_before_the_loop_on
         np.testing.assert_array_equal(got, same)
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_loop_invariant_value_returned_from_two_trips_is_two_arrays(executor):
+    """Each trip's ``np.sin(w)`` is the same value, but the caller gets two of them back
+    and may write into one: they stay two arrays, as eager evaluation's are (found by a
+    review: renamed to the first trip's, they were one array)."""
+    def f(w, x):
+        kept = []
+        for _ in range(300):
+            a = np.sin(w)
+            x = np.tanh(x * a)
+            kept.append(a)
+        return x, kept[0], kept[5]
+    w, x = np.linspace(0.1, 2.0, 50), np.ones(50)
+    compiled = dualad.compile(f, executor=executor, measure=False)
+    compiled(w, x)
+    got, want = compiled(w, x), f(w, x)
+    assert got[1] is not got[2] and compiled.stats["loops"].startswith("rolled 1 loop")
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-13)
+    got[2][0] = 99.0
+    assert got[1][0] == want[1][0]
+
+
 def test_a_step_that_changes_with_the_trip_and_reads_the_loop_takes_each_trips_parameters():
     def f(x):
         for t in range(300):
