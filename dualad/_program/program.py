@@ -91,6 +91,24 @@ class Program:
         """The primitive applications, without the guards."""
         return [s for s in self.steps if type(s) is Eqn]
 
+    def last_readers(self) -> dict:
+        """Slot -> the index of the last step that reads it (past the end for an output).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import dualad
+        >>> p = dualad.compile(lambda x: np.sin(x) * 2.0).program(np.zeros(3))
+        >>> p.last_readers()[0], p.last_readers()[p.outputs[0]] == len(p.steps)
+        (0, True)
+        """
+        last = {}
+        for n, step in enumerate(self.steps):
+            for s in ((step.slot,) if type(step) is Guard else step.ins):
+                last[s] = n
+        last.update(dict.fromkeys(self.outputs, len(self.steps)))
+        return last
+
     def __len__(self) -> int:
         return len(self.steps)
 

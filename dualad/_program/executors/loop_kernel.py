@@ -107,11 +107,7 @@ def _stretches(program: Any) -> Any:
     peeled off (the reverse sweep's first, which has no carried cotangent to add to, and
     its last) are such a stretch, where each NumPy call costs a microsecond or so and the
     kernel's steps some nanoseconds."""
-    last_read: dict = {}
-    for at, step in enumerate(program.steps):
-        for slot in (step.ins if type(step) is Eqn else (step.slot,)):
-            last_read[slot] = at
-    last_read.update(dict.fromkeys(program.outputs, len(program.steps)))
+    last_read = program.last_readers()
     steps, run = [], []
     for at, step in enumerate([*program.steps, None]):
         writable = step is not None and _writable(step, program)

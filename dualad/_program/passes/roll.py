@@ -76,7 +76,7 @@ def roll_loops(program: Program, prepare: Callable | None = None) -> tuple:
     _find(tokens, 0, len(tokens), runs)
     if not runs:
         return program, None
-    readers = _last_readers(program)
+    readers = program.last_readers()
     steps, loops, reasons, done = [], [], [], 0
     made_consts: dict = {}  # constants a loop's first trip reads as the others' values (_rolled)
     same: dict = {}  # a later trip's copy of a loop-invariant value -> the first trip's (_rolled)
@@ -121,7 +121,7 @@ def _renamed(program: Program, readers: dict, same: dict, start: int) -> tuple:
     program = program.with_steps(program.steps[:start] + [reading_step(step, same)
                                                            for step in program.steps[start:]])
     same.clear()
-    return program, _last_readers(program)
+    return program, program.last_readers()
 
 
 # -- finding repetition ---------------------------------------------------------------
@@ -193,17 +193,6 @@ def _periods(tokens: np.ndarray) -> list:
 
 
 # -- checking and keeping it ----------------------------------------------------------
-def _last_readers(program: Program) -> dict:
-    """Slot -> the index of the last step that reads it (past the end for an output)."""
-    last = {}
-    for n, step in enumerate(program.steps):
-        for s in ((step.slot,) if type(step) is Guard else step.ins):
-            last[s] = n
-    for s in program.outputs:
-        last[s] = len(program.steps)
-    return last
-
-
 def _same(a: Any, b: Any) -> bool:
     """Whether two steps' parameters are the same (of the same types: 1 and 1.0 differ)."""
     if a is b or not (a or b):
