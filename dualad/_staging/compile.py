@@ -649,13 +649,13 @@ class Compiled:
         if self.roll and foreign is None:
             program, self.stats["loops"] = roll_loops(program, self._made_ready_body)
         optimized = optimize(program, fuse=False)
-        program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
         numpy_replay = ("numpy", lambda: for_executor(optimized, "numpy", self.fuse)[0])
         kernels = self._loop_kernels(optimized, foreign)
         if kernels is not None:  # rolled loops as Numba kernels
             if self.executor == "numba":
                 return kernels, "numba", [], None
             return kernels, "numba", [numpy_replay], compile_in_background(kernels)
+        program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
         if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
             return program, executor, [numpy_replay], None
         return program, executor, [], None
