@@ -69,10 +69,12 @@ def _pays_to_plan(subscripts, shapes):
 @lru_cache(maxsize=1024)
 def _matmul_plan(subscripts, shape_a, shape_b):
     """How a two-operand contraction runs as one batched ``matmul``: ``(swap, plan of the
-    left operand, plan of the right, the product's shape, its axes to the output's)``, each
-    operand's axes permuted to (batch, kept, contracted) on the left, (batch, contracted,
-    kept) on the right, and flattened to three; None where a letter repeats within a term,
-    is summed within one operand, or has two sizes (NumPy's einsum takes those).
+    left operand, plan of the right, the product's shape, its axes to the output's, whether
+    the output's letters are the left operand's kept ones, then the batch's, then the
+    right's)``, each operand's axes permuted to (batch, kept, contracted) on the left,
+    (batch, contracted, kept) on the right, and flattened to three; None where a letter
+    repeats within a term, is summed within one operand, or has two sizes (NumPy's einsum
+    takes those).
 
     The larger operand goes where its last (contiguous) axis stays last, so that the
     product reads it in place: GMM's ``"ijk,mik->mij"`` (25 components of 10 x 10, 10,000
@@ -104,7 +106,8 @@ def _matmul_plan(subscripts, shape_a, shape_b):
         cost = (moved if moved > _COPY_COSTS else 0, -flat[1][2])
         return cost, (swap, tuple(first.index(c) for c in views[0]), flat[0],
                       tuple(second.index(c) for c in views[1]), flat[1],
-                      tuple(size[c] for c in kept), tuple(kept.index(c) for c in out))
+                      tuple(size[c] for c in kept), tuple(kept.index(c) for c in out),
+                      list(out) == left + batch + right)
     return min(plan(False), plan(True), key=lambda cost_and_plan: cost_and_plan[0])[1]
 
 
@@ -113,10 +116,55 @@ _COPY_COSTS = 1 << 16  # numbers: gathering more than these into a copy costs mo
 
 def _by_matmul(plan, a, b):
     """The contraction ``plan`` (:func:`_matmul_plan`) of the NumPy arrays ``a`` and ``b``."""
-    swap, perm_l, flat_l, perm_r, flat_r, kept_shape, perm_out = plan
+    swap, perm_l, flat_l, perm_r, flat_r, kept_shape, perm_out, rows_outside = plan
     left, right = (b, a) if swap else (a, b)
-    product = np.matmul(left.transpose(perm_l).reshape(flat_l), right.transpose(perm_r).reshape(flat_r))
+    left, right = left.transpose(perm_l).reshape(flat_l), right.transpose(perm_r).reshape(flat_r)
+    if rows_outside and _strewn(left, 1) and right.nbytes <= _SLAB_BYTES:
+        return _by_rows(left, right).reshape(tuple(kept_shape[i] for i in perm_out))
+    product = _in_slabs(left, right) if _strewn(left, 2) and _strewn(right, 1) else np.matmul(left, right)
     return product.reshape(kept_shape).transpose(perm_out)
+
+
+# The bytes of the operands that one slab of a product reads: about a core's L2 cache.
+_SLAB_BYTES = 1 << 20
+
+
+def _strewn(operand, axis):
+    """Whether ``operand`` of a batched product (more than one batch) is larger than the
+    caches and has its ``axis`` outermost in memory: each batch's rows are strewn over the
+    whole array, and a product taking one batch after the other reads every row from memory
+    once per batch (GMM's ``"mij,mik->ijk"``, each of 25 components summing over 10,000
+    points of ``(10000, 25, 10)`` arrays)."""
+    return (operand.shape[0] > 1 and operand.nbytes > 2 * _SLAB_BYTES
+            and operand.strides[axis] > operand.strides[0])
+
+
+def _in_slabs(left, right):
+    """``left @ right`` summed over slabs of the contracted axis that fit the caches, each
+    slab read once for every batch (GMM's ``"mij,mik->ijk"`` at 10,000 points of 25 x 10:
+    9.3 ms in one product, 4.5 ms so)."""
+    step = max(1, _SLAB_BYTES * left.shape[2] // (left.nbytes + right.nbytes))
+    product = np.matmul(left[:, :, :step], right[:, :step])
+    for start in range(step, left.shape[2], step):
+        product += np.matmul(left[:, :, start:start + step], right[:, start:start + step])
+    return product
+
+
+def _by_rows(left, right):
+    """``left @ right`` as a C-contiguous ``(m, b, n)`` array, made from slabs of the left
+    operand's rows that fit the caches. The product's ``(b, m, n)`` transposed would be a
+    view whose rows are strewn too, and NumPy's elementwise functions then combine it with
+    arrays of the output's own layout about three times slower (GMM's ``"ijk,mik->mij"``
+    and ``"mij,ijk->mik"`` at 10,000 points of 25 x 10, the product and one such addition:
+    13.5 and 16.9 ms from the transposed product, 11.1 and 13.2 ms so)."""
+    batches, rows, _ = left.shape
+    out = np.empty((rows, batches, right.shape[2]), np.result_type(left, right))
+    step = max(1, _SLAB_BYTES * rows // left.nbytes)
+    slab = np.empty((batches, min(step, rows), right.shape[2]), out.dtype)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        out[start:stop] = np.matmul(left[:, start:stop], right, out=slab[:, :stop - start]).transpose(1, 0, 2)
+    return out
 
 
 def _split_subscripts(subscripts):

@@ -940,25 +940,24 @@ PLANNED = ["ijk,mik->mij", "mij,mik->ijk", "mij,ijk->mik", "bij,bjk->bik", "ij,k
            "abc,cd->dba", "pq,qp->p", "ijk,jk->ik", "ik,mik->mi"]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
-@pytest.mark.parametrize("subscripts", PLANNED)
-def test_a_planned_two_operand_einsum_equals_numpys_and_so_do_its_derivatives(subscripts, dtype):
-    from dualad._primitives.linalg.einsum import _matmul_plan, _pays_to_plan
-
+def _planned_operands(subscripts, dtype):
+    """Each operand's letters, the output's, and a draw of the operands and the output."""
     (ta, tb), out = [t.split(",") for t in subscripts.split("->")][0], subscripts.split("->")[1]
     rng = np.random.default_rng(zlib.crc32(subscripts.encode()))
 
     def draw(term):
         x = rng.standard_normal(tuple(_PLANNED_SIZES[c] for c in term))
         return (x + 1j * rng.standard_normal(x.shape) if dtype is np.complex128 else x).astype(dtype)
-    a, b = draw(ta), draw(tb)
-    assert _pays_to_plan(subscripts, (a.shape, b.shape)) and _matmul_plan(subscripts, a.shape, b.shape)
+    return ta, tb, out, draw(ta), draw(tb), draw(out)
+
+
+def _assert_planned_einsum_equals_numpys(subscripts, dtype):
+    ta, tb, out, a, b, g = _planned_operands(subscripts, dtype)
     got, want = ops.einsum(subscripts, a, b), np.einsum(subscripts, a, b)
     assert got.shape == want.shape and got.dtype == want.dtype
     rtol = 1e-4 if dtype is np.float32 else 1e-12
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
     # the cotangents, themselves planned contractions, against NumPy's einsum of the same
-    g = draw(out)
     _, pullback = reverse.vjp(lambda x, y: ops.einsum(subscripts, x, y), a, b)
     ga, gb = pullback(g)
     assert (ga.shape, ga.dtype, gb.shape, gb.dtype) == (a.shape, a.dtype, b.shape, b.dtype)
@@ -966,8 +965,36 @@ def test_a_planned_two_operand_einsum_equals_numpys_and_so_do_its_derivatives(su
                                atol=rtol * np.abs(ga).max())
     np.testing.assert_allclose(gb, np.einsum(f"{out},{ta}->{tb}", g, a), rtol=rtol,
                                atol=rtol * np.abs(gb).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("subscripts", PLANNED)
+def test_a_planned_two_operand_einsum_equals_numpys_and_so_do_its_derivatives(subscripts, dtype):
+    from dualad._primitives.linalg.einsum import _matmul_plan, _pays_to_plan
+
+    _, _, _, a, b, _ = _planned_operands(subscripts, dtype)
+    assert _pays_to_plan(subscripts, (a.shape, b.shape)) and _matmul_plan(subscripts, a.shape, b.shape)
+    _assert_planned_einsum_equals_numpys(subscripts, dtype)
     if subscripts == "ijk,mik->mij":  # the larger operand first
         assert _matmul_plan(subscripts, a.shape, b.shape)[0]
+
+
+# Contractions whose larger operand has its batches strewn over it (a batch letter inside,
+# a contracted or kept one outside), taken slab by slab where operands outgrow the caches.
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("subscripts, how", [("mij,mik->ijk", "_in_slabs"), ("ijk,mik->mij", "_by_rows"),
+                                             ("mij,ijk->mik", "_by_rows"), ("ik,mik->mi", "_by_rows")])
+def test_a_planned_einsum_over_large_operands_goes_slab_by_slab(subscripts, how, dtype, monkeypatch):
+    from dualad._primitives.linalg import einsum as planned
+
+    monkeypatch.setattr(planned, "_SLAB_BYTES", 1 << 14)  # 16 KB: many slabs, the last one short
+    taken, run = [], getattr(planned, how)
+    monkeypatch.setattr(planned, how, lambda left, right: taken.append(left.shape) or run(left, right))
+    _, _, _, a, b, _ = _planned_operands(subscripts, dtype)
+    got = ops.einsum(subscripts, a, b)
+    assert taken, f"{subscripts} was not taken by {how}"
+    assert how == "_in_slabs" or got.flags.c_contiguous
+    _assert_planned_einsum_equals_numpys(subscripts, dtype)
 
 
 def test_a_planned_einsum_reads_non_contiguous_operands():
