@@ -17,7 +17,10 @@ rows of one stack, in order or backwards (the reverse sweep reading what the for
 saved at each trip; the rows ``xs[t]`` of an input), it takes the stack and reads row
 ``first + trip`` or ``first - trip`` of it (numbers written into its source), not a row
 per trip gathered into a new one at each call; a column whose trips at its ends read other
-values (the trips the loop peeled off) is one stack made at the call.
+values (the trips the loop peeled off) is one stack made at the call. A row a kernel returns
+that only kernels read among their operands before the trips' own (:func:`_rows_taken`: the
+stretches around the reverse sweep read the forward sweep's first and last trips) reaches
+them as its stack too, the row picked in the reader's source.
 
 A ufunc step makes no new array at each trip where it need not (:func:`_written_into`): it
 writes (``np.exp(t3, t4)``) into its row of a stack the kernel returns, else into a buffer
@@ -94,7 +97,7 @@ def kernel_loops(program: Any) -> Any:
         steps.append(step)
     if not made:
         return None
-    out = _stretches(_handed_over(program.with_steps(steps)))
+    out = _rows_taken(_stretches(_handed_over(program.with_steps(steps))))
     out.rerun_by = program.rerun_by  # the same inputs and outputs: NumPy's replay where a checked
     return out                       # Numba nest meets a value not finite (numba.lowered)
 
@@ -169,6 +172,67 @@ def _stretch_kernel(program: Any, run: list, last_read: dict, at: int) -> Eqn | 
     if written is None:
         return None
     return Eqn(LoopKernel(loop, *written), {}, tuple(ins), tuple(outs), NUMPY_XP)
+
+
+def _rows_taken(program: Any) -> Any:
+    """``program`` with each value that a loop kernel returns as one row of a stack and only
+    loop kernels read, as operands before their trips' own (the stretches around a loop
+    reading the trips it peeled off: 57 rows of the LSTM gradient's forward sweep), handed
+    over as that stack: each reader takes it and picks the row in its source, not a NumPy
+    view made per row at each call (about 0.2 us each)."""
+    steps = list(program.steps)
+    pick_of: dict = {}  # slot -> (its kernel's step, the stack, the row)
+    readers: dict = {}  # slot -> [(step, operand's place)]
+    for at, step in enumerate(steps):
+        if type(step) is not Eqn:
+            continue
+        if type(step.prim) is LoopKernel:
+            for out, (k, row) in zip(step.outs, step.prim.picked()):
+                pick_of[out] = (at, k, row)
+        for place, slot in enumerate(step.ins):
+            readers.setdefault(slot, []).append((at, place))
+    guarded = {step.slot for step in steps if type(step) is not Eqn}
+    taken = {slot for slot, reads in readers.items()
+             if slot in pick_of and slot not in guarded and slot not in program.outputs
+             and all(type(steps[at].prim) is LoopKernel and place < steps[at].prim.n_before_trips
+                     for at, place in reads)}
+    if not taken:
+        return program
+    avals, next_slot = dict(program.avals), 1 + max([program.n_inputs, *program.avals,
+                                                     *program.consts])
+    stack_slot: dict = {}  # (a kernel's step, its stack) -> the slot it is returned in
+    for slot in sorted(taken):
+        at, k, _ = pick_of[slot]
+        producer = steps[at]
+        if (at, k) in stack_slot:
+            continue
+        if k in producer.prim.stacks_out:  # returned whole already (_handed_over)
+            stack_slot[at, k] = producer.outs[len(producer.outs) - len(producer.prim.stacks_out)
+                                              + producer.prim.stacks_out.index(k)]
+        else:
+            stack_slot[at, k] = next_slot
+            avals[next_slot] = producer.prim.stack_aval(k)
+            next_slot += 1
+    for at, step in enumerate(steps):
+        if type(step) is not Eqn or type(step.prim) is not LoopKernel:
+            continue
+        places = {place: pick_of[slot] for place, slot in enumerate(step.ins) if slot in taken}
+        if places:
+            given = list(dict.fromkeys(stack_slot[at_, k] for at_, k, _ in places.values()))
+            rows = {place: (given.index(stack_slot[at_, k]), row) for place, (at_, k, row) in places.items()}
+            steps[at] = step = Eqn(step.prim.reading_rows(rows), {},
+                                   tuple(s for place, s in enumerate(step.ins) if place not in rows)
+                                   + tuple(given), step.outs, step.xp)
+        stacks = {k: slot for (p, k), slot in stack_slot.items() if p == at}
+        if stacks:
+            n_picks = len(step.outs) - len(step.prim.stacks_out)
+            kept = [i for i in range(n_picks) if step.outs[i] not in taken]
+            slot_of = dict(zip(step.prim.stacks_out, step.outs[n_picks:])) | stacks
+            returned = sorted(slot_of)
+            steps[at] = Eqn(step.prim.returning(kept, returned), {}, step.ins,
+                            tuple(step.outs[i] for i in kept) + tuple(slot_of[k] for k in returned),
+                            step.xp)
+    return program.with_steps(steps, avals=avals)
 
 
 def _handed_over(program: Any) -> Any:
@@ -298,6 +362,14 @@ class LoopKernel(Step):
         # column -> (its first row in the stack given, step 1 or -1, how many trips before
         # and after the stack's read values of their own, given after the stack)
         self._handed: dict = {}
+        # where every column is one stack handed over and read in place (or there are none),
+        # the places among them of those not made by a kernel (made contiguous at each call);
+        # else None (_stacks makes them)
+        self._whole: tuple | None = () if loop.per_trip == 0 else None
+        # operands before the trips' own taken as rows of stacks given last (_rows_taken):
+        # place -> (which of those stacks, its row); and how many stacks
+        self._rows: dict = {}
+        self._n_row_stacks = 0
 
     def _copy(self) -> "LoopKernel":
         new = object.__new__(LoopKernel)
@@ -310,11 +382,25 @@ class LoopKernel(Step):
         return [(k, trip) if self._full[k] else (None, None)
                 for k, trip, _ in (self._picks[i] for i in self._kept)]
 
+    def picked(self) -> list:
+        """For each output but the stacks returned whole, ``(its stack, its row there)``."""
+        return [(k, trip) for k, trip, _ in (self._picks[i] for i in self._kept)]
+
+    @property
+    def stacks_out(self) -> list:
+        """The stacks returned whole, after the other outputs."""
+        return self._stacks_out
+
+    @property
+    def n_before_trips(self) -> int:
+        """How many operands come before those of the trips (the fixed and carried ones)."""
+        return self.loop.n_fixed + len(self.loop.carried) - len(self._rows)
+
     def stack_aval(self, k: int) -> tuple:
         body = self.loop.body
         out = sorted({out for _, out in self.loop.exported})[k]
         shape = body.avals[body.outputs[out]][1]
-        return (np.ndarray, (self.loop.trips, *shape), _F64)
+        return (np.ndarray, (self.loop.trips if self._full[k] else 1, *shape), _F64)
 
     def columns(self, ins: tuple) -> dict:
         """``{column: its slot at each trip}`` of the per-trip inputs ``ins`` gives."""
@@ -337,12 +423,42 @@ class LoopKernel(Step):
         new = self._copy()
         new._handed = dict(sorted(handed.items()))
         start = self.loop.n_fixed + len(self.loop.carried)
+        in_place = len(handed) == self.loop.per_trip and not any(h + t for _, _, h, t, _ in handed.values())
+        new._whole = (tuple(at for at, (*_, made) in enumerate(new._handed.values()) if not made)
+                      if in_place else None)
         for c, (first, by, n_head, n_tail, _) in new._handed.items():
             if not n_head + n_tail and (first, by) != (0, 1):
                 i = start + c
                 row = f"{first} + trip" if by == 1 else f"{first} - trip"
                 new.source = new.source.replace(f"s{i} = S{i}[trip]", f"s{i} = S{i}[{row}]")
         return new
+
+    def reading_rows(self, rows: dict) -> "LoopKernel":
+        """This kernel, its operands at the places ``rows`` gives (``{place: (stack, row)}``,
+        places before the trips' operands) not given but picked in its source, each from a
+        row of one of the stacks given after all its other operands."""
+        assert not self._rows, "rows are taken once"
+        new = self._copy()
+        new._rows, new._n_row_stacks = dict(sorted(rows.items())), 1 + max(j for j, _ in rows.values())
+        lines = new.source.split("\n")
+        at = lines.index(next(line for line in lines if line.startswith("def kernel(")))
+        params = lines[at][len("def kernel("):-len("):")].split(", ")
+        kept = [name for place, name in enumerate(params) if place not in rows]
+        lines[at] = f"def kernel({', '.join(kept + [f'R{j}' for j in range(new._n_row_stacks)])}):"
+        lines[at + 1:at + 1] = [f"    {params[place]} = R{j}[{row}]" for place, (j, row) in new._rows.items()]
+        new.source = "\n".join(lines)
+        return new
+
+    def _with_rows(self, args: tuple) -> tuple:
+        """``args`` as the loop takes them: the rows read from the stacks given last put back
+        in their places."""
+        n = len(args) - self._n_row_stacks
+        given, args = args[n:], list(args[:n])
+        avals = self.loop.body.avals
+        for place, (j, row) in self._rows.items():
+            value = given[j][row]
+            args.insert(place, value if avals[place][0] is np.ndarray else avals[place][0](value))
+        return tuple(args)
 
     def returning(self, kept: list, stacks: list) -> "LoopKernel":
         """This kernel, returning its outputs ``kept`` (by place), then the stacks ``stacks``."""
@@ -379,6 +495,8 @@ class LoopKernel(Step):
     def _numpy_loop(self, xp: Any, args: tuple) -> tuple:
         """The loop replayed by NumPy, its results as the kernel's."""
         loop = self.loop
+        if self._rows:
+            args = self._with_rows(args)
         start = loop.n_fixed + len(loop.carried)
         if self._handed:
             stacks = self._stacks(args[start:])
@@ -422,11 +540,19 @@ class LoopKernel(Step):
         background = self._compiling is not None
         if self._kernel is None and self.error is None and not background:
             self._compile()  # asked for (executor="numba"), not started in the background
-        kernel, loop = self._kernel, self.loop
+        kernel = self._kernel
         if kernel is None:
             return self._numpy_loop(xp, args)
-        start = loop.n_fixed + len(loop.carried)
-        operands = (*args[:start], *(stack for stack, _, _ in self._stacks(args[start:])), *self._last)
+        start, end = self.n_before_trips, len(args) - self._n_row_stacks
+        if self._whole is None:
+            stacks = [stack for stack, _, _ in self._stacks(args[start:end])]
+        else:
+            stacks = args[start:end]
+            if self._whole:
+                stacks = list(stacks)
+                for at in self._whole:
+                    stacks[at] = np.ascontiguousarray(stacks[at], dtype=_F64)
+        operands = (*args[:start], *stacks, *self._last, *args[end:])
         if not self._typed:
             if not background:
                 self._specialize(operands)

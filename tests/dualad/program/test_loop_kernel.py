@@ -411,6 +411,31 @@ def test_stacks_pass_from_kernel_to_kernel_not_row_by_row():
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
 
+def test_rows_only_kernels_read_reach_them_as_stacks():
+    """The forward sweep's rows that the stretches around the reverse sweep read (its peeled
+    trips) reach them as the forward's stacks, each row picked in the reader's source, not
+    as a NumPy view per row at each call; the value the program returns stays a row of its
+    own. The kernels and each kernel's NumPy loop give the numbers of the program without
+    kernels."""
+    args = _args()
+    program, kernels = _programs(reverse.value_and_grad(cell, argnums=(0, 1, 2)), args)
+    steps = [s for s in kernels.eqns if isinstance(s.prim, LoopKernel)]
+    readers = [s for s in steps if s.prim._rows]
+    assert readers and all(re.search(r"\n    [fc]\d+ = R\d+\[\d+\]\n", s.prim.source) for s in readers)
+    given = {slot for s in readers for slot in s.ins[len(s.ins) - s.prim._n_row_stacks:]}
+    forward = steps[0]
+    assert forward.prim.loop.trips > 1 and given & set(forward.outs)
+    picks = forward.outs[:len(forward.outs) - len(forward.prim.stacks_out)]
+    read_elsewhere = set(kernels.outputs).union(
+        *(s.ins for s in kernels.eqns if not isinstance(s.prim, LoopKernel)))
+    assert picks and set(picks) <= read_elsewhere  # the total, returned: a row of its own
+    want = replay(program, list(args))
+    for got in (replay(kernels, list(args)), _by_numpy_loops(kernels, args)):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        for g, w in zip(got[1], want[1]):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
 def _by_numpy_loops(kernels, args):
     for step in kernels.eqns:
         if isinstance(step.prim, LoopKernel):
