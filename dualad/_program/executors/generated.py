@@ -16,6 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.core import bind
+from dualad._primitives.short_loops import paired
+from dualad._primitives.short_loops import plan as paired_plan
 from dualad._program.ir import GUARDS, Guard, GuardMiss, ufunc_of
 from dualad._program.passes.memory import plan
 
@@ -53,7 +55,7 @@ def generate(program: Any) -> Callable:
         # the ufunc itself, no impl's frame between, writing into its buffer where the plan
         # gave one (a fused kernel, which takes out= too, only there)
         if buffer is not None or (ufunc is not None and not step.prim.takes_out):
-            env[f"_u{n}"] = ufunc
+            env[f"_u{n}"] = _paired(ufunc) if _short_loops(program, step, ufunc) else ufunc
             out = "" if buffer is None else f", out=_b[{buffer}]"
             body.append(f"t{step.outs[0]} = _u{n}({operands}{out})")
             continue
@@ -75,6 +77,25 @@ def generate(program: Any) -> Callable:
     run = env["run"]
     run.source = source
     return run
+
+
+_PAIRED = {np.add, np.subtract, np.multiply, np.divide}
+
+
+def _short_loops(program: Any, step: Any, ufunc: Any) -> bool:
+    """Whether ``step``, the binary arithmetic ``ufunc`` on float arrays of one dtype and two
+    shapes, is computed faster by :func:`~dualad._primitives.short_loops.paired`."""
+    if ufunc not in _PAIRED or len(step.ins) != 2:
+        return False
+    avals = [program.avals.get(slot) for slot in step.ins]
+    return (all(a is not None and a[0] is np.ndarray for a in avals) and avals[0][2] == avals[1][2]
+            and avals[0][2].kind in "fc" and paired_plan(avals[0][1], avals[1][1]) is not None)
+
+
+def _paired(ufunc: Any) -> Any:
+    def call(x, y, out=None):
+        return paired(ufunc, x, y, out)
+    return call
 
 
 def _copy(value: Any) -> Any:
