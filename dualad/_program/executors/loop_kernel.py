@@ -503,8 +503,13 @@ class LoopKernel(Step):
             args = (*args[:start], *(stack[first + by * t] for t in range(loop.trips)
                                      for stack, first, by in stacks))
         results = loop.impl(xp, *args)
-        stacks = [np.stack([results[i] for i, (kk, _, _) in enumerate(self._picks) if kk == k])
-                  for k in self._stacks_out]
+        stacks = []
+        for k in self._stacks_out:  # laid out as the kernel's: its rows where the kernel has them
+            stack = np.zeros(self.stack_aval(k)[1], dtype=_F64)  # (a row no pick names is read by
+            for i, (kk, row, _) in enumerate(self._picks):      # no step: zeros, not garbage)
+                if kk == k:
+                    stack[row] = results[i]
+            stacks.append(stack)
         return (*(results[i] for i in self._kept), *stacks)
 
     def compile_in_background(self) -> None:

@@ -436,6 +436,39 @@ def test_rows_only_kernels_read_reach_them_as_stacks():
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
 
+def first_and_last(w, xs):
+    """A loop's values read after it at its first and last trips only, by a stretch."""
+    h, seen = w, []
+    for t in range(xs.shape[0]):
+        h = np.tanh(h * xs[t] + 0.5) * 0.9 + 0.1 * np.log(h * h + 1.0)
+        seen.append(h)
+    r = seen[0] * seen[-1]
+    for _ in range(10):
+        r = np.tanh(r * seen[0] + seen[-1]) - 0.25 * r
+    return r
+
+
+def test_rows_taken_from_a_stack_of_some_trips_are_the_same_rows_in_numpys_replay():
+    """The reader picks rows 0 and 299 of the loop's stack; NumPy's replay of the loop (where
+    a value is not finite, or while the kernel compiles) returns that stack laid out as the
+    kernel's (found by a review: it held the two rows only, and the reader read past it)."""
+    rng = np.random.default_rng(5)
+    args = (rng.random(5), rng.random((300, 5)))
+    program, kernels = _programs(first_and_last, args)
+    (reader,) = [s.prim for s in kernels.eqns if isinstance(s.prim, LoopKernel) and s.prim._rows]
+    assert sorted(row for _, row in reader._rows.values()) == [0, 299]
+    want = replay(program, list(args))
+    for got in (replay(kernels, list(args)), _by_numpy_loops(kernels, args)):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+    compiled = dualad.compile(first_and_last, executor="numba", measure=False)
+    compiled(*args)
+    w, xs = args[0], args[1].copy()
+    xs[150, 2] = np.nan  # one trip's value not finite: the loop replayed by NumPy
+    with np.errstate(invalid="ignore"):
+        expected = first_and_last(w, xs)
+    np.testing.assert_allclose(compiled(w, xs), expected, rtol=1e-13)
+
+
 def _by_numpy_loops(kernels, args):
     for step in kernels.eqns:
         if isinstance(step.prim, LoopKernel):
