@@ -101,9 +101,15 @@ def prod(x, axis=None, keepdims=False, *, dtype=None, out=None):
 
 # -- max and min: the derivative is split equally between tied entries ----------
 def _extremum(name, reduce, combine):
+    ufunc = getattr(np, combine)
+
     def impl(xp, x, *, axis, keepdims):
-        out = by_slices(x, axis, keepdims, getattr(np, combine))
-        return getattr(xp, reduce)(x, axis=axis, keepdims=keepdims) if out is None else out
+        out = by_slices(x, axis, keepdims, ufunc)
+        if out is not None:
+            return out
+        if type(x) is np.ndarray:  # np.max's own reduction, without its wrapper (1.1 us sooner)
+            return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+        return getattr(xp, reduce)(x, axis=axis, keepdims=keepdims)
 
     def residual(ans, x, *, axis, keepdims):
         # A 0/1 weight per entry, divided by the number of ties.

@@ -88,8 +88,13 @@ def ravel(x):
     return reshape(x, (-1,))
 
 
+def _permute_impl(xp, x, *, axes):
+    # NumPy's method, without array_api_compat's wrapper (0.7 us against 0.12)
+    return x.transpose(axes) if type(x) is np.ndarray else xp.permute_dims(x, axes)
+
+
 _permute_p = linear(
-    "permute_dims", lambda xp, x, *, axes: xp.permute_dims(x, axes),
+    "permute_dims", _permute_impl,
     lambda g, x, *, axes: (permute_dims(g, tuple(sorted(range(len(axes)), key=axes.__getitem__))),),
     batch=lambda params, k: {"axes": (0,) + tuple(a + 1 for a in params["axes"])},
     simplifications=("transpose",), fresh=True, moves_elements=True, sparsity="selection",

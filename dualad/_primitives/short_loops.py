@@ -21,9 +21,11 @@ import numpy as np
 
 __all__ = ["paired", "plan"]
 
-# the fewest numbers of a result worth planning, and how much longer the inner loop of
-# the plan must be than NumPy's own
-_LARGE, _LONGER = 2048, 4
+# the fewest numbers of a result worth planning; NumPy's longest inner loop worth replacing,
+# and on results of at least _MANY numbers (where NumPy's inner loops cost more than the
+# plan's fixed 1.5 us or so: a bias added to (256, 10) is 2.8 us either way); and how much
+# longer the plan's inner loop must be than NumPy's
+_LARGE, _SHORT, _MANY, _SHORTER, _LONGER = 2048, 4, 1 << 16, 16, 4
 
 
 @lru_cache(maxsize=512)
@@ -46,6 +48,8 @@ def plan(shape_x: tuple, shape_y: tuple) -> tuple | None:
         if (broadcast[0][at], broadcast[1][at]) != (broadcast[0][-1], broadcast[1][-1]):
             break
         inner *= out[axes[at]]
+    if inner > (_SHORTER if math.prod(out) >= _MANY else _SHORT):
+        return None
     best = None
     for repeated in (0, 1):
         along = [at for at, b in enumerate(broadcast[repeated]) if b]
@@ -59,10 +63,12 @@ def plan(shape_x: tuple, shape_y: tuple) -> tuple | None:
 
 
 def paired(ufunc: Any, x: Any, y: Any, out: Any = None) -> Any:
-    """``ufunc(x, y)``; NumPy's numbers, by :func:`plan`'s repeat where the operands are
-    float NumPy arrays of one dtype and a plan is found."""
+    """``ufunc(x, y)``; NumPy's numbers, by :func:`plan`'s repeat where the operands are real
+    float NumPy arrays of one dtype in the machine's byte order (NumPy's result has that
+    order; complex NaNs may differ in their sign bits) and a plan is found. The result is
+    C-contiguous there, where NumPy's follows Fortran-ordered operands."""
     if (type(x) is np.ndarray is type(y) and x.shape != y.shape and x.dtype == y.dtype
-            and x.dtype.kind in "fc"):
+            and x.dtype.kind == "f" and x.dtype.isnative):
         found = plan(x.shape, y.shape)
         if found is not None:
             repeated, axis, count, shape_x, shape_y = found

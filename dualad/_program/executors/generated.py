@@ -83,13 +83,14 @@ _PAIRED = {np.add, np.subtract, np.multiply, np.divide}
 
 
 def _short_loops(program: Any, step: Any, ufunc: Any) -> bool:
-    """Whether ``step``, the binary arithmetic ``ufunc`` on float arrays of one dtype and two
-    shapes, is computed faster by :func:`~dualad._primitives.short_loops.paired`."""
+    """Whether ``step``, the binary arithmetic ``ufunc`` on real float arrays of one native
+    dtype and two shapes, is computed faster by :func:`~dualad._primitives.short_loops.paired`."""
     if ufunc not in _PAIRED or len(step.ins) != 2:
         return False
     avals = [program.avals.get(slot) for slot in step.ins]
     return (all(a is not None and a[0] is np.ndarray for a in avals) and avals[0][2] == avals[1][2]
-            and avals[0][2].kind in "fc" and paired_plan(avals[0][1], avals[1][1]) is not None)
+            and avals[0][2].kind == "f" and avals[0][2].isnative
+            and paired_plan(avals[0][1], avals[1][1]) is not None)
 
 
 def _paired(ufunc: Any) -> Any:
