@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["paired", "plan"]
+__all__ = ["paired", "plan", "planned"]
 
 # the fewest numbers of a result worth planning; NumPy's longest inner loop worth replacing,
 # and on results of at least _MANY numbers (where NumPy's inner loops cost more than the
@@ -62,14 +62,21 @@ def plan(shape_x: tuple, shape_y: tuple) -> tuple | None:
     return None if best is None else best[1]
 
 
+def planned(shape_x: tuple, dtype_x: Any, shape_y: tuple, dtype_y: Any) -> tuple | None:
+    """:func:`plan` for operands of these shapes and dtypes: real floats of one dtype in the
+    machine's byte order (NumPy's result has that order; complex NaNs may differ in their
+    sign bits), else None."""
+    if shape_x == shape_y or dtype_x != dtype_y or dtype_x.kind != "f" or not dtype_x.isnative:
+        return None
+    return plan(shape_x, shape_y)
+
+
 def paired(ufunc: Any, x: Any, y: Any, out: Any = None) -> Any:
-    """``ufunc(x, y)``; NumPy's numbers, by :func:`plan`'s repeat where the operands are real
-    float NumPy arrays of one dtype in the machine's byte order (NumPy's result has that
-    order; complex NaNs may differ in their sign bits) and a plan is found. The result is
-    C-contiguous there, where NumPy's follows Fortran-ordered operands."""
-    if (type(x) is np.ndarray is type(y) and x.shape != y.shape and x.dtype == y.dtype
-            and x.dtype.kind == "f" and x.dtype.isnative):
-        found = plan(x.shape, y.shape)
+    """``ufunc(x, y)``; NumPy's numbers, by :func:`plan`'s repeat where the operands are NumPy
+    arrays :func:`planned` finds a plan for. The result is C-contiguous there, where NumPy's
+    follows Fortran-ordered operands."""
+    if type(x) is np.ndarray is type(y):
+        found = planned(x.shape, x.dtype, y.shape, y.dtype)
         if found is not None:
             repeated, axis, count, shape_x, shape_y = found
             if repeated == 0:

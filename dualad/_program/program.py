@@ -109,6 +109,20 @@ class Program:
         last.update(dict.fromkeys(self.outputs, len(self.steps)))
         return last
 
+    def free_slot(self) -> int:
+        """A slot above every input, constant and value of this program: the first a pass may
+        number a value it adds with.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import dualad
+        >>> p = dualad.compile(lambda x: np.sin(x) * 2.0).program(np.zeros(3))
+        >>> p.free_slot() > max(p.outputs)
+        True
+        """
+        return 1 + max([self.n_inputs, *self.avals, *self.consts])
+
     def __len__(self) -> int:
         return len(self.steps)
 

@@ -16,8 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dualad._base.core import bind
-from dualad._primitives.short_loops import paired
-from dualad._primitives.short_loops import plan as paired_plan
+from dualad._primitives.short_loops import paired, planned
 from dualad._program.ir import GUARDS, Guard, GuardMiss, ufunc_of
 from dualad._program.passes.memory import plan
 
@@ -83,14 +82,14 @@ _PAIRED = {np.add, np.subtract, np.multiply, np.divide}
 
 
 def _short_loops(program: Any, step: Any, ufunc: Any) -> bool:
-    """Whether ``step``, the binary arithmetic ``ufunc`` on real float arrays of one native
-    dtype and two shapes, is computed faster by :func:`~dualad._primitives.short_loops.paired`."""
+    """Whether ``step``, the binary arithmetic ``ufunc`` on NumPy arrays, is computed faster
+    by :func:`~dualad._primitives.short_loops.paired` (a plan :func:`planned` finds for the
+    shapes and dtypes of the trace)."""
     if ufunc not in _PAIRED or len(step.ins) != 2:
         return False
-    avals = [program.avals.get(slot) for slot in step.ins]
-    return (all(a is not None and a[0] is np.ndarray for a in avals) and avals[0][2] == avals[1][2]
-            and avals[0][2].kind == "f" and avals[0][2].isnative
-            and paired_plan(avals[0][1], avals[1][1]) is not None)
+    x, y = (program.avals.get(slot) for slot in step.ins)
+    return (x is not None and y is not None and x[0] is np.ndarray is y[0]
+            and planned(x[1], x[2], y[1], y[2]) is not None)
 
 
 def _paired(ufunc: Any) -> Any:

@@ -198,17 +198,16 @@ def _rows_taken(program: Any) -> Any:
                      for at, place in reads)}
     if not taken:
         return program
-    avals, next_slot = dict(program.avals), 1 + max([program.n_inputs, *program.avals,
-                                                     *program.consts])
+    avals, next_slot = dict(program.avals), program.free_slot()
     stack_slot: dict = {}  # (a kernel's step, its stack) -> the slot it is returned in
     for slot in sorted(taken):
         at, k, _ = pick_of[slot]
         producer = steps[at]
         if (at, k) in stack_slot:
             continue
-        if k in producer.prim.stacks_out:  # returned whole already (_handed_over)
-            stack_slot[at, k] = producer.outs[len(producer.outs) - len(producer.prim.stacks_out)
-                                              + producer.prim.stacks_out.index(k)]
+        returned = _stack_slots(producer)
+        if k in returned:  # returned whole already (_handed_over)
+            stack_slot[at, k] = returned[k]
         else:
             stack_slot[at, k] = next_slot
             avals[next_slot] = producer.prim.stack_aval(k)
@@ -227,12 +226,18 @@ def _rows_taken(program: Any) -> Any:
         if stacks:
             n_picks = len(step.outs) - len(step.prim.stacks_out)
             kept = [i for i in range(n_picks) if step.outs[i] not in taken]
-            slot_of = dict(zip(step.prim.stacks_out, step.outs[n_picks:])) | stacks
+            slot_of = _stack_slots(step) | stacks
             returned = sorted(slot_of)
             steps[at] = Eqn(step.prim.returning(kept, returned), {}, step.ins,
                             tuple(step.outs[i] for i in kept) + tuple(slot_of[k] for k in returned),
                             step.xp)
     return program.with_steps(steps, avals=avals)
+
+
+def _stack_slots(step: Eqn) -> dict:
+    """``{stack: its slot}`` of the stacks a loop kernel's step returns whole (its last outputs)."""
+    stacks = step.prim.stacks_out
+    return dict(zip(stacks, step.outs[len(step.outs) - len(stacks):]))
 
 
 def _handed_over(program: Any) -> Any:
@@ -262,8 +267,7 @@ def _handed_over(program: Any) -> Any:
                 handed[at] = columns
     if not handed:
         return program
-    avals, next_slot = dict(program.avals), 1 + max([program.n_inputs, *program.avals,
-                                                     *program.consts])
+    avals, next_slot = dict(program.avals), program.free_slot()
     stack_slot: dict = {}  # a kernel's stack -> the slot it is returned in
     for columns in handed.values():
         for source, *_ in columns.values():
@@ -379,8 +383,7 @@ class LoopKernel(Step):
     def rows(self) -> list:
         """For each output, ``(its stack, its row)`` where it is one row of a stack of every
         trip's, ``(None, None)`` otherwise."""
-        return [(k, trip) if self._full[k] else (None, None)
-                for k, trip, _ in (self._picks[i] for i in self._kept)]
+        return [(k, trip) if self._full[k] else (None, None) for k, trip in self.picked()]
 
     def picked(self) -> list:
         """For each output but the stacks returned whole, ``(its stack, its row there)``."""

@@ -348,8 +348,7 @@ def _rolled(program: Program, start: int, period: int, trips: int, readers: dict
     for j, o, first in carried:
         if type(consts.get(first)) is float and body_avals.get(slot_of[(j, o)]) == _FLOAT64:
             value = consts[first]
-            first = 1 + max(made_consts) if made_consts else 1 + max([program.n_inputs, *program.avals,
-                                                                      *consts])
+            first = 1 + max(made_consts) if made_consts else program.free_slot()
             made_consts[first] = np.float64(value)
         firsts.append(first)
     ins = [*fixed, *firsts,
