@@ -24,10 +24,17 @@ def _matmul_jvp(primals, tangents, ans, **_):
             term = matmul(x, ty)
             out = term if out is None else _add(out, term)
         return out
-    # A chunk of k directions: promote 1-d operands to matrices as NumPy does
-    # (so that k is never taken for a matrix axis), give each tangent the
-    # output's batch rank behind k, and drop the promoted axes at the end.
     nx, ny = ndim_of(x), ndim_of(y)
+    # A chunk of k directions through a matrix-vector product, where only the vector
+    # moves (jacfwd of A @ x, of x @ B): the k products are one matrix product, (k, n)
+    # rows against the matrix, with no promoted axes to add and drop
+    if nx == 2 and ny == 1 and tx is None:
+        return matmul(ty, _shape.matrix_transpose(x))
+    if nx == 1 and ny == 2 and ty is None:
+        return matmul(tx, y)
+    # Otherwise: promote 1-d operands to matrices as NumPy does (so that k is never
+    # taken for a matrix axis), give each tangent the output's batch rank behind k,
+    # and drop the promoted axes at the end.
     x2 = _shape.expand_dims(x, 0) if nx == 1 else x
     y2 = _shape.expand_dims(y, -1) if ny == 1 else y
     nd = max(ndim_of(x2), ndim_of(y2))
