@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from dualad._base.checks import check_callable
 from dualad._base.reach import reach
+from dualad._base.shapes import raw
+from dualad._base.taint import TracedArray
 
 __all__ = ["Closed"]
 
@@ -25,15 +27,21 @@ class Closed:
 
     ``values`` are the operands of the entry; ``call(x, operands)`` is ``fn(x)`` with
     ``operands[k]`` where ``values[k]`` was found; ``running(operands)`` is a context in
-    which every function reached sees them.
+    which every function reached sees them. ``traced`` says ``fn`` was closed in a
+    :func:`dualad.compile` trace (a value it reaches is traced): a program holds it, and
+    its replays apply the entry's rules again at other points; ``derived`` keeps what
+    they derive from ``fn`` for those (the compiled Jacobian of
+    :mod:`dualad._implicit.operators`).
     """
 
-    __slots__ = ("fn", "reached", "who")
+    __slots__ = ("fn", "reached", "who", "traced", "derived")
 
     def __init__(self, fn: Callable, others: list, who: str, name: str):
         check_callable(fn, who, name)
         self.fn, self.who = fn, who
         self.reached = reach(fn, [g for g in others if g is not None], who=who)
+        self.traced = any(type(raw(v)) is TracedArray for v in self.reached.values)
+        self.derived: dict = {}
 
     @property
     def values(self) -> list:

@@ -14,11 +14,14 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import shape_of, zeros
 from dualad._forward.transforms import basis_chunks, jvp
 from dualad._implicit.closure import Closed
 from dualad._primitives.shape import matrix_transpose, reshape
+from dualad._staging.compile import compiled_on_repeat
 
 __all__ = ["Jacobian", "JacobianProduct", "Matvec", "Transposed", "pullback"]
 
@@ -102,12 +105,27 @@ class JacobianProduct:
 
     def matrix(self) -> Any:
         """``dF/dx`` (never its transpose) as a ``(size, size)`` matrix over the raveled
-        unknowns, by one forward-mode pass of ``size`` directions at once: the basis, whose
-        tangents out are its columns (a ``jvp``, without ``jacfwd``'s assembly of blocks)."""
-        x, *operands = self.point
-        size = math.prod(shape_of(x))
-        if not size:
-            return zeros(x, (0, 0))
-        basis, = next(basis_chunks([x], size))
-        _, columns = jvp(lambda y: self.closed.call(y, operands), (x,), (basis,))
-        return matrix_transpose(reshape(columns, (size, size)))
+        unknowns (:func:`_matrix`). The residual of a compiled program (closed in its trace)
+        is compiled too, at its second point on NumPy arrays
+        (:func:`~dualad._staging.compile.compiled_on_repeat`): each replay of the program
+        asks for the matrix at a new solution, and a replay of the residual's own program
+        builds it without forward mode's cost per operation. Elsewhere (eager calls, the
+        elements of a ``vmap``) a trace would cost more than it saves."""
+        if not (self.closed.traced and all(type(v) is np.ndarray for v in self.point)):
+            return _matrix(self.closed, *self.point)
+        derived = self.closed.derived
+        if "matrix" not in derived:  # the residual a static argument: its programs its own
+            derived["matrix"] = compiled_on_repeat(_matrix)
+        return derived["matrix"](self.closed, *self.point)
+
+
+def _matrix(closed: Closed, x: Any, *operands: Any) -> Any:
+    """``dF/dx`` of ``closed`` at ``(x, *operands)`` by one forward-mode pass of ``size``
+    directions at once: the basis, whose tangents out are its columns (a ``jvp``, without
+    ``jacfwd``'s assembly of blocks)."""
+    size = math.prod(shape_of(x))
+    if not size:
+        return zeros(x, (0, 0))
+    basis, = next(basis_chunks([x], size))
+    _, columns = jvp(lambda y: closed.call(y, operands), (x,), (basis,))
+    return matrix_transpose(reshape(columns, (size, size)))
