@@ -20,10 +20,18 @@ from dualad._base.reverse_mode import registered_vjp
 from dualad._base.shapes import shape_of, zeros
 from dualad._forward.transforms import basis_chunks, jvp
 from dualad._implicit.closure import Closed
+from dualad._primitives.linalg.matmul import matmul
 from dualad._primitives.shape import matrix_transpose, reshape
 from dualad._staging.compile import compiled_on_repeat
 
-__all__ = ["Jacobian", "JacobianProduct", "Matvec", "Transposed", "pullback"]
+__all__ = ["JOINT_UP_TO", "Jacobian", "JacobianProduct", "JointJacobian", "Matvec", "Transposed",
+           "joint_jacobian", "pullback"]
+
+# Up to this many numbers in the unknowns and the operands together, a VJP at plain arrays
+# takes dF/dx and dF/dtheta from one forward-mode pass over both (JointJacobian) rather
+# than dF/dx from one and a pullback of F in theta (the crossing measured in
+# benchmarks/README.md, "Sensitivities of solutions")
+JOINT_UP_TO = 100
 
 
 def pullback(fn: Callable, primals: tuple, who: str) -> Callable:
@@ -111,6 +119,9 @@ class JacobianProduct:
         asks for the matrix at a new solution, and a replay of the residual's own program
         builds it without forward mode's cost per operation. Elsewhere (eager calls, the
         elements of a ``vmap``) a trace would cost more than it saves."""
+        joint = self.closed.derived.get("joint")
+        if joint is not None and joint.at(self.point):
+            return joint.dx
         if not (self.closed.traced and all(type(v) is np.ndarray for v in self.point)):
             return _matrix(self.closed, *self.point)
         derived = self.closed.derived
@@ -129,3 +140,53 @@ def _matrix(closed: Closed, x: Any, *operands: Any) -> Any:
     basis, = next(basis_chunks([x], size))
     _, columns = jvp(lambda y: closed.call(y, operands), (x,), (basis,))
     return matrix_transpose(reshape(columns, (size, size)))
+
+
+class JointJacobian:
+    """``F``'s Jacobian in the unknowns and in the operands at one ``point`` of plain
+    arrays, from one forward-mode pass over both (the basis of their numbers): ``dx``, the
+    ``(n, n)`` block that :meth:`JacobianProduct.matrix` returns at that point, and the
+    blocks in the operands, whose products with a cotangent are the VJP's pullback of ``F``
+    in them (:meth:`pullback`) without recording ``F`` again."""
+
+    __slots__ = ("point", "dx", "dtheta")
+
+    def __init__(self, closed: Closed, point: tuple):
+        x, *operands = point
+        n = x.size
+        sizes = [v.size for v in operands]
+        basis = next(basis_chunks(list(point), n + sum(sizes)))
+        _, columns = jvp(lambda y, *th: closed.call(y, th), point, tuple(basis))
+        jac = np.asarray(columns).reshape(n + sum(sizes), n).T
+        self.point, self.dx, self.dtheta = point, jac[:, :n], []
+        start = n
+        for size in sizes:
+            self.dtheta.append(jac[:, start:start + size])
+            start += size
+
+    def at(self, point: tuple) -> bool:
+        """Whether ``point`` is this one (the same arrays, not equal ones)."""
+        return len(point) == len(self.point) and all(a is b for a, b in zip(point, self.point))
+
+    def pullback(self, u: Any) -> tuple:
+        """``u^T dF/dtheta_i`` for each operand, of its shape; ``u`` (of the unknowns' shape)
+        may carry derivatives of a transform (the operands' blocks are constants)."""
+        u = reshape(u, (self.dx.shape[0],))
+        return tuple(reshape(matmul(u, block), v.shape)
+                     for block, v in zip(self.dtheta, self.point[1:]))
+
+
+def joint_jacobian(closed: Closed, point: tuple) -> JointJacobian | None:
+    """:class:`JointJacobian` of ``closed`` at ``point``, kept for the :meth:`~JacobianProduct.matrix`
+    asked there, where every value of ``point`` is a real NumPy array, the operands hold
+    no more numbers than the unknowns, and all together no more than :data:`JOINT_UP_TO`;
+    None elsewhere."""
+    if not all(type(v) is np.ndarray and v.dtype.kind == "f" for v in point):
+        return None
+    n, p = point[0].size, sum(v.size for v in point[1:])
+    if not 0 < p <= n or n + p > JOINT_UP_TO:
+        return None
+    joint = closed.derived.get("joint")
+    if joint is None or not joint.at(point):  # the rows of a jacrev share one
+        joint = closed.derived["joint"] = JointJacobian(closed, point)
+    return joint

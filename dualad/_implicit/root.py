@@ -18,15 +18,16 @@ not depend on where the search started) and the values ``F`` closes over, ``thet
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from dualad._base.checks import check_callable, check_differentiable
 from dualad._base.core import bind
-from dualad._base.shapes import ndim_of
+from dualad._base.shapes import ndim_of, shape_of
 from dualad._forward.transforms import jvp
 from dualad._implicit.closure import Closed
 from dualad._implicit.linear_solve import linear_solve, solution
-from dualad._implicit.operators import Jacobian, pullback
+from dualad._implicit.operators import Jacobian, joint_jacobian, pullback
 from dualad._primitives.elementwise import negative
 from dualad._table.entries import custom
 
@@ -71,8 +72,13 @@ def _vjp(g, ans, x0, *theta, f, solve, tangent_solve, symmetric, check):
     if check is not None:
         check()
     jac, jac_t = _operators(f, symmetric)
+    # a solver that factorizes dF/dx: with dF/dtheta from the same forward pass, where small
+    joint = (joint_jacobian(f, (ans, *theta))
+             if math.prod(shape_of(ans)) <= getattr(tangent_solve, "factorizes_up_to", -1) else None)
     lam = linear_solve(g, [ans, *theta], operator=jac_t, transposed=jac, solve=tangent_solve,
                        transpose_solve=tangent_solve, closed=f)
+    if joint is not None:
+        return (None, *joint.pullback(negative(lam)))
     pull = pullback(lambda *th: f.call(ans, th), tuple(theta), f"the VJP of {f.who}")
     return (None, *pull(negative(lam)))
 
@@ -116,6 +122,9 @@ def custom_root(f: Callable, x0: Any, solve: Callable, tangent_solve: Callable) 
         a dense or Krylov solve otherwise. One whose attribute ``stacked`` is True is
         given the tangents of a ``jacfwd`` chunk in one call, ``y`` of shape
         ``(k, *x0.shape)``, and returns the k solutions; others are called per tangent.
+        One whose attribute ``factorizes_up_to`` is an int builds ``g``'s matrix
+        (``g.matrix()``) for up to that many unknowns: a VJP there takes ``df/dtheta``
+        from the same forward-mode pass where the parameters are few.
 
     Returns
     -------

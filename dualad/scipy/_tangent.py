@@ -52,6 +52,7 @@ def tangent_solver(who: str, symmetric: bool) -> Callable:
             kept[:] = [Factorization(g.point, g.matrix(), who, symmetric)]
         return kept[0].solve(y, g.transposed)
     tangent_solve.stacked = True
+    tangent_solve.factorizes_up_to = DENSE_MAX
     return tangent_solve
 
 
