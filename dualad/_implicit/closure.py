@@ -28,10 +28,10 @@ class Closed:
     ``values`` are the operands of the entry; ``call(x, operands)`` is ``fn(x)`` with
     ``operands[k]`` where ``values[k]`` was found; ``running(operands)`` is a context in
     which every function reached sees them. ``traced`` says ``fn`` was closed in a
-    :func:`dualad.compile` trace (a value it reaches is traced): a program holds it, and
-    its replays apply the entry's rules again at other points; ``derived`` keeps what
-    they derive from ``fn`` for those (the compiled Jacobian of
-    :mod:`dualad._implicit.operators`).
+    trace of :func:`dualad.compile` (or ``dualad.linearize``: a value it reaches is
+    traced): a program holds it, and its replays apply the entry's rules again at other
+    points; ``derived`` keeps what they derive from ``fn`` for those (the compiled
+    Jacobian of :mod:`dualad._implicit.operators`).
     """
 
     __slots__ = ("fn", "reached", "who", "traced", "derived")

@@ -22,10 +22,16 @@ from dualad._forward.transforms import basis_chunks, jvp
 from dualad._implicit.closure import Closed
 from dualad._primitives.linalg.matmul import matmul
 from dualad._primitives.shape import matrix_transpose, reshape
-from dualad._staging.compile import compiled_on_repeat
+from dualad._staging.compile import compile as jit
 
 __all__ = ["JOINT_UP_TO", "Jacobian", "JacobianProduct", "JointJacobian", "Matvec", "Transposed",
            "joint_jacobian", "pullback"]
+
+# A traced residual's matrix program: traced once, with the program that holds it, and
+# replayed always (no timing against eager calls: a replay takes a tenth of one, and an
+# eager call would read what the residual reads anew, where the program reads the trace's)
+# by NumPy's calls
+_WITH_THE_PROGRAM = {"measure": False, "executor": "numpy"}
 
 # Up to this many numbers in the unknowns and the operands together, a VJP at plain arrays
 # takes dF/dx and dF/dtheta from one forward-mode pass over both (JointJacobian) rather
@@ -114,20 +120,24 @@ class JacobianProduct:
     def matrix(self) -> Any:
         """``dF/dx`` (never its transpose) as a ``(size, size)`` matrix over the raveled
         unknowns (:func:`_matrix`). The residual of a compiled program (closed in its trace)
-        is compiled too, at its second point on NumPy arrays
-        (:func:`~dualad._staging.compile.compiled_on_repeat`): each replay of the program
-        asks for the matrix at a new solution, and a replay of the residual's own program
-        builds it without forward mode's cost per operation. Elsewhere (eager calls, the
-        elements of a ``vmap``) a trace would cost more than it saves."""
+        builds it by a program of its own, traced with the outer one (the first matrix is
+        asked during that trace) and replayed at each replay's new solution, without
+        forward mode's cost per operation: what the residual reads through names is then
+        copied at the trace, as the outer program copies it for ``dF/dtheta``
+        (:func:`dualad.compile`). Elsewhere (eager calls, a ``vmap`` outside a program) a
+        trace would cost more than it saves."""
         joint = self.closed.derived.get("joint")
         if joint is not None and joint.at(self.point):
             return joint.dx
-        if not (self.closed.traced and all(type(v) is np.ndarray for v in self.point)):
+        # NumPy's scalars (an element of a traced array) as 0-d arrays: a program keys those
+        # by shape and dtype, and promotes them as NumPy promotes its scalars
+        point = tuple(np.asarray(v) if isinstance(v, np.generic) else v for v in self.point)
+        if not (self.closed.traced and all(type(v) is np.ndarray for v in point)):
             return _matrix(self.closed, *self.point)
         derived = self.closed.derived
         if "matrix" not in derived:  # the residual a static argument: its programs its own
-            derived["matrix"] = compiled_on_repeat(_matrix)
-        return derived["matrix"](self.closed, *self.point)
+            derived["matrix"] = jit(_matrix, **_WITH_THE_PROGRAM)
+        return derived["matrix"](self.closed, *point)
 
 
 def _matrix(closed: Closed, x: Any, *operands: Any) -> Any:

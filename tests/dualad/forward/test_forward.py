@@ -74,6 +74,27 @@ def test_jacfwd_matrix_input_chunked(x, chunk):
     np.testing.assert_allclose(full, _finite_difference_jacobian(f, x), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("m, n, chunk", [(3, 4, None), (3, 4, 1), (3, 4, 3), (0, 2, None), (2, 0, None)])
+def test_a_chunk_through_a_matrix_vector_product_gives_the_matrix(dtype, m, n, chunk):
+    """Only the vector moving: ``A @ x``'s Jacobian is ``A`` and ``y @ B``'s is ``B^T``, exactly
+    (one product of the chunk with the matrix), as one direction at a time gives them."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, n)).astype(dtype)
+    x, y = rng.standard_normal(n).astype(dtype), rng.standard_normal(m).astype(dtype)
+    for f, at, want in ((lambda v: a @ v, x, a), (lambda v: v @ a, y, a.T)):
+        jac = jacfwd(f, chunk_size=chunk)(at)
+        assert jac.dtype == dtype and jac.shape == want.shape
+        np.testing.assert_array_equal(jac, want)
+        if at.size:
+            one = [jvp(f, (at,), (e,))[1] for e in np.eye(at.size, dtype=dtype)]
+            np.testing.assert_array_equal(jac, np.stack(one, axis=-1).reshape(want.shape))
+    # the chunk through a nested transform: the second derivative of x^T A^T A x
+    if m and n and dtype is np.float64:
+        hess = jacfwd(jacfwd(lambda v: ((a @ v) ** 2).sum()))(x)
+        np.testing.assert_allclose(hess, 2 * a.T @ a, rtol=1e-13)
+
+
 def test_jacfwd_rejects_a_bad_chunk_size():
     with pytest.raises(ValueError, match="chunk_size"):
         jacfwd(ops.sin, chunk_size=0)(np.ones(2))
