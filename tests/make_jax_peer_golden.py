@@ -271,6 +271,38 @@ def main() -> None:
             "x": encode(x), "jvp_b": encode(jvp_b), "jvp_a": encode(jvp_a), "jvp_ab": encode(jvp_ab),
             "grad_a": encode(grad_a), "grad_b": encode(grad_b)}
 
+    # tests/dualad/scipy/test_triangular_solves.py: scipy.linalg's triangular solves, by jax.scipy.linalg
+    import jax.scipy.linalg as jsl
+    data["triangular"] = {}
+    for trans, lower, unit, b_ndim in c.TRIANGULAR_CASES:
+        a, b, w, da, db = c.triangular_inputs(_rng("triangular", trans, lower, unit, b_ndim), b_ndim)
+
+        def solution(a, b, trans=trans, lower=lower, unit=unit):
+            return jsl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit)
+
+        def loss(a, b, solution=solution, w=w):
+            return jnp.sum(solution(a, b) ** 2 * w)
+        x, jvp = jax.jvp(solution, (jnp.asarray(a), jnp.asarray(b)), (jnp.asarray(da), jnp.asarray(db)))
+        grad_a, grad_b = jax.grad(loss, argnums=(0, 1))(jnp.asarray(a), jnp.asarray(b))
+        data["triangular"][c.triangular_id(trans, lower, unit, b_ndim)] = {
+            "a": encode(a), "b": encode(b), "w": encode(w), "da": encode(da), "db": encode(db),
+            "x": encode(x), "jvp": encode(jvp), "grad_a": encode(grad_a), "grad_b": encode(grad_b)}
+    data["cholesky_solve"] = {}
+    for lower in (False, True):
+        a, b, w, da, db = c.triangular_inputs(_rng("cholesky-solve", lower), 2)
+        a, da = a @ a.T + np.eye(len(a)), da + da.T  # positive definite, a symmetric direction
+
+        def solution(a, b, lower=lower):
+            return jsl.cho_solve(jsl.cho_factor(a, lower=lower), b)
+
+        def loss(a, b, solution=solution, w=w):
+            return jnp.sum(solution(a, b) ** 2 * w)
+        x, jvp = jax.jvp(solution, (jnp.asarray(a), jnp.asarray(b)), (jnp.asarray(da), jnp.asarray(db)))
+        grad_a, grad_b = jax.grad(loss, argnums=(0, 1))(jnp.asarray(a), jnp.asarray(b))
+        data["cholesky_solve"][str(lower)] = {
+            "a": encode(a), "b": encode(b), "w": encode(w), "da": encode(da), "db": encode(db),
+            "x": encode(x), "jvp": encode(jvp), "grad_a": encode(grad_a), "grad_b": encode(grad_b)}
+
     text = json.dumps(data, separators=(",", ":"))
     GOLDEN.write_text(text + "\n")
     print(f"wrote {len(data) - 1} sections from jax {jax.__version__} to {GOLDEN} ({len(text)} characters)")

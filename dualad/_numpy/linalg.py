@@ -17,6 +17,7 @@ from dualad._numpy import products as _products
 from dualad._numpy.products import matvec, vecdot, vecmat
 from dualad._primitives import elementwise as _ew
 from dualad._primitives import shape as _shape
+from dualad._primitives.linalg import triangular as _triangular  # noqa: F401  (the table's; dualad.scipy.linalg's)
 from dualad._primitives.linalg.common import (
     EighResult,
     EigResult,

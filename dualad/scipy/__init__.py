@@ -1,5 +1,6 @@
-"""SciPy's solvers, differentiable: ``dualad.scipy.optimize``, ``dualad.scipy.sparse.linalg``
-and ``dualad.scipy.integrate`` (``solve_ivp``, whose derivative solves an ODE too).
+"""SciPy's solvers, differentiable: ``dualad.scipy.optimize``, ``dualad.scipy.sparse.linalg``,
+``dualad.scipy.integrate`` (``solve_ivp``, whose derivative solves an ODE too) and
+``dualad.scipy.linalg`` (``solve_triangular``, ``cho_factor``, ``cho_solve``).
 
 Each function has SciPy's signature and calls SciPy for the solve itself, so its
 numbers are SciPy's; what it adds is the derivative of the solution, with respect to
@@ -27,7 +28,7 @@ Examples
 
 import importlib
 
-__all__ = ["integrate", "optimize", "sparse"]
+__all__ = ["integrate", "linalg", "optimize", "sparse"]
 
 
 def __getattr__(name: str):

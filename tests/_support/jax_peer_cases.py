@@ -145,3 +145,22 @@ def linear_solution(custom_linear_solve, a, b, symmetric, xp, jacfwd):
 def implicit_loss(x, w):
     """A scalar of a solution, for gradients and Hessians."""
     return (w * x).sum() + (x * x * x).sum()
+
+
+# scipy.linalg.solve_triangular's cases (tests/dualad/scipy/test_triangular_solves.py): trans, lower,
+# unit_diagonal and b's ndim
+TRIANGULAR_CASES = [(trans, lower, unit, b_ndim) for trans in (0, 1) for lower in (False, True)
+                    for unit in (False, True) for b_ndim in (1, 2)]
+
+
+def triangular_id(trans: int, lower: bool, unit: bool, b_ndim: int) -> str:
+    return f"trans={trans}-lower={lower}-unit={unit}-b{b_ndim}d"
+
+
+def triangular_inputs(r, b_ndim: int) -> tuple:
+    """``(a, b, w, da, db)``: a well-conditioned 4 x 4 matrix, a right-hand side of ``b_ndim``
+    dimensions, the loss's weights, and a direction for each."""
+    a = r.standard_normal((4, 4)) + 4.0 * np.eye(4)
+    shape = (4,) if b_ndim == 1 else (4, 2)
+    return a, r.standard_normal(shape), r.standard_normal(shape), r.standard_normal((4, 4)), \
+        r.standard_normal(shape)

@@ -1,6 +1,8 @@
 """Linear algebra entries, one module per family: matmul (with NumPy's 1-d rules),
 ``einsum`` and the ``linalg`` family (solve, inv, pinv, det, slogdet, cholesky, qr, lu,
-eigh, eig, svd, norm), each with its JVP and VJP side by side. ``ops.linalg``
+eigh, eig, svd, norm; SciPy's triangular solves, ``solve_triangular``, ``cho_factor`` and
+``cho_solve``, which ``dualad.scipy.linalg`` gives SciPy's signatures), each with its JVP
+and VJP side by side. ``ops.linalg``
 (``dualad/_numpy/linalg.py``) gathers them with the composites built from them.
 
 Every rule is written with the differentiable operations of the table, so a

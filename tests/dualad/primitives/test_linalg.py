@@ -30,6 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import dualad.scipy.linalg
 import reverse
 from dualad import Dual, HyperDual, jacfwd, jvp, ops
 from dualad._base.shapes import raw
@@ -37,6 +38,7 @@ from dualad.extend import REGISTRY, bind
 from dualad.testing import check_grads
 
 la = ops.linalg
+sla = dualad.scipy.linalg
 F64, F32 = np.float64, np.float32
 DTYPES = [F64, F32]
 # Normwise tolerances: |ad - reference| <= atol + rtol * max|reference|.
@@ -80,6 +82,10 @@ def _wellcond(rng, shape):
 
 def _sym(a):
     return (a + ops.matrix_transpose(a)) * 0.5
+
+
+def _eye(a):
+    return a.__array_namespace__().eye(a.shape[-1], dtype=a.dtype)  # Dual, strict, NumPy
 
 
 def _scale_cols(u, s):
@@ -231,6 +237,22 @@ CASES = {
     "eig-symmetric-real": (lambda a: _eig_view(*la.eig(_sym(a) + 3.0 * (a @ a))),
                            lambda r: [r.standard_normal((3, 3)) * 0.2]),
     "eigvals": (lambda a: ops.real(la.eigvals(a)) ** 2, lambda r: [r.standard_normal((3, 3))]),
+    # SciPy's triangular solves (dualad.scipy.linalg): the triangle read, or a matrix made
+    # positive definite for the Cholesky factor (whose other triangle is the input's)
+    "solve_triangular-upper": (sla.solve_triangular,
+                               lambda r: [_wellcond(r, (4, 4)), r.standard_normal(4)]),
+    "solve_triangular-lower-T": (lambda a, b: sla.solve_triangular(a, b, trans=1, lower=True),
+                                 lambda r: [_wellcond(r, (4, 4)), r.standard_normal((4, 2))]),
+    "solve_triangular-unit": (lambda a, b: sla.solve_triangular(a, b, lower=True, unit_diagonal=True),
+                              lambda r: [0.3 * r.standard_normal((3, 3)), r.standard_normal(3)]),
+    "cho_factor": (lambda a: sla.cho_factor(_sym(a) + 4.0 * _eye(a))[0],
+                   lambda r: [r.standard_normal((4, 4))]),
+    "cho_factor-lower": (lambda a: sla.cho_factor(_sym(a) + 4.0 * _eye(a), lower=True)[0],
+                         lambda r: [r.standard_normal((3, 3))]),
+    "cho_solve": (lambda a, b: sla.cho_solve(sla.cho_factor(_sym(a) + 4.0 * _eye(a)), b),
+                  lambda r: [r.standard_normal((4, 4)), r.standard_normal(4)]),
+    "cho_solve-lower-matrix": (lambda c, b: sla.cho_solve((c, True), b),
+                               lambda r: [_wellcond(r, (3, 3)), r.standard_normal((3, 2))]),
 }
 
 
@@ -349,6 +371,16 @@ ADJOINT_TABLE = {
     "lu-square": ("lu", lambda r, n: [n((4, 4))], {}),
     "lu-tall": ("lu", lambda r, n: [n((2, 5, 3))], {}),
     "lu-wide": ("lu", lambda r, n: [n((3, 5))], {}),
+    "solve_triangular": ("solve_triangular", lambda r, n: [_wellcond(r, (4, 4)), n(4)],
+                         {"trans": 0, "lower": False, "unit_diagonal": False}),
+    "solve_triangular-T-unit": ("solve_triangular", lambda r, n: [_wellcond(r, (3, 3)), n((3, 2))],
+                                {"trans": 1, "lower": True, "unit_diagonal": True}),
+    "cho_factor": ("cho_factor", lambda r, n: [_spd(r, (4, 4))], {"lower": False}),
+    "cho_factor-lower": ("cho_factor", lambda r, n: [_spd(r, (3, 3))], {"lower": True}),
+    "cho_solve": ("cho_solve", lambda r, n: [np.linalg.cholesky(_spd(r, (4, 4))).T, n(4)],
+                  {"lower": False}),
+    "cho_solve-lower": ("cho_solve", lambda r, n: [np.linalg.cholesky(_spd(r, (3, 3))), n((3, 2))],
+                        {"lower": True}),
 }
 ADJOINT_CASES = list(ADJOINT_TABLE)
 # Entries of the family checked by other tests than the adjoint identity, and why.
@@ -494,8 +526,9 @@ def _to_strict(x):
     return array_api_strict.asarray(np.asarray(x))
 
 
-# array_api_strict has no eig, einsum or LU (tested below to say so)
-STRICT_CASES = [c for c in sorted(CASES) if not c.startswith(("einsum", "eig", "lu"))]
+# array_api_strict has no eig, einsum, LU (tested below to say so) or SciPy's triangular solves
+STRICT_CASES = [c for c in sorted(CASES)
+                if not c.startswith(("einsum", "eig", "lu", "solve_triangular", "cho_"))]
 
 
 _LINALG = os.path.join("_primitives", "linalg")  # the module, or the package once split
@@ -563,7 +596,8 @@ def _leaves_strict(out):
     return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
 
 
-@pytest.mark.parametrize("name", [c for c in ADJOINT_CASES if not c.startswith(("einsum", "lu"))])
+@pytest.mark.parametrize("name", [c for c in ADJOINT_CASES
+                                  if not c.startswith(("einsum", "lu", "solve_triangular", "cho_"))])
 def test_vjp_runs_on_array_api_strict(name):
     prim, args, params = _prim_args(name, F64)
     xs = [_to_strict(a) for a in args]
@@ -599,7 +633,9 @@ def test_lu_names_the_backends_that_have_it():
 # Dask's linear algebra takes one 2-d matrix in particular chunkings and lacks
 # some functions; the unevenly chunked arrays here (DASK.asarray) meet each
 # limit that exists. Name prefixes -> why.
-DASK_CANNOT = {
+DASK_CANNOT = {  # the first prefix that matches gives the reason
+    ("solve_triangular", "cho_"): "scipy.linalg's triangular solves have no Dask version "
+                                  "(NotImplementedError, as lu's)",
     ("solve", "inv", "tensorsolve", "tensorinv", "matrix_power-neg2", "cond-1", "cond-fro"):
         "Dask's solve and inv (by LU) take one 2-d matrix in square chunks",
     ("cholesky",): "Dask's cholesky takes one 2-d matrix in square chunks",
