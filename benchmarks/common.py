@@ -214,6 +214,32 @@ def best_seconds(fn: Callable, *, repeat: int | None = None, sample_s: float | N
     return min(timer.timeit(number) / number for _ in range(max(repeat, 1)))
 
 
+def peer_gradients(peers: tuple, *args: Any, repeat: int = 5):
+    """``(name, forward seconds, gradient seconds, gradient)`` for each row of each peer of
+    a side-by-side script (``ode_peers.py``, ``solution_peers.py``): ``peer(*args)`` gives
+    ``{name: (forward, gradient)}``, or raises ImportError where its library is missing (a
+    line says it is skipped). Each time is the best of ``repeat`` calls after one, and the
+    gradient is taken after them (a compiled one's replay)."""
+    for peer in peers:
+        try:
+            found = peer(*args)
+        except ImportError as err:
+            print(f"skipped {peer.__name__}: {err}")
+            continue
+        for name, (forward, gradient) in found.items():
+            seconds = []
+            for fn in (forward, gradient):
+                fn()
+                seconds.append(min(_timed(fn) for _ in range(repeat)))
+            yield name, seconds[0], seconds[1], np.asarray(gradient())
+
+
+def _timed(fn: Callable) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 CHAIN_OPS = 200  # elementwise operations in ``op_chain`` (the final sum is not counted)
 CHAIN_SCALE = 1.5
 

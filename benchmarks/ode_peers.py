@@ -13,24 +13,13 @@ the tolerances). A library that is not installed is skipped.
 from __future__ import annotations
 
 import argparse
-import time
-from typing import Callable
 
 import numpy as np
 
 from .bench_ode import T_EVAL, TOLERANCES, _NeuralOde
+from .common import peer_gradients
 
 T_END = 10.0
-
-
-def _best(fn: Callable, repeat: int = 5) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def dualad_rows(problem: _NeuralOde) -> dict:
@@ -105,21 +94,12 @@ def run(n: int) -> list:
     problem.setup(n)
     want = np.asarray(problem.gradient())
     rows = []
-    for peer in PEERS:
-        try:
-            found = peer(problem)
-        except ImportError as err:
-            print(f"skipped {peer.__name__}: {err}")
-            continue
-        for name, (forward, gradient) in found.items():
-            got = np.asarray(gradient())
-            difference = np.abs(got - want).max() / np.abs(want).max()
-            f, g = _best(forward), _best(gradient)
-            rows.append((n, name, f, g, difference))
-            print(f"| {n * n + n} | {name} | {f * 1e3:.3g} | {g * 1e3:.3g} | {g / f:.2f} | "
-                  f"{difference:.1e} |", flush=True)
+    for name, f, g, got in peer_gradients(PEERS, problem):
+        difference = np.abs(got - want).max() / np.abs(want).max()
+        rows.append((n, name, f, g, difference))
+        print(f"| {n * n + n} | {name} | {f * 1e3:.3g} | {g * 1e3:.3g} | {g / f:.2f} | "
+              f"{difference:.1e} |", flush=True)
     return rows
-
 
 def main(argv: list | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -16,7 +16,8 @@ unknowns and ``n`` parameters ``p``, differentiated as ``reverse.grad`` of ``sum
 Each row: the forward solve and the gradient (best of several calls after a warm-up;
 XLA's compile excluded), what the derivative adds over the library's own solve
 (``(gradient - solve) / solve``, the issue's measure, target <= 0.1), and the gradient's
-largest difference to dualad's, relative to its largest entry. A library that is not
+largest difference to dualad's eager one, relative to its largest entry (each taken
+after the timed calls: a compiled gradient's replay). A library that is not
 installed is skipped. The figures are in benchmarks/README.md ("Sensitivities of
 solutions").
 """
@@ -24,25 +25,13 @@ solutions").
 from __future__ import annotations
 
 import argparse
-import time
-from typing import Callable
 
 import numpy as np
 
 from .bench_solutions import ImplicitBackward, _matrix
+from .common import peer_gradients
 
 NEWTON_STEPS = 50  # an upper bound: JAX's Newton stops at |F| <= 1e-12 (3-8 steps here)
-
-
-def _best(fn: Callable, repeat: int = 20) -> float:
-    for _ in range(3):
-        fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def dualad_rows(problem: str, n: int) -> dict:
@@ -130,22 +119,13 @@ PEERS = (dualad_rows, jax_rows, optimistix_rows)
 
 def run(problem: str, n: int) -> list:
     rows, want = [], None
-    for peer in PEERS:
-        try:
-            found = peer(problem, n)
-        except ImportError as err:
-            print(f"skipped {peer.__name__}: {err}")
-            continue
-        for name, (forward, gradient) in found.items():
-            got = np.asarray(gradient())
-            want = got if want is None else want
-            difference = np.abs(got - want).max() / np.abs(want).max()
-            f, g = _best(forward), _best(gradient)
-            rows.append((problem, n, name, f, g, difference))
-            print(f"| `{problem}` | {n} | {name} | {f * 1e3:.3g} | {g * 1e3:.3g} | "
-                  f"{(g - f) / f:.2f} | {difference:.1e} |", flush=True)
+    for name, f, g, got in peer_gradients(PEERS, problem, n, repeat=20):
+        want = got if want is None else want  # dualad's eager gradient, the first row
+        difference = np.abs(got - want).max() / np.abs(want).max()
+        rows.append((problem, n, name, f, g, difference))
+        print(f"| `{problem}` | {n} | {name} | {f * 1e3:.3g} | {g * 1e3:.3g} | "
+              f"{(g - f) / f:.2f} | {difference:.1e} |", flush=True)
     return rows
-
 
 def main(argv: list | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
