@@ -128,7 +128,7 @@ class JacobianProduct:
         trace would cost more than it saves."""
         joint = self.closed.derived.get("joint")
         if joint is not None and joint.at(self.point):
-            return joint.dx
+            return joint.dx.copy()  # the caller's own: a solver may factorize it in place
         # NumPy's scalars (an element of a traced array) as 0-d arrays: a program keys those
         # by shape and dtype, and promotes them as NumPy promotes its scalars
         point = tuple(np.asarray(v) if isinstance(v, np.generic) else v for v in self.point)
@@ -190,7 +190,7 @@ def joint_jacobian(closed: Closed, point: tuple) -> JointJacobian | None:
     """:class:`JointJacobian` of ``closed`` at ``point``, kept for the :meth:`~JacobianProduct.matrix`
     asked there, where every value of ``point`` is a real NumPy array, the operands hold
     no more numbers than the unknowns, and all together no more than :data:`JOINT_UP_TO`;
-    None elsewhere."""
+    None elsewhere, and where ``F`` has no forward mode in the operands."""
     if not all(type(v) is np.ndarray and v.dtype.kind == "f" for v in point):
         return None
     n, p = point[0].size, sum(v.size for v in point[1:])
@@ -198,5 +198,9 @@ def joint_jacobian(closed: Closed, point: tuple) -> JointJacobian | None:
         return None
     joint = closed.derived.get("joint")
     if joint is None or not joint.at(point):  # the rows of a jacrev share one
-        joint = closed.derived["joint"] = JointJacobian(closed, point)
+        try:
+            joint = JointJacobian(closed, point)
+        except NotImplementedError:  # no forward mode in theta (a Function with a backward
+            return None              # only): the pullback records F in reverse mode instead
+        closed.derived["joint"] = joint
     return joint

@@ -87,3 +87,41 @@ def test_second_derivatives_through_the_joint_pass_equal_finite_differences():
                      for e in np.eye(3)])
     np.testing.assert_allclose(dualad.jacfwd(reverse.grad(loss))(C), want, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(reverse.jacrev(reverse.grad(loss))(C), want, rtol=1e-7, atol=1e-9)
+
+
+def test_a_solver_that_factorizes_the_matrix_in_place_spoils_nothing_kept():
+    """Each ``g.matrix()`` is the caller's own copy: a user's solver may overwrite it."""
+    import scipy.linalg
+
+    def in_place(g, y):
+        lu = scipy.linalg.lu_factor(g.matrix(), overwrite_a=True)
+        return scipy.linalg.lu_solve(lu, y, trans=1 if g.transposed else 0)
+    in_place.factorizes_up_to = 10
+
+    def x_of_c(c):
+        return custom_root(lambda x: x ** 3 + (A + M) @ x - S * c, np.zeros(3), newton, in_place)
+    np.testing.assert_allclose(reverse.jacrev(x_of_c)(C), dualad.jacfwd(x_of_c)(C), rtol=1e-12)
+
+
+def test_parameters_without_forward_mode_take_the_pullback(made):
+    """A ``reverse.Function`` with a backward only, applied to the parameters: the joint
+    pass (forward mode in them) cannot run, and the VJP records ``F`` instead."""
+    class Square(reverse.Function):
+        @staticmethod
+        def forward(ctx, c):
+            ctx.save_for_backward(c)
+            return c ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (c,) = ctx.saved_tensors
+            return 2.0 * c * g
+
+    def loss(c):
+        return custom_root(lambda x: x ** 3 + A @ x - Square.apply(c), np.zeros(3), newton,
+                           tangent_solver("test", symmetric=False)) @ W
+    x = custom_root(lambda x: x ** 3 + A @ x - C ** 2, np.zeros(3), newton,
+                    tangent_solver("test", symmetric=False))
+    lam = np.linalg.solve((np.diag(3 * x ** 2) + A).T, W)
+    np.testing.assert_allclose(reverse.grad(loss)(C), lam * 2 * C, rtol=1e-12)
+    assert made == []
