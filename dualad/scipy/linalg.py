@@ -1,11 +1,13 @@
 """``scipy.linalg``'s triangular solves, whose results carry derivatives.
 
 ``solve_triangular``, ``cho_factor`` and ``cho_solve`` with SciPy's signatures: SciPy
-computes (its numbers stay SciPy's), and the result is differentiable with respect to
-the matrix's entries that SciPy reads (one triangle) and to ``b``, in every mode; a
-JVP solves once more with the same matrix, a VJP once with its transpose. Real
-matrices (a complex one is refused), of shape ``(n, n)``, and ``b`` of shape ``(n,)``
-or ``(n, k)``; ``vmap`` solves element by element. ``overwrite_a`` and ``overwrite_b``
+computes (its numbers stay SciPy's, and ``check_finite`` is SciPy's check, at every call of
+a compiled function too), and the result is differentiable with respect to ``b`` and to
+the matrix: for the solves, in the entries SciPy reads (one triangle); for
+``cho_factor``, as ``cholesky`` (the perturbation symmetrized, so both triangles), in
+every mode. A JVP solves once more with the same matrix, a VJP once with its transpose.
+One real matrix of shape ``(n, n)`` (a complex one is refused; ``dualad.vmap`` maps over a
+stack), and ``b`` of shape ``(n,)`` or ``(n, k)``. ``overwrite_a`` and ``overwrite_b``
 are accepted and ignored: nothing is overwritten.
 
 Examples
@@ -29,39 +31,44 @@ from typing import Any
 import numpy as np
 
 from dualad._base.checks import check_differentiable, describe
+from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, is_complex, raw, shape_of
 from dualad._primitives.linalg import triangular
 
 __all__ = ["cho_factor", "cho_solve", "solve_triangular"]
 
-_TRANS = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}  # SciPy's codes
+_TRANS = {None: 0, 0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}  # SciPy's codes
 
 
-def _matrix(a: Any, who: str, name: str, check_finite: bool) -> Any:
-    check_differentiable(a, f"{who}: {name}")
+def _operand(x: Any, who: str, name: str) -> Any:
+    """``x`` as the solve takes it: a value of a transform as it is; anything else as a
+    NumPy array, integers as float64 (as SciPy casts them). Complex ``x`` is refused."""
+    if not isinstance(x, Value):
+        x = np.asarray(x)
+        if x.dtype.kind in "biu":
+            x = x.astype(np.float64)
+    check_differentiable(x, f"{who}: {name}")
+    if is_complex(x):
+        raise NotImplementedError(f"{who}: {name} is complex ({dtype_of(raw(x))}); the derivative "
+                                  "rules are written for real matrices")
+    return x
+
+
+def _matrix(a: Any, who: str, name: str) -> Any:
+    a = _operand(a, who, name)
     if len(shape_of(a)) != 2 or shape_of(a)[0] != shape_of(a)[1]:
-        raise ValueError(f"{who}: {name} must be a square matrix, got shape {shape_of(a)}")
-    return _checked(a, who, name, check_finite)
+        raise ValueError(f"{who}: {name} must be a square matrix (one: use dualad.vmap for a "
+                         f"stack), got shape {shape_of(a)}")
+    return a
 
 
-def _rhs(b: Any, n: int, who: str, check_finite: bool) -> Any:
-    check_differentiable(b, f"{who}: b")
+def _rhs(b: Any, n: int, who: str) -> Any:
+    b = _operand(b, who, "b")
     shape = shape_of(b)
     if len(shape) not in (1, 2) or shape[0] != n:
         raise ValueError(f"{who}: b must have shape ({n},) or ({n}, k), the matrix's rows first, "
                          f"got shape {shape}")
-    return _checked(b, who, "b", check_finite)
-
-
-def _checked(x: Any, who: str, name: str, check_finite: bool) -> Any:
-    """``x``, refused where complex, and (``check_finite``, SciPy's default) where it holds
-    an inf or nan."""
-    if is_complex(x):
-        raise NotImplementedError(f"{who}: {name} is complex ({dtype_of(raw(x))}); the derivative "
-                                  "rules are written for real matrices")
-    if check_finite and not np.all(np.isfinite(np.asarray(raw(x)))):
-        raise ValueError(f"{who}: {name} must not contain infs or NaNs (check_finite=True)")
-    return x
+    return b
 
 
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
@@ -92,12 +99,13 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
            [-0.125,  0.25 ]])
     """
     who = "dualad.scipy.linalg.solve_triangular"
-    if trans not in _TRANS:
+    if not isinstance(trans, (int, str, type(None))) or trans not in _TRANS:
         raise ValueError(f"{who}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
-    a = _matrix(a, who, "a", check_finite)
-    b = _rhs(b, shape_of(a)[0], who, check_finite)
+    a = _matrix(a, who, "a")
+    b = _rhs(b, shape_of(a)[0], who)
     return triangular.solve_triangular(a, b, trans=_TRANS[trans], lower=bool(lower),
-                                       unit_diagonal=bool(unit_diagonal))
+                                       unit_diagonal=bool(unit_diagonal),
+                                       check_finite=bool(check_finite))
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -127,8 +135,8 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
     >>> float(derivative(lambda s: cho_factor(s * np.eye(2))[0][0, 0])(4.0))   # of sqrt(s)
     0.25
     """
-    a = _matrix(a, "dualad.scipy.linalg.cho_factor", "a", check_finite)
-    return triangular.cho_factor(a, lower=bool(lower)), bool(lower)
+    a = _matrix(a, "dualad.scipy.linalg.cho_factor", "a")
+    return triangular.cho_factor(a, lower=bool(lower), check_finite=bool(check_finite)), bool(lower)
 
 
 def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
@@ -152,10 +160,10 @@ def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
            [-0.15625, -0.125  ]])
     """
     who = "dualad.scipy.linalg.cho_solve"
-    if not (isinstance(c_and_lower, tuple) and len(c_and_lower) == 2):
+    if not (isinstance(c_and_lower, (tuple, list)) and len(c_and_lower) == 2):
         raise TypeError(f"{who}: c_and_lower must be the pair (c, lower) that cho_factor "
                         f"returns, got {describe(c_and_lower)}")
     c, lower = c_and_lower
-    c = _matrix(c, who, "c", check_finite)
-    b = _rhs(b, shape_of(c)[0], who, check_finite)
-    return triangular.cho_solve(c, b, lower=bool(lower))
+    c = _matrix(c, who, "c")
+    b = _rhs(b, shape_of(c)[0], who)
+    return triangular.cho_solve(c, b, lower=bool(lower), check_finite=bool(check_finite))

@@ -372,15 +372,16 @@ ADJOINT_TABLE = {
     "lu-tall": ("lu", lambda r, n: [n((2, 5, 3))], {}),
     "lu-wide": ("lu", lambda r, n: [n((3, 5))], {}),
     "solve_triangular": ("solve_triangular", lambda r, n: [_wellcond(r, (4, 4)), n(4)],
-                         {"trans": 0, "lower": False, "unit_diagonal": False}),
+                         {"trans": 0, "lower": False, "unit_diagonal": False, "check_finite": False}),
     "solve_triangular-T-unit": ("solve_triangular", lambda r, n: [_wellcond(r, (3, 3)), n((3, 2))],
-                                {"trans": 1, "lower": True, "unit_diagonal": True}),
-    "cho_factor": ("cho_factor", lambda r, n: [_spd(r, (4, 4))], {"lower": False}),
-    "cho_factor-lower": ("cho_factor", lambda r, n: [_spd(r, (3, 3))], {"lower": True}),
+                                {"trans": 1, "lower": True, "unit_diagonal": True, "check_finite": False}),
+    "cho_factor": ("cho_factor", lambda r, n: [_spd(r, (4, 4))], {"lower": False, "check_finite": False}),
+    "cho_factor-lower": ("cho_factor", lambda r, n: [_spd(r, (3, 3))],
+                         {"lower": True, "check_finite": False}),
     "cho_solve": ("cho_solve", lambda r, n: [np.linalg.cholesky(_spd(r, (4, 4))).T, n(4)],
-                  {"lower": False}),
+                  {"lower": False, "check_finite": False}),
     "cho_solve-lower": ("cho_solve", lambda r, n: [np.linalg.cholesky(_spd(r, (3, 3))), n((3, 2))],
-                        {"lower": True}),
+                        {"lower": True, "check_finite": False}),
 }
 ADJOINT_CASES = list(ADJOINT_TABLE)
 # Entries of the family checked by other tests than the adjoint identity, and why.

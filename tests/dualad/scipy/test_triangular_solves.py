@@ -168,6 +168,31 @@ def test_float32_stays_float32_and_empty_systems_solve():
     assert cho_solve(cho_factor(empty), np.zeros(0)).shape == (0,)
 
 
+def test_what_scipy_accepts_is_accepted():
+    """Lists, integers (as float64), ``trans=None``, a list ``[c, lower]``; and with
+    ``check_finite=False`` SciPy does not look."""
+    ints = np.array([[2, 0], [1, 4]])
+    want = scipy.linalg.solve_triangular(ints, [2, 9], lower=True)
+    np.testing.assert_array_equal(solve_triangular(ints.tolist(), [2, 9], lower=True), want)
+    np.testing.assert_array_equal(solve_triangular(A, B1, trans=None), solve_triangular(A, B1))
+    c = cho_factor(SPD)
+    np.testing.assert_array_equal(cho_solve(list(c), B1), scipy.linalg.cho_solve(c, B1))
+    x = solve_triangular(A, np.array([1.0, np.nan, 0.0, 0.0]), check_finite=False)
+    assert np.isnan(x).any()
+
+
+def test_a_compiled_function_checks_finiteness_at_every_call():
+    compiled = dualad.jit(lambda a, b: cho_solve(cho_factor(a), b) + solve_triangular(a, b))
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(SPD, B1), cho_solve(cho_factor(SPD), B1)
+                                   + solve_triangular(SPD, B1), rtol=1e-14)
+    bad = SPD.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="must not contain infs or NaNs"):
+        compiled(bad, B1)
+    assert compiled.stats["traces"] == 1
+
+
 def test_bad_input_is_refused_by_name():
     with pytest.raises(ValueError, match="a must be a square matrix"):
         solve_triangular(np.ones((2, 3)), np.ones(2))
@@ -175,7 +200,7 @@ def test_bad_input_is_refused_by_name():
         solve_triangular(A, np.ones(3))
     with pytest.raises(ValueError, match="trans must be"):
         solve_triangular(A, B1, trans="X")
-    with pytest.raises(ValueError, match="b must not contain infs or NaNs"):
+    with pytest.raises(ValueError, match="must not contain infs or NaNs"):  # SciPy's check
         solve_triangular(A, np.array([1.0, np.nan, 0.0, 0.0]))
     with pytest.raises(NotImplementedError, match="a is complex"):
         solve_triangular(A + 1j, B1)
