@@ -219,7 +219,8 @@ def peer_gradients(peers: tuple, *args: Any, repeat: int = 5):
     a side-by-side script (``ode_peers.py``, ``solution_peers.py``): ``peer(*args)`` gives
     ``{name: (forward, gradient)}``, or raises ImportError where its library is missing (a
     line says it is skipped). Each time is the best of ``repeat`` calls after one, and the
-    gradient is taken after them (a compiled one's replay)."""
+    gradient is taken after them (a compiled function's as its calls run by then: settle
+    it first, :func:`settle`)."""
     for peer in peers:
         try:
             found = peer(*args)

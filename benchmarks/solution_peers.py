@@ -5,8 +5,8 @@
 unknowns and ``n`` parameters ``p``, differentiated as ``reverse.grad`` of ``sum(x*(p))``.
 
 - dualad: SciPy's ``root`` (hybr, tol 1e-12) and ``minimize`` (BFGS with the exact
-  gradient) through ``dualad.scipy.optimize``, eager and under ``dualad.jit``; the forward
-  solve is SciPy's on plain arrays.
+  gradient) through ``dualad.scipy.optimize``, eager and under ``dualad.jit`` (settled:
+  past its choice of how its calls run); the forward solve is SciPy's on plain arrays.
 - JAX (``jax.jit``): ``jax.lax.custom_root`` around Newton's method (a dense solve with
   the Jacobian or Hessian per step, to 1e-12), its ``tangent_solve`` a dense solve with
   the materialized Jacobian: the same implicit rule as dualad's, on a solve that runs
@@ -35,15 +35,13 @@ NEWTON_STEPS = 50  # an upper bound: JAX's Newton stops at |F| <= 1e-12 (3-8 ste
 
 
 def dualad_rows(problem: str, n: int) -> dict:
-    import dualad
     import reverse
 
     bench = ImplicitBackward()
     bench.setup(problem, n)
     grad = reverse.grad(lambda p: bench.solve(p).sum())
-    compiled = dualad.jit(grad)
     return {"dualad (SciPy), eager": (bench.forward, lambda: grad(bench.p)),
-            "dualad (SciPy), dualad.jit": (bench.forward, lambda: compiled(bench.p))}
+            "dualad (SciPy), dualad.jit": (bench.forward, bench.compiled_gradient())}
 
 
 def _jax_problem(problem: str, n: int):

@@ -54,8 +54,8 @@ def test_the_ode_peers_script_runs_with_the_libraries_it_finds():
 
 
 def test_the_solution_peers_script_runs_with_the_libraries_it_finds():
-    """``benchmarks/solution_peers.py``: dualad's rows always (eager, and compiled, whose
-    replay equals the eager gradient), a peer's where it is installed, a line saying so
+    """``benchmarks/solution_peers.py``: dualad's rows always (eager, and compiled, settled,
+    whose gradient equals the eager one), a peer's where it is installed, a line saying so
     where it is not."""
     done = subprocess.run([sys.executable, "-m", "benchmarks.solution_peers", "--n", "4"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -65,6 +65,6 @@ def test_the_solution_peers_script_runs_with_the_libraries_it_finds():
         rows = [line for line in lines if line.startswith(f"| `{problem}` | 4 | dualad")]
         assert len(rows) == 2, done.stdout
         assert rows[0].endswith("| 0.0e+00 |"), done.stdout  # the eager gradient: the reference
-        assert float(rows[1].split("|")[-2]) < 1e-12, done.stdout  # a compiled one's replay
+        assert float(rows[1].split("|")[-2]) < 1e-12, done.stdout  # the compiled gradient
     for peer in ("jax", "optimistix"):
         assert any(peer in line for line in lines), done.stdout
