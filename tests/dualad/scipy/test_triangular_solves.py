@@ -81,7 +81,7 @@ def factor_matrix(c, lower):
     return f @ ops.matrix_transpose(f) if lower else ops.matrix_transpose(f) @ f
 
 
-@pytest.mark.parametrize("lower, b_ndim", itertools.product([False, True], [1, 2]))
+@pytest.mark.parametrize("lower, b_ndim", list(itertools.product([False, True], [1, 2])))
 def test_cho_solve_is_scipys_and_its_derivatives_equal_differences(lower, b_ndim):
     b = B1 if b_ndim == 1 else B2
     c = scipy.linalg.cho_factor(SPD, lower=lower)[0]
