@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import threading
 import types
 import warnings
 from typing import Any, Callable
@@ -145,9 +146,17 @@ class Reached:
         return _Substitution(self._places.values(), replacements, self.who)
 
 
+# The places are the user's (closure cells, dicts, lists), shared by every thread that
+# runs the function: one substitution at a time, or a second thread would take the first's
+# stand-ins for the originals and put them back as such. Re-entrant: a substitution runs
+# the function, which may substitute again (a solution inside a residual).
+_SUBSTITUTING = threading.RLock()
+
+
 class _Substitution:
     """Puts the replacements in their places on entry and the originals back on
-    exit; a place the call assigned to meanwhile is an error (see ``__exit__``)."""
+    exit; a place the call assigned to meanwhile is an error (see ``__exit__``).
+    Substitutions run one at a time in the process (:data:`_SUBSTITUTING`)."""
 
     __slots__ = ("places", "replacements", "who", "done")
 
@@ -155,6 +164,7 @@ class _Substitution:
         self.places, self.replacements, self.who, self.done = places, replacements, who, []
 
     def __enter__(self):
+        _SUBSTITUTING.acquire()
         try:
             for place, entries in self.places:
                 old = place.get()
@@ -170,9 +180,12 @@ class _Substitution:
 
     def __exit__(self, exc_type, exc, tb):
         done, self.done = self.done, []
-        assigned = [place for place, _, new in done if place.get() is not new]
-        for place, old, _ in reversed(done):
-            place.set(old)
+        try:
+            assigned = [place for place, _, new in done if place.get() is not new]
+            for place, old, _ in reversed(done):
+                place.set(old)
+        finally:
+            _SUBSTITUTING.release()
         if assigned and exc_type is None:
             # What was assigned is made of this run's stand-ins (raw arrays, or Tensors of
             # a recomputation's closed level); putting the user's value back loses it.

@@ -139,3 +139,30 @@ def test_eager_derivatives_and_vmaps_compile_no_residual(problem, residual_progr
     np.testing.assert_allclose(dualad.vmap(grad)(ps), np.stack([grad(p) for p in ps]),
                                rtol=1e-13)
     assert residual_programs == []
+
+
+def test_threads_share_a_compiled_gradient_through_a_solution():
+    """The residual's places (its closure) are the threads' in common: each call puts its
+    values there in turn, and every gradient equals the eager one."""
+    import threading
+    x_of = solution("root")
+    grad = reverse.grad(lambda p: x_of(p).sum())
+    compiled = dualad.jit(grad)
+    compiled(P)
+    errors, results = [], {}
+
+    def work(i):
+        try:
+            for j in range(10):
+                p = P + 0.01 * (i + j)
+                results[i, j] = (compiled(p), p)
+        except Exception as err:  # noqa: BLE001 - collected, reported below
+            errors.append(err)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for got, p in results.values():
+        np.testing.assert_allclose(got, grad(p), rtol=1e-10, atol=1e-12)
