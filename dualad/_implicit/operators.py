@@ -149,7 +149,16 @@ def _matrix(closed: Closed, x: Any, *operands: Any) -> Any:
         return zeros(x, (0, 0))
     basis, = next(basis_chunks([x], size))
     _, columns = jvp(lambda y: closed.call(y, operands), (x,), (basis,))
-    return matrix_transpose(reshape(columns, (size, size)))
+    return matrix_transpose(reshape(_square(closed, columns, x), (size, size)))
+
+
+def _square(closed: Closed, columns: Any, x: Any) -> Any:
+    """``columns``, the residual's tangents along a basis, where each is of the unknowns'
+    shape (dF/dx is square); an error naming the residual otherwise."""
+    if shape_of(columns)[1:] != shape_of(x):
+        raise ValueError(f"{closed.who}: the residual must return an array of the unknowns' "
+                         f"shape {shape_of(x)}, got shape {shape_of(columns)[1:]}")
+    return columns
 
 
 class JointJacobian:
@@ -167,7 +176,7 @@ class JointJacobian:
         sizes = [v.size for v in operands]
         basis = next(basis_chunks(list(point), n + sum(sizes)))
         _, columns = jvp(lambda y, *th: closed.call(y, th), point, tuple(basis))
-        jac = np.asarray(columns).reshape(n + sum(sizes), n).T
+        jac = np.asarray(_square(closed, columns, x)).reshape(n + sum(sizes), n).T
         self.point, self.dx, self.dtheta = point, jac[:, :n], []
         start = n
         for size in sizes:

@@ -13,7 +13,7 @@ import pytest
 import dualad
 import dualad._implicit.operators as operators
 import reverse
-from dualad import custom_root
+from dualad import custom_root, ops
 from dualad.scipy._tangent import tangent_solver
 
 A = np.array([[4.0, 1.0, 0.5], [0.3, 3.5, 1.0], [0.0, 0.7, 5.0]])
@@ -125,3 +125,15 @@ def test_parameters_without_forward_mode_take_the_pullback(made):
     lam = np.linalg.solve((np.diag(3 * x ** 2) + A).T, W)
     np.testing.assert_allclose(reverse.grad(loss)(C), lam * 2 * C, rtol=1e-12)
     assert made == []
+
+
+@pytest.mark.parametrize("k", [1, 3], ids=["joint pass", "matrix alone"])
+def test_a_residual_of_another_shape_than_the_unknowns_is_refused_by_name(k):
+    def x_of(p):
+        return custom_root(lambda x: ops.concatenate([x, p[:k]]), np.zeros(2),
+                           lambda f, x: np.array([1.0, 2.0]), tangent_solver("test", symmetric=False))
+    with pytest.raises(ValueError, match=r"residual must return an array of the unknowns' "
+                                         r"shape \(2,\), got shape \(" + str(2 + k) + r",\)"):
+        reverse.grad(lambda p: x_of(p).sum())(np.ones(k))
+    with pytest.raises(ValueError, match="residual must return an array of the unknowns' shape"):
+        dualad.jacfwd(x_of)(np.ones(k))
