@@ -22,10 +22,10 @@ from __future__ import annotations
 from dualad._base.backend import scipy_module
 from dualad._base.core import bind
 from dualad._base.shapes import ndim_of, shape_of
-from dualad._primitives import shape as _shape
 from dualad._primitives.linalg.common import _T, _add, _col, _mul, _neg, _sub, _tril_mask
 from dualad._primitives.linalg.decompositions import _cholesky_jvp, _cholesky_vjp
 from dualad._primitives.linalg.matmul import matmul
+from dualad._primitives.linalg.solve import _drop_last
 from dualad._table.entries import custom
 
 __all__ = ["cho_factor", "cho_solve", "solve_triangular"]
@@ -51,7 +51,7 @@ def _columns(v, vector: bool):
 
 
 def _vector(v, vector: bool):
-    return _shape.reshape(v, shape_of(v)[:-1]) if vector else v
+    return _drop_last(v) if vector else v
 
 
 # -- solve_triangular -----------------------------------------------------------------------
