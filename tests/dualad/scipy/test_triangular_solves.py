@@ -217,6 +217,14 @@ def _jax_case(section, key):
     return {name: decode(value) for name, value in case.items()}
 
 
+def _assert_jaxs(got, want, rtol, atol, name):
+    """``got`` has JAX's shape and dtype, and its values within tolerance."""
+    got = np.asarray(got)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype), \
+        f"{name}: shape {got.shape} and dtype {got.dtype}, JAX's {want.shape} and {want.dtype}"
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=name)
+
+
 @pytest.mark.parametrize("trans, lower, unit, b_ndim", jax_peer_cases.TRIANGULAR_CASES)
 def test_solve_triangular_equals_jaxs(trans, lower, unit, b_ndim):
     case = _jax_case("triangular", jax_peer_cases.triangular_id(trans, lower, unit, b_ndim))
@@ -225,7 +233,7 @@ def test_solve_triangular_equals_jaxs(trans, lower, unit, b_ndim):
     x, jvp = dualad.jvp(lambda a, b: solve_triangular(a, b, **kw), (a, b), (case["da"], case["db"]))
     grads = reverse.grad(lambda a, b: (solve_triangular(a, b, **kw) ** 2 * w).sum(), argnums=(0, 1))(a, b)
     for got, name in ((x, "x"), (jvp, "jvp"), (grads[0], "grad_a"), (grads[1], "grad_b")):
-        np.testing.assert_allclose(got, case[name], rtol=1e-12, atol=1e-14, err_msg=name)
+        _assert_jaxs(got, case[name], 1e-12, 1e-14, name)
 
 
 @pytest.mark.parametrize("lower", [False, True])
@@ -244,4 +252,4 @@ def test_cho_solve_of_cho_factor_equals_jaxs(lower):
     assert not np.allclose(case["grad_a"], case["grad_a"].T)  # the two conventions differ
     for got, want, name in ((x, case["x"], "x"), (jvp, case["jvp"], "jvp"), (grads[0], want_a, "grad_a"),
                             (grads[1], case["grad_b"], "grad_b")):
-        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13, err_msg=name)
+        _assert_jaxs(got, want, 1e-11, 1e-13, name)
