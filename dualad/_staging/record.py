@@ -124,8 +124,10 @@ def traceable(leaf: Any) -> bool:
 
 # -- random streams ------------------------------------------------------------------------
 def elsewhere(x: Any) -> bool:
-    """Whether ``x`` is an array of a library other than NumPy (traced on a NumPy copy)."""
-    return hasattr(x, "__array_namespace__") and not isinstance(x, (np.ndarray, np.generic))
+    """Whether ``x`` is an array of a library other than NumPy (traced on a NumPy copy):
+    one with the array API's namespace, or CuPy's, which has none of its own."""
+    return ((hasattr(x, "__array_namespace__") or array_api_compat.is_cupy_array(x))
+            and not isinstance(x, (np.ndarray, np.generic)))
 
 
 def _random_streams(f: Callable) -> list:

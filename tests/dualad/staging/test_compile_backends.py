@@ -5,6 +5,8 @@ array_api_strict, the CPU stand-in the issue names."""
 
 from __future__ import annotations
 
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 import dualad
 import reverse
 from dualad import ops
+from dualad._staging.record import elsewhere
 
 xp = pytest.importorskip("array_api_strict")
 
@@ -139,3 +142,18 @@ def test_a_gpu_array_without_the_array_api_runs_eagerly_with_a_warning():
     compiled = dualad.compile(lambda x: x.shape)
     with pytest.warns(RuntimeWarning, match="without the array API's namespace"):
         assert compiled(DeviceBuffer()) == (2,)
+
+
+def test_a_cupy_array_is_another_librarys_though_it_has_no_namespace_method(monkeypatch):
+    """CuPy's ndarray has no ``__array_namespace__`` (array_api_compat gives it one): taken
+    for a bare device buffer, every CuPy call ran eagerly, which the first GPU run showed.
+    A stand-in class of a module named ``cupy``, as array_api_compat recognizes CuPy's."""
+    cupy = types.ModuleType("cupy")
+
+    class ndarray:  # noqa: N801  (CuPy's name)
+        __module__ = "cupy"
+        __cuda_array_interface__: dict = {}
+
+    cupy.ndarray = ndarray
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    assert elsewhere(ndarray()) and not elsewhere(np.ones(2))
