@@ -655,7 +655,9 @@ class Compiled:
             if self.executor == "numba":
                 return kernels, "numba", [], None
             return kernels, "numba", [numpy_replay], compile_in_background(kernels)
-        program, executor = for_executor(optimized, asked(self.executor, foreign), self.fuse)
+        # numexpr's kernels read NumPy's arrays only: another library's programs are not fused
+        fuse = self.fuse and foreign is None
+        program, executor = for_executor(optimized, asked(self.executor, foreign), fuse)
         if executor == "numba" and self.executor is None:  # chosen for it: measured against NumPy's
             return program, executor, [numpy_replay], None
         return program, executor, [], None
