@@ -341,9 +341,12 @@ def _where_impl(xp, c, x, y):
     # The array API wants an array condition and at most one Python scalar.
     if type(c) is bool:
         c = xp.asarray(c)
-    if type(x) in (int, float) and type(y) in (int, float):
-        x = xp.asarray(float(x))
+    if type(x) in _PYTHON_NUMBERS and type(y) in _PYTHON_NUMBERS:  # of NumPy's dtype for the two
+        x = xp.asarray(x, dtype=getattr(xp, np.result_type(x, y).name))
     return xp.where(c, x, y)
+
+
+_PYTHON_NUMBERS = (bool, int, float, complex)
 
 
 where = _elementwise("where", _where_impl,

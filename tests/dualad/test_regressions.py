@@ -421,3 +421,21 @@ def test_concatenate_without_an_axis_flattens_as_numpys(shapes):
     tangents = [rng.standard_normal(s) for s in shapes]
     _, t = jvp(lambda *xs: ops.concatenate(list(xs), axis=None), arrays, tangents)
     np.testing.assert_array_equal(t, np.concatenate(tangents, axis=None))
+
+
+# where(c, 1, 2) of two Python numbers was made float64 under compile (the first one
+# was cast to float), where NumPy gives int64: the first GPU run's CuPy kernels were
+# refused for it, and the NumPy executor returned the wrong dtype silently.
+@pytest.mark.parametrize("a, b", [(1, 2), (1, 2.5), (1.0, 2), (True, 2), (True, False), (1, 1j),
+                                  (2.5, 1j)])
+def test_where_of_two_python_numbers_has_numpys_dtype_under_compile(a, b):
+    def f(x):
+        return np.where(x < 0, a, b) * 3
+
+    compiled = dualad.compile(f)
+    x = np.linspace(-1.0, 1.0, 6)
+    want = f(x)
+    for got in (compiled(x), compiled(x[::-1].copy())):  # the trace, then a replay
+        assert got.dtype == want.dtype
+    np.testing.assert_array_equal(compiled(x), want)
+    assert compiled.stats["replays"] == 2
