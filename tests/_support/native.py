@@ -27,7 +27,8 @@ def replay(f, executor, *args):
     with np.errstate(all="ignore"):
         compiled(*args)  # the trace: eager evaluation
         out = compiled(*args)
-    assert compiled.stats["executor"] == executor and compiled.stats["replays"] == 1, compiled.stats
+    assert compiled.stats["executor"] == executor and compiled.stats["replays"] == 1, (
+        compiled.stats, sorted(set(compiled._eager.values())))
     return out
 
 
