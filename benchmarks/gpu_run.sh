@@ -9,7 +9,8 @@
 # Wheels of packages that the machine lacks (array-api-compat, ...) may be put
 # in .whl/ beforehand; they are installed into a scratch folder, not the system.
 # Each step has its own time limit (TEST_S, COMPARE_S seconds), so a slow step
-# cannot starve the next; STEPS names the steps to run (default: all four).
+# cannot starve the next; STEPS names the steps to run (default: all four), WORKERS
+# the test processes (default 8) and SIZES compare's Rosenbrock sizes.
 set -u
 OUT=${OUT:-/tmp/gpu}
 mkdir -p "$OUT"
@@ -25,7 +26,7 @@ python3 -c "import sys, numpy, cupy; print('python', sys.version.split()[0], 'nu
 STEPS=${STEPS:-tests check example compare}
 
 if [[ " $STEPS " == *" tests "* ]]; then  # test_docs needs Sphinx, which such machines lack
-    timeout "${TEST_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 --tb=short \
+    timeout "${TEST_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -n "${WORKERS:-8}" --tb=short \
         --ignore=tests/test_docs.py tests > "$OUT/tests.log" 2>&1
     echo "pytest rc=$?"
     grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | tail -40
@@ -38,7 +39,7 @@ if [[ " $STEPS " == *" example "* ]]; then
 fi
 if [[ " $STEPS " == *" compare "* ]]; then
     timeout "${COMPARE_S:-200}" python3 -m benchmarks.compare --device cuda --quick --only rosenbrock mlp \
-        --sizes 1000000 10000000 100000000 --out "$OUT/compare" > "$OUT/compare.log" 2>&1
+        --sizes ${SIZES:-1000000 10000000 100000000} --out "$OUT/compare" > "$OUT/compare.log" 2>&1
     echo "compare rc=$?"
     tail -30 "$OUT/compare.log"
 fi
