@@ -15,6 +15,7 @@ import pytest
 import dualad
 import reverse
 from dualad import ops
+from dualad._program.passes import fusion as _fusion
 from dualad._staging.record import elsewhere
 
 xp = pytest.importorskip("array_api_strict")
@@ -157,3 +158,19 @@ def test_a_cupy_array_is_another_librarys_though_it_has_no_namespace_method(monk
     cupy.ndarray = ndarray
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     assert elsewhere(ndarray()) and not elsewhere(np.ones(2))
+
+
+def test_a_program_of_another_librarys_arrays_is_not_fused_by_numexpr():
+    """numexpr reads NumPy's arrays only: at fusion's sizes the retargeted program's
+    numexpr kernel raised on its first replay, and every call ran eagerly (seen on CuPy
+    at a million entries; array_api_strict refuses the conversion alike)."""
+    host = np.linspace(0.0, 1.0, 2 * _fusion.MIN_SIZE)
+    x = xp.asarray(host)
+    compiled = dualad.compile(lambda x: ops.sum(ops.sin(x) * 2.0 + x * x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a fallback to eager warns
+        got = [compiled(x), compiled(x)]
+    assert compiled.stats["replays"] == 1 and compiled.stats["eager"] == 0
+    want = np.sum(np.sin(host) * 2.0 + host * host)
+    for g in got:
+        assert float(g) == pytest.approx(want, rel=1e-12)
