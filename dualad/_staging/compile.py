@@ -115,9 +115,12 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         arrays are traced as they are; arrays of another library
         (array_api_strict, CuPy) are traced on NumPy copies and the program
         replays on their library, once its first replay has agreed with
-        eager evaluation. Dask arrays (arguments, or arrays ``f`` closes
-        over) are traced as they are, and the program is split into a task
-        before, one task per chunk of the data and a task after, and again
+        eager evaluation; arrays of that library ``f`` closes over are
+        copied too, and are constants of the program on their device (it
+        finds them as ``reverse.checkpoint`` finds a block's weights).
+        Dask arrays (arguments, or arrays ``f`` closes over) are traced as
+        they are, and the program is split into a task before, one task per
+        chunk of the data and a task after, and again
         per chunk and after for a value of each chunk read after a sum over
         them all (see :mod:`dualad._program.executors.dask_graph`): a call builds
         a graph of that many tasks, whatever the number of primitives, and

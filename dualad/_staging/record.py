@@ -17,6 +17,7 @@ import numpy as np
 
 from dualad._base.backend import dask_host_reads, to_host
 from dualad._base.core import Value, transform_level
+from dualad._base.reach import reach
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten
 from dualad._program.ir import aval
@@ -55,16 +56,19 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
         new_leaves = [next(it) if is_input(leaf) else leaf for leaf in leaves]
         targs, tkwargs = rebuild_args(new_leaves)
         try:
-            with _unseeded_generators_spoil(trace), dask_host_reads(functools.partial(
-                    trace.spoil, "the numbers of a Dask array were read on the host (a value-dependent "
-                    "shape or index: nonzero, boolean indexing, unique, ...), which a program would "
-                    "bake in")):
+            dask_reads = functools.partial(
+                trace.spoil, "the numbers of a Dask array were read on the host (a value-dependent "
+                "shape or index: nonzero, boolean indexing, unique, ...), which a program would "
+                "bake in")
+            with _closed_over_on_host(f, foreign), _unseeded_generators_spoil(trace), \
+                    dask_host_reads(dask_reads):
                 result = f(*targs, **tkwargs)
         except Exception as err:
             if foreign is not None:
                 return None, None, (f"tracing it on NumPy copies of its {type(foreign).__module__} "
-                                    f"arrays raised {type(err).__name__}: {err} (arrays it closes "
-                                    "over stay of their library)")
+                                    f"arrays raised {type(err).__name__}: {err} (an array of theirs "
+                                    "it reaches where compile does not look stays of its library: "
+                                    "pass it as an argument)")
             if any(map(array_api_compat.is_dask_array, inputs)):  # a rule's path that reads numbers
                 return None, None, f"tracing it on its Dask arrays raised {type(err).__name__}: {err}"
             raise
@@ -128,6 +132,18 @@ def elsewhere(x: Any) -> bool:
     one with the array API's namespace, or CuPy's, which has none of its own."""
     return ((hasattr(x, "__array_namespace__") or array_api_compat.is_cupy_array(x))
             and not isinstance(x, (np.ndarray, np.generic)))
+
+
+def _closed_over_on_host(f: Callable, foreign: Any):
+    """While ``f`` is traced on NumPy copies of ``foreign``'s arrays (None: on NumPy's own),
+    NumPy copies of the arrays of that library it closes over, in their places: constants
+    of the program, as a NumPy array it closes over is, which the retargeted program
+    holds on the device again (:func:`~dualad._staging.retarget.retarget`)."""
+    if foreign is None:
+        return contextlib.nullcontext()
+    library = type(foreign)
+    found = reach(f, [], who="compile", arrays=lambda obj: type(obj) is library)
+    return found.substituted([to_host(v) for v in found.values])
 
 
 def _random_streams(f: Callable) -> list:
