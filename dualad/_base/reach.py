@@ -207,13 +207,10 @@ def _replaced(tree, path: tuple, value):
 
 
 def reach(fn: Callable, constants: list, *, who: str,
-          streams: Callable[[Any], bool] | None = None,
-          arrays: Callable[[Any], bool] | None = None) -> Reached:
+          streams: Callable[[Any], bool] | None = None) -> Reached:
     """The value types that ``fn`` reaches besides its array arguments, and the objects
     ``streams`` accepts (see the module docstring); ``who`` (``"checkpoint"``) names the
-    transform in the messages. Given ``arrays``, the objects it accepts are found with
-    their places instead of the value types (``compile`` puts NumPy copies of another
-    library's arrays there while it traces).
+    transform in the messages.
 
     Examples
     --------
@@ -229,7 +226,7 @@ def reach(fn: Callable, constants: list, *, who: str,
     ...     f(np.ones(2))
     array([3., 3.])
     """
-    walk = _Walk(who, streams, arrays)
+    walk = _Walk(who, streams)
     walk.visit(fn, None, (), 0)
     for c in constants:
         walk.visit(c, None, (), 0)
@@ -268,10 +265,9 @@ def _class_info(cls: type) -> tuple[bool, types.FunctionType | None]:
 
 
 class _Walk:
-    def __init__(self, who: str, streams: Callable[[Any], bool] | None,
-                 arrays: Callable[[Any], bool] | None):
+    def __init__(self, who: str, streams: Callable[[Any], bool] | None):
         self.found = Reached(who)
-        self.streams, self.arrays = streams, arrays
+        self.streams = streams
         self.seen: set[int] = set()
         self.budget = MAX_OBJECTS
 
@@ -281,15 +277,11 @@ class _Walk:
             return
         self.budget -= 1
         if isinstance(obj, Value):
-            if place is not None and self.arrays is None and _live(obj):
+            if place is not None and _live(obj):
                 self.found.add_value(obj, place, _key(place), path)
             return
         if self.streams is not None and self.streams(obj):
             self.found.streams[id(obj)] = obj
-            return
-        if self.arrays is not None and self.arrays(obj):
-            if place is not None:
-                self.found.add_value(obj, place, _key(place), path)
             return
         if isinstance(obj, _ATOMS) or depth > MAX_DEPTH:
             return

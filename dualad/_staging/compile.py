@@ -115,9 +115,9 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         arrays are traced as they are; arrays of another library
         (array_api_strict, CuPy) are traced on NumPy copies and the program
         replays on their library, once its first replay has agreed with
-        eager evaluation; arrays of that library ``f`` closes over are
-        copied too, and are constants of the program on their device (it
-        finds them as ``reverse.checkpoint`` finds a block's weights).
+        eager evaluation; an array of that library ``f`` closes over is
+        copied to NumPy where the trace meets it (an operand or parameter
+        of a primitive), and is a constant of the program on its device.
         Dask arrays (arguments, or arrays ``f`` closes over) are traced as
         they are, and the program is split into a task before, one task per
         chunk of the data and a task after, and again

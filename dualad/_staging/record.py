@@ -17,7 +17,6 @@ import numpy as np
 
 from dualad._base.backend import dask_host_reads, to_host
 from dualad._base.core import Value, transform_level
-from dualad._base.reach import reach
 from dualad._base.taint import TracedArray
 from dualad._base.tree import flatten
 from dualad._program.ir import aval
@@ -48,7 +47,7 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
     before = [_stream_state(s) for s in streams]
     foreign = next((x for x in inputs if elsewhere(x)), None)  # another library's array
     with transform_level() as level:
-        trace = Trace(level)
+        trace = Trace(level, foreign)
         tracers = [RecordingGenerator(x, trace.new_slot(x), trace) if isinstance(x, np.random.Generator)
                    else trace.input(to_host(x) if elsewhere(x) else x) for x in inputs]
         it = iter(tracers)
@@ -56,19 +55,15 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
         new_leaves = [next(it) if is_input(leaf) else leaf for leaf in leaves]
         targs, tkwargs = rebuild_args(new_leaves)
         try:
-            dask_reads = functools.partial(
-                trace.spoil, "the numbers of a Dask array were read on the host (a value-dependent "
-                "shape or index: nonzero, boolean indexing, unique, ...), which a program would "
-                "bake in")
-            with _closed_over_on_host(f, foreign), _unseeded_generators_spoil(trace), \
-                    dask_host_reads(dask_reads):
+            with _unseeded_generators_spoil(trace), dask_host_reads(functools.partial(
+                    trace.spoil, "the numbers of a Dask array were read on the host (a value-dependent "
+                    "shape or index: nonzero, boolean indexing, unique, ...), which a program would "
+                    "bake in")):
                 result = f(*targs, **tkwargs)
         except Exception as err:
             if foreign is not None:
                 return None, None, (f"tracing it on NumPy copies of its {type(foreign).__module__} "
-                                    f"arrays raised {type(err).__name__}: {err} (an array of theirs "
-                                    "it reaches where compile does not look stays of its library: "
-                                    "pass it as an argument)")
+                                    f"arrays raised {type(err).__name__}: {err}")
             if any(map(array_api_compat.is_dask_array, inputs)):  # a rule's path that reads numbers
                 return None, None, f"tracing it on its Dask arrays raised {type(err).__name__}: {err}"
             raise
@@ -132,18 +127,6 @@ def elsewhere(x: Any) -> bool:
     one with the array API's namespace, or CuPy's, which has none of its own."""
     return ((hasattr(x, "__array_namespace__") or array_api_compat.is_cupy_array(x))
             and not isinstance(x, (np.ndarray, np.generic)))
-
-
-def _closed_over_on_host(f: Callable, foreign: Any):
-    """While ``f`` is traced on NumPy copies of ``foreign``'s arrays (None: on NumPy's own),
-    NumPy copies of the arrays of that library it closes over, in their places: constants
-    of the program, as a NumPy array it closes over is, which the retargeted program
-    holds on the device again (:func:`~dualad._staging.retarget.retarget`)."""
-    if foreign is None:
-        return contextlib.nullcontext()
-    library = type(foreign)
-    found = reach(f, [], who="compile", arrays=lambda obj: type(obj) is library)
-    return found.substituted([to_host(v) for v in found.values])
 
 
 def _random_streams(f: Callable) -> list:

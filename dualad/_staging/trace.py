@@ -23,9 +23,10 @@ import sys
 from types import FrameType
 from typing import Any
 
+import array_api_compat
 import numpy as np
 
-from dualad._base.backend import namespace_of, scalar_xp
+from dualad._base.backend import namespace_of, scalar_xp, to_host
 from dualad._base.core import EscapedValueError, Value, bind
 from dualad._base.frames import line_of, ours_then_user
 from dualad._base.shapes import dtype_of, shape_of
@@ -39,12 +40,20 @@ __all__ = ["Trace", "Tracer", "nested_values", "spoil_traces"]
 class Trace:
     """The record of one traced call: slot values, steps (``Eqn`` and ``Guard``), constants."""
 
-    def __init__(self, level: int):
+    def __init__(self, level: int, like: Any = None):
         self.level = level
+        # The array type traced on NumPy copies (``like``'s), or None; its namespace and the
+        # type of its own dtypes where they are not NumPy's (array_api_strict's)
+        self.library = None if like is None else type(like)
+        self._xp = None if like is None else array_api_compat.array_namespace(like)
+        dtype = None if like is None else type(self._xp.float64)
+        self._dtype = None if dtype in (None, type, np.dtype) else dtype
         self.values: list = []        # slot -> concrete value (keeps ids stable while tracing)
         self.consts: dict = {}        # slot -> constant value
         self._const_ids: dict = {}    # id(constant) -> slot
         self.steps: list = []
+        self._host: dict = {}         # id(an array of library) -> its NumPy copy
+        self._kept: list = []         # those arrays, kept alive
         self.spoiled: str | None = None
         self.active = True
 
@@ -65,6 +74,18 @@ class Trace:
             self.consts[slot] = value.copy() if type(value) is np.ndarray else value
             self._const_ids[id(value)] = slot
         return slot
+
+    def host_copy(self, value: Any) -> np.ndarray:
+        """The NumPy copy of an array of the library whose arrays are traced on NumPy
+        copies (:attr:`library`), met as an operand or parameter of a primitive: one the
+        function closes over, or made from those alone. The program holds it as it holds
+        an array of NumPy's the function closes over, and the retargeted program on
+        their device; the user's array is read, never replaced."""
+        copy = self._host.get(id(value))
+        if copy is None:
+            copy = self._host[id(value)] = np.array(to_host(value), copy=True)  # to_host may share
+            self._kept.append(value)  # its id keys the copy: alive while the trace is
+        return copy
 
     def spoil(self, reason: str) -> None:
         """The trace cannot become a program, for ``reason``; the first reason is kept,
@@ -104,6 +125,8 @@ class Trace:
             self.spoil(f"a {type(a).__name__} of an outer transform (closed over by the compiled "
                        "function) met a traced value; its derivative would be lost from a program")
             return -1, a
+        elif kind is self.library:
+            a = self.host_copy(a)
         return self.const(a), a
 
     def record(self, prim: Any, args: tuple, params: dict) -> Any:
@@ -120,6 +143,8 @@ class Trace:
         for p in params.values():
             if _staged(p):
                 self.spoil(f"a traced value reached the parameters of {prim.name}")
+        if self.library is not None:
+            params = self._on_host(params)
         if plain:
             xp = _replay_namespace(prim, vals)
             ans = _apply(prim, vals, params, xp)
@@ -135,6 +160,20 @@ class Trace:
         slot = self.new_slot(ans)
         self.steps.append(Eqn(prim, params, tuple(ins), (slot,), xp))
         return Tracer(ans, slot, self, level)
+
+
+    def _on_host(self, params: dict) -> dict:
+        """``params`` with the arrays of :attr:`library` among them (an index array, in
+        tuples too) as their NumPy copies, and its dtypes as NumPy's."""
+        def host(v):
+            if type(v) is self.library:
+                return self.host_copy(v)
+            if type(v) is self._dtype:
+                return to_host(self._xp.empty(0, dtype=v)).dtype
+            if type(v) in (tuple, list):
+                return type(v)(map(host, v))
+            return v
+        return {k: host(v) for k, v in params.items()}
 
 
 def _reader(ours: list[FrameType]) -> str:

@@ -50,6 +50,12 @@ EAGER: dict[str, str] = {
     "unwrap": _HOST, "polyfit": _HOST,
 }
 
+# Cases whose program may fall back to eager on array_api_strict (traced on NumPy copies), and why.
+STRICT_EAGER: dict[str, str] = {
+    "full_like": "the prototype it closes over has array_api_strict's own dtype, which reaches "
+                 "NumPy's isdtype in astype's rule while tracing (CuPy's dtypes are NumPy's)",
+}
+
 SOME = settings(max_examples=max(2, settings.default.max_examples // 10))
 
 
@@ -157,7 +163,7 @@ def check_compiled_case(case, backend, dtype, data, executor=None):
     _assert_same(_run(compiled, prep.xs), prep.f(*prep.xs), f"trace of {case.name}")
     _assert_same(_run(compiled, again), prep.f(*again), f"replay of {case.name}")
     if compiled.stats["eager"]:
-        assert case.name in EAGER, (
+        assert case.name in EAGER or (backend is STRICT and case.name in STRICT_EAGER), (
             f"{case.name} ran eagerly under compile: {sorted(set(compiled._eager.values()))}")
         return
     assert compiled.stats["replays"] + compiled.stats["traces"] == 2
