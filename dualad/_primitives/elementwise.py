@@ -341,8 +341,8 @@ def _where_impl(xp, c, x, y):
     # The array API wants an array condition and at most one Python scalar.
     if type(c) is bool:
         c = xp.asarray(c)
-    if type(x) in _PYTHON_NUMBERS and type(y) in _PYTHON_NUMBERS:  # of NumPy's dtype for the two
-        x = xp.asarray(x, dtype=getattr(xp, np.result_type(x, y).name))
+    if type(x) in _PYTHON_NUMBERS and type(y) in _PYTHON_NUMBERS and xp is not NUMPY_XP:
+        x = xp.asarray(x, dtype=getattr(xp, np.result_type(x, y).name))  # NumPy's dtype for the two
     return xp.where(c, x, y)
 
 

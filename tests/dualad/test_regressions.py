@@ -426,7 +426,7 @@ def test_concatenate_without_an_axis_flattens_as_numpys(shapes):
 # where(c, 1, 2) of two Python numbers was made float64 under compile (the first one
 # was cast to float), where NumPy gives int64: the first GPU run's CuPy kernels were
 # refused for it, and the NumPy executor returned the wrong dtype silently.
-@pytest.mark.parametrize("a, b", [(1, 2), (1, 2.5), (1.0, 2), (True, 2), (True, False), (1, 1j),
+@pytest.mark.parametrize("a, b", [(1, 2), (1, 2.5), (1.0, 2), (True, 2), (True, False), (1, 1j), (2**63, 1),
                                   (2.5, 1j)])
 def test_where_of_two_python_numbers_has_numpys_dtype_under_compile(a, b):
     def f(x):
