@@ -382,8 +382,8 @@ class DualadCompiled(Dualad):
                 "hvp": lambda: _synced(device, hvp, x, v)}
 
     def chain(self, x):
-        grad = self.compile(self.reverse.grad(op_chain))
-        return {"grad": lambda: grad(x)}
+        grad, x, device = self.compile(self.reverse.grad(op_chain)), self.device.put(x), self.device
+        return {"grad": lambda: _synced(device, grad, x)}
 
     def hessian50(self, f, x):
         hessian = self.compile(self.mixed.hessian(f))

@@ -79,8 +79,8 @@ def kernels(cupy) -> list[tuple]:
             for executor in ("cupy", "numpy"):
                 compiled = dualad.compile(f, executor=executor)
                 start = time.perf_counter()
-                compiled(*args)  # the trace
-                compiled(*args)  # the kernels built and checked against eager
+                compiled(*args)  # the trace; on CuPy, the kernels built and checked against eager
+                compiled(*args)  # a replay
                 cupy.cuda.Device().synchronize()
                 first[executor] = time.perf_counter() - start
                 out[executor] = compiled(*args)
