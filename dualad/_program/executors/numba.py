@@ -55,6 +55,7 @@ __all__ = ["CHECK_BELOW", "MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UN
 
 MIN_SIZE = 1 << 16   # iterations from which a nest may pay for its kernel (see _pays)
 MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) from which it pays
+SAVED_US = 4.0       # what a nest of fewer than MIN_SIZE iterations and ops must save a replay
 UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
 CHECK_BELOW = MIN_SIZE  # iterations below which a kernel checks that its results are finite
 
@@ -132,23 +133,32 @@ _PASS_NS = 1.0   # what each NumPy call adds: a pass over memory, for a result w
 
 
 def _pays(nest: LoopNest) -> bool:
-    """Whether ``nest`` pays for its kernel: a nest of numbers, or of fewer than
-    ``MIN_SIZE`` iterations, of ``MIN_SCALAR_OPS`` operations or more (each NumPy call
-    of a small array costs a microsecond or so, more than its elements), or one of
-    ``MIN_SIZE`` iterations or more that costs less per element than NumPy's calls (the
-    inexact ufuncs by :data:`_NS`, a pass over memory per call saved)."""
-    if size(nest) < MIN_SIZE:
-        return len(nest.ops) >= MIN_SCALAR_OPS
+    """Whether ``nest`` pays for its kernel. By the nanoseconds per element of its
+    operations in the kernel and as NumPy's calls (the inexact ufuncs by :data:`_NS`, a
+    pass over memory per call saved): one of ``MIN_SIZE`` iterations or more where the
+    kernel's are fewer, one of fewer iterations where they save :data:`SAVED_US` a replay
+    (a broadcast product of 50 x 50 is 3 us as NumPy's call). And a nest of numbers, or
+    of a small array, of ``MIN_SCALAR_OPS`` operations or more: each NumPy call of a
+    small array costs a microsecond or so, more than its elements."""
     ours = sum(_NS.get(op.ufunc, (_EXACT_NS,))[0] for op in nest.ops)
     numpys = sum(_NS.get(op.ufunc, (0.0, _EXACT_NS))[1] + _PASS_NS
                  for op in nest.ops) + _PASS_NS * (len(nest.sums) + 2 * len(nest.scatters))
+    if size(nest) < MIN_SIZE:
+        return len(nest.ops) >= MIN_SCALAR_OPS or size(nest) * (numpys - ours) >= SAVED_US * 1e3
     return ours < numpys
+
+
+# The most a step of a group can save per element in a nest (hypot's, by _NS), so that
+# :func:`_may_pay` keeps every group whose nest :func:`_pays` might take.
+_MOST_SAVED_NS = max(2 * _PASS_NS,
+                     *(numpys + _PASS_NS - ours for ours, numpys in _NS.values()))
 
 
 def _may_pay(shape: tuple, steps: int) -> bool:
     """Whether a nest of at most ``steps`` operations over ``shape`` may pass :func:`_pays`
     (a nest has an operation per step of its group, less its sums and scatters)."""
-    return math.prod(shape) >= MIN_SIZE or steps >= MIN_SCALAR_OPS
+    n = math.prod(shape)
+    return n >= MIN_SIZE or steps >= MIN_SCALAR_OPS or n * steps * _MOST_SAVED_NS >= SAVED_US * 1e3
 
 
 # What a nest's call costs in a replay, in microseconds (a 2-core Xeon, Numba 0.68.1):

@@ -71,7 +71,8 @@ def plan(program: Any) -> MemoryPlan:
     --------
     >>> import numpy as np
     >>> import dualad
-    >>> p = dualad.compile(lambda x: np.sum(np.sin(x) * 2.0 + 1.0)).program(np.zeros(10_000))
+    >>> f = dualad.compile(lambda x: np.sum(np.sin(x) * 2.0 + 1.0), executor="numpy")
+    >>> p = f.program(np.zeros(10_000))
     >>> memory = plan(p)
     >>> len(memory), sorted(memory.slots)  # sin's result, the product and the sum share one buffer
     (1, [1, 3, 5])

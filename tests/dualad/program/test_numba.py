@@ -173,6 +173,23 @@ def test_chosen_by_itself_a_nest_of_slow_math_stays_numpys():
         assert_bits(got, want)
 
 
+def test_a_nest_of_a_few_thousand_iterations_takes_a_kernel_where_it_saves_microseconds():
+    """Below MIN_SIZE iterations a nest of few operations pays where the per-element costs
+    say it saves SAVED_US a replay: the broadcast products of a 50 x 50 Hessian's tangents
+    (NumPy's call of each costs about 3 us), not the same steps over 50 numbers."""
+    def f(x, v):
+        return (v * x * 2.0 - v) * x + v
+
+    def lowered(n):
+        program = dualad.compile(f, executor="numpy").program(np.linspace(-1.0, 1.0, n), np.ones((n, n)))
+        return numba_executor.lowered(program)
+
+    hessian = lowered(50)  # 2,500 iterations of five operations: 10 us saved
+    assert hessian is not None and [e.prim.name for e in hessian.eqns] == ["loop"]
+    assert lowered(7) is None  # 49 iterations: 0.2 us saved
+    assert 50 * 50 < numba_executor.MIN_SIZE and 5 < numba_executor.MIN_SCALAR_OPS  # taken by SAVED_US alone
+
+
 def test_executor_argument_is_checked():
     with pytest.raises(ValueError, match='executor must be None, "numpy", "numba" or "cupy", got \'cuda\''):
         dualad.compile(np.sin, executor="cuda")
