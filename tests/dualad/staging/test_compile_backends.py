@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _support.backends import _gpu_available
 
 import dualad
 import reverse
@@ -206,3 +207,28 @@ def test_arrays_of_the_arguments_library_it_closes_over_are_constants_on_their_l
             np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13, atol=0)
     assert compiled.stats["replays"] == 1 and compiled.stats["eager"] == 0
     assert all(all(a is b for a, b in zip(arrays, held)) for arrays in seen)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_a_cupy_loss_closing_over_its_data_compiles_to_cuda_kernels():
+    """What a user of the GPU writes: a least-squares loss over data on the device, its
+    gradient compiled; the program holds the data as constants on the device."""
+    import cupy
+
+    rng = np.random.default_rng(0)
+    data, target = cupy.asarray(rng.standard_normal((256, 8))), cupy.asarray(rng.standard_normal(256))
+
+    def loss(w):
+        return ops.mean((data @ w - target) ** 2) + 0.1 * ops.sum(ops.tanh(w) ** 2)
+
+    grad = reverse.grad(loss)
+    compiled = dualad.compile(grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a fallback to eager warns
+        for _ in range(3):
+            w = cupy.asarray(rng.standard_normal(8))
+            got, want = compiled(w), grad(w)
+            assert type(got) is type(want) and got.dtype == want.dtype
+            np.testing.assert_allclose(got.get(), want.get(), rtol=1e-12, atol=1e-14)
+    assert compiled.stats["executor"] == "cupy" and compiled.stats["eager"] == 0
