@@ -18,6 +18,7 @@ import reverse
 from dualad import ops
 from dualad._program.passes import fusion as _fusion
 from dualad._staging.record import elsewhere
+from dualad._staging.retarget import difference
 
 xp = pytest.importorskip("array_api_strict")
 
@@ -232,3 +233,21 @@ def test_a_cupy_loss_closing_over_its_data_compiles_to_cuda_kernels():
             assert type(got) is type(want) and got.dtype == want.dtype
             np.testing.assert_allclose(got.get(), want.get(), rtol=1e-12, atol=1e-14)
     assert compiled.stats["executor"] == "cupy" and compiled.stats["eager"] == 0
+
+
+@pytest.mark.parametrize("got, want, agree", [
+    ([1.0, np.nan, np.inf, -np.inf, 0.0], [1.0, np.nan, np.inf, -np.inf, 0.0], True),
+    ([1.0 + 1e-14, np.nan, np.inf, 1e-14], [1.0, np.nan, np.inf, 0.0], True),   # rounding
+    ([1.001, 2.0], [1.0, 2.0], False),
+    ([1.0, np.inf], [1.0, -np.inf], False),                                     # infinities of two signs
+    ([np.nan, 1.0], [1.0, 1.0], False),
+    ([np.inf, 1.0 + 1e-10], [np.inf, 1.0], False),         # an infinity does not widen the tolerance
+    ([1 + 1j], [1 + 1.01j], False),
+    ([1, 2], [1, 2], True), ([1, 2], [1, 3], False), ([True], [False], False),
+])
+def test_the_first_replay_of_another_librarys_program_is_compared_on_its_library(got, want, agree):
+    """compile's check of a retargeted program against eager evaluation: NumPy's
+    allclose (equal NaNs, infinities equal only to themselves), by the arrays' library."""
+    got, want = xp.asarray(got), xp.asarray(want)
+    assert (difference(got, want) is None) is agree
+    assert difference(xp.asarray(np.zeros((0, 3))), xp.asarray(np.zeros((0, 3)))) is None
