@@ -56,6 +56,10 @@ __all__ = ["CHECK_BELOW", "MAX_AUTOMATIC_OPS", "MIN_SCALAR_OPS", "MIN_SIZE", "UN
 MIN_SIZE = 1 << 16   # iterations from which a nest may pay for its kernel (see _pays)
 MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) from which it pays
 SAVED_US = 4.0       # what a nest of fewer than MIN_SIZE iterations and ops must save a replay
+# Nests taken for what they save alone, at most, in a program whose results they check (a
+# program drawing from a Generator takes none: unchecked, they would lose NumPy's warnings);
+# each costs a compile of about 0.1 s at the first replay, so a program of more takes none.
+MAX_SAVING_NESTS = 8
 UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
 CHECK_BELOW = MIN_SIZE  # iterations below which a kernel checks that its results are finite
 
@@ -111,8 +115,19 @@ def lowered(program: Any, forced: bool = False) -> Any:
     # a program with effects (a Generator's draws) cannot be replayed again from its
     # start: its kernels do not check their results
     checks = not any(step.prim.effect for step in program.eqns)
-    out = lower(program, lambda nest: FirstRun(nest, functools.partial(_build, checks=checks)),
-                keep=None if forced else _pays, screen=None if forced else _may_pay)
+
+    def lowered_by(keep, screen):
+        return lower(program, lambda nest: FirstRun(nest, functools.partial(_build, checks=checks)),
+                     keep=keep, screen=screen)
+
+    if forced:
+        out = lowered_by(None, None)
+    else:  # nests taken for the microseconds they save: checked ones, and a few (each a compile)
+        out = lowered_by(_pays, _may_pay) if checks else program
+        saving = [e for e in out.eqns if type(e.prim) is LoopNest and _saves_only(e.prim)]
+        if not checks or len(saving) > MAX_SAVING_NESTS:
+            out = lowered_by(functools.partial(_pays, savings=False),
+                             functools.partial(_may_pay, savings=False))
     if out is program:
         return None
     if any(_checked(e.prim, checks) for e in out.eqns if type(e.prim) is LoopNest):
@@ -132,20 +147,32 @@ _EXACT_NS = 0.3  # + - * / and the like, either way
 _PASS_NS = 1.0   # what each NumPy call adds: a pass over memory, for a result written and read back
 
 
-def _pays(nest: LoopNest) -> bool:
+def _pays(nest: LoopNest, savings: bool = True) -> bool:
     """Whether ``nest`` pays for its kernel. By the nanoseconds per element of its
     operations in the kernel and as NumPy's calls (the inexact ufuncs by :data:`_NS`, a
     pass over memory per call saved): one of ``MIN_SIZE`` iterations or more where the
     kernel's are fewer, one of fewer iterations where they save :data:`SAVED_US` a replay
-    (a broadcast product of 50 x 50 is 3 us as NumPy's call). And a nest of numbers, or
-    of a small array, of ``MIN_SCALAR_OPS`` operations or more: each NumPy call of a
-    small array costs a microsecond or so, more than its elements."""
+    (a broadcast product of 50 x 50 is 3 us as NumPy's call; unless not ``savings``). And
+    a nest of numbers, or of a small array, of ``MIN_SCALAR_OPS`` operations or more:
+    each NumPy call of a small array costs a microsecond or so, more than its elements."""
+    ours, numpys = _ns_per_element(nest)
+    if size(nest) < MIN_SIZE:
+        return len(nest.ops) >= MIN_SCALAR_OPS or (
+            savings and size(nest) * (numpys - ours) >= SAVED_US * 1e3)
+    return ours < numpys
+
+
+def _ns_per_element(nest: LoopNest) -> tuple[float, float]:
+    """What ``nest`` costs per element in its kernel, and as NumPy's calls."""
     ours = sum(_NS.get(op.ufunc, (_EXACT_NS,))[0] for op in nest.ops)
     numpys = sum(_NS.get(op.ufunc, (0.0, _EXACT_NS))[1] + _PASS_NS
                  for op in nest.ops) + _PASS_NS * (len(nest.sums) + 2 * len(nest.scatters))
-    if size(nest) < MIN_SIZE:
-        return len(nest.ops) >= MIN_SCALAR_OPS or size(nest) * (numpys - ours) >= SAVED_US * 1e3
-    return ours < numpys
+    return ours, numpys
+
+
+def _saves_only(nest: LoopNest) -> bool:
+    """Whether ``nest`` was taken for the microseconds it saves alone (see :func:`_pays`)."""
+    return size(nest) < MIN_SIZE and len(nest.ops) < MIN_SCALAR_OPS
 
 
 # The most a step of a group can save per element in a nest (hypot's, by _NS), so that
@@ -154,11 +181,12 @@ _MOST_SAVED_NS = max(2 * _PASS_NS,
                      *(numpys + _PASS_NS - ours for ours, numpys in _NS.values()))
 
 
-def _may_pay(shape: tuple, steps: int) -> bool:
+def _may_pay(shape: tuple, steps: int, savings: bool = True) -> bool:
     """Whether a nest of at most ``steps`` operations over ``shape`` may pass :func:`_pays`
     (a nest has an operation per step of its group, less its sums and scatters)."""
     n = math.prod(shape)
-    return n >= MIN_SIZE or steps >= MIN_SCALAR_OPS or n * steps * _MOST_SAVED_NS >= SAVED_US * 1e3
+    return n >= MIN_SIZE or steps >= MIN_SCALAR_OPS or (
+        savings and n * steps * _MOST_SAVED_NS >= SAVED_US * 1e3)
 
 
 # What a nest's call costs in a replay, in microseconds (a 2-core Xeon, Numba 0.68.1):

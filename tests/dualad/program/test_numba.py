@@ -190,6 +190,41 @@ def test_a_nest_of_a_few_thousand_iterations_takes_a_kernel_where_it_saves_micro
     assert 50 * 50 < numba_executor.MIN_SIZE and 5 < numba_executor.MIN_SCALAR_OPS  # taken by SAVED_US alone
 
 
+def test_a_program_drawing_numbers_takes_no_unchecked_kernel_for_what_it_saves():
+    """A program drawing from a Generator cannot be replayed again, so its kernels do not
+    check their results: nests taken for the microseconds they save would lose NumPy's
+    invalid-value error at a few thousand numbers. Such a program keeps NumPy's calls."""
+    def f(x, rng):
+        z = rng.standard_normal(x.shape)
+        return np.sqrt(x * 2.0 - 1.0) * z + x * x - z
+
+    x = np.linspace(0.6, 2.0, 5000)
+    compiled = dualad.compile(f)
+    for seed in range(4):
+        compiled(x, np.random.default_rng(seed))
+    assert numba_executor.lowered(compiled.program(x, np.random.default_rng(0))) is None
+    bad = x.copy()
+    bad[0] = 0.0
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError, match="invalid value"):
+        compiled(bad, np.random.default_rng(0))
+
+
+def test_a_program_of_many_small_groups_takes_no_kernel_for_what_they_save():
+    """Each nest is a compile of about 0.1 s at the first replay: past MAX_SAVING_NESTS
+    groups that would each save a few microseconds, the program takes none of them."""
+    def f(x):
+        y = x
+        for k in range(numba_executor.MAX_SAVING_NESTS + 1):
+            y = np.cumsum(y * (1.0 + k / 97.0) - x * (0.5 + k / 89.0) + y * x) * 1e-3
+        return y
+
+    program = dualad.compile(f, executor="numpy").program(np.linspace(-1.0, 1.0, 2000))
+    assert numba_executor.lowered(program) is None
+    one = dualad.compile(lambda x: np.cumsum(x * 1.5 - x * 0.5 + x * x) * 1e-3,
+                         executor="numpy").program(np.linspace(-1.0, 1.0, 2000))
+    assert numba_executor.lowered(one) is not None  # the same group alone
+
+
 def test_executor_argument_is_checked():
     with pytest.raises(ValueError, match='executor must be None, "numpy", "numba" or "cupy", got \'cuda\''):
         dualad.compile(np.sin, executor="cuda")
