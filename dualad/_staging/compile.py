@@ -117,7 +117,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         replays on their library, once its first replay has agreed with
         eager evaluation; an array of that library ``f`` closes over is
         copied to NumPy where the trace meets it (an operand or parameter
-        of a primitive), and is a constant of the program on its device.
+        of a primitive), and is a constant of the program on its device
+        (a derivative's rule may still meet it beside NumPy's arrays, and
+        ``f`` then runs eagerly, with a warning: pass such arrays as
+        arguments).
         Dask arrays (arguments, or arrays ``f`` closes over) are traced as
         they are, and the program is split into a task before, one task per
         chunk of the data and a task after, and again

@@ -63,7 +63,9 @@ def record(f: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple:
         except Exception as err:
             if foreign is not None:
                 return None, None, (f"tracing it on NumPy copies of its {type(foreign).__module__} "
-                                    f"arrays raised {type(err).__name__}: {err}")
+                                    f"arrays raised {type(err).__name__}: {err} (where it closes "
+                                    "over arrays of theirs, a derivative's rule can meet them beside "
+                                    "the trace's NumPy arrays: pass them as arguments)")
             if any(map(array_api_compat.is_dask_array, inputs)):  # a rule's path that reads numbers
                 return None, None, f"tracing it on its Dask arrays raised {type(err).__name__}: {err}"
             raise

@@ -10,8 +10,13 @@ inputs' library and device. The first call checks the replay of the
 retargeted program against eager evaluation on the inputs themselves
 (:func:`difference`); where they differ (a rule that takes another path on
 that library), the call runs eagerly from then on, and so does a function
-whose trace on NumPy fails (it closes over the library's arrays, or hands
-its own dtypes to a traced value).
+whose trace on NumPy fails. An array of the library that the function
+closes over is copied to NumPy where the trace meets it as an operand or
+parameter of a primitive (:meth:`~dualad._staging.trace.Trace.host_copy`),
+and is then a constant like any other; but a transform's own arithmetic
+inside the function (a product of a partial it saved with a cotangent made
+on NumPy) can meet it where no primitive is recorded, and that trace fails:
+such arrays are better passed as arguments.
 """
 
 from __future__ import annotations

@@ -212,26 +212,32 @@ def test_arrays_of_the_arguments_library_it_closes_over_are_constants_on_their_l
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
-def test_a_cupy_loss_closing_over_its_data_compiles_to_cuda_kernels():
+def test_a_cupy_loss_over_its_data_compiles_to_cuda_kernels():
     """What a user of the GPU writes: a least-squares loss over data on the device, its
-    gradient compiled; the program holds the data as constants on the device."""
+    gradient compiled, the data passed as arguments (as the README asks) or closed over
+    (equal to eager either way: under ``reverse.grad`` a closure may run eagerly)."""
     import cupy
 
     rng = np.random.default_rng(0)
     data, target = cupy.asarray(rng.standard_normal((256, 8))), cupy.asarray(rng.standard_normal(256))
 
-    def loss(w):
+    def loss(w, data, target):
         return ops.mean((data @ w - target) ** 2) + 0.1 * ops.sum(ops.tanh(w) ** 2)
 
     grad = reverse.grad(loss)
     compiled = dualad.compile(grad)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)  # a fallback to eager warns
-        for _ in range(3):
-            w = cupy.asarray(rng.standard_normal(8))
-            got, want = compiled(w), grad(w)
-            assert type(got) is type(want) and got.dtype == want.dtype
-            np.testing.assert_allclose(got.get(), want.get(), rtol=1e-12, atol=1e-14)
+    closure = reverse.grad(lambda w: loss(w, data, target))
+    compiled_closure = dualad.compile(closure)
+    for _ in range(3):
+        w = cupy.asarray(rng.standard_normal(8))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a fallback to eager warns
+            got, want = compiled(w, data, target), grad(w, data, target)
+        assert type(got) is type(want) and got.dtype == want.dtype
+        np.testing.assert_allclose(got.get(), want.get(), rtol=1e-12, atol=1e-14)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            np.testing.assert_allclose(compiled_closure(w).get(), want.get(), rtol=1e-12, atol=1e-14)
     assert compiled.stats["executor"] == "cupy" and compiled.stats["eager"] == 0
 
 
@@ -251,3 +257,21 @@ def test_the_first_replay_of_another_librarys_program_is_compared_on_its_library
     got, want = xp.asarray(got), xp.asarray(want)
     assert (difference(got, want) is None) is agree
     assert difference(xp.asarray(np.zeros((0, 3))), xp.asarray(np.zeros((0, 3)))) is None
+
+
+def test_a_closed_over_array_a_derivatives_rule_meets_beside_numpys_runs_eagerly_and_says_so():
+    """The VJP of ``sin(x) * w`` multiplies the saved ``w`` (array_api_strict's, closed over)
+    by a cotangent the trace made on NumPy, where no primitive is recorded: that call
+    runs eagerly, equal to eager, and the warning says to pass ``w`` as an argument."""
+    w = xp.asarray([0.5, 2.0, 1.0])
+    grad = reverse.grad(lambda x: ops.sum(ops.sin(x) * w))
+    compiled = dualad.compile(grad)
+    x = xp.asarray([1.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match="pass them as arguments"):
+        got = _quiet(compiled, x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(_quiet(grad, x)))
+    as_argument = dualad.compile(reverse.grad(lambda x, w: ops.sum(ops.sin(x) * w)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        _quiet(as_argument, x, w), _quiet(as_argument, x, w)
+    assert as_argument.stats["replays"] == 1
