@@ -161,7 +161,6 @@ class Trace:
         self.steps.append(Eqn(prim, params, tuple(ins), (slot,), xp))
         return Tracer(ans, slot, self, level)
 
-
     def _on_host(self, params: dict) -> dict:
         """``params`` with the arrays of :attr:`library` among them (an index array, in
         tuples too) as their NumPy copies, and its dtypes as NumPy's."""
