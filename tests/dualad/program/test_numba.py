@@ -193,7 +193,7 @@ def test_a_nest_of_a_few_thousand_iterations_takes_a_kernel_where_it_saves_micro
 def test_a_program_drawing_numbers_takes_no_unchecked_kernel_for_what_it_saves():
     """A program drawing from a Generator cannot be replayed again, so its kernels do not
     check their results: nests taken for the microseconds they save would lose NumPy's
-    invalid-value error at a few thousand numbers. Such a program keeps NumPy's calls."""
+    invalid-value error at a few thousand numbers. Such groups stay NumPy's calls there."""
     def f(x, rng):
         z = rng.standard_normal(x.shape)
         return np.sqrt(x * 2.0 - 1.0) * z + x * x - z
