@@ -12,7 +12,7 @@ retargeted program against eager evaluation on the inputs themselves
 that library), the call runs eagerly from then on, and so does a function
 whose trace on NumPy fails. An array of the library that the function
 closes over is copied to NumPy where the trace meets it as an operand or
-parameter of a primitive (:meth:`~dualad._staging.trace.Trace.host_copy`),
+parameter of a primitive (:meth:`~dualad._staging.trace.Trace.on_host`),
 and is then a constant like any other; but a transform's own arithmetic
 inside the function (a product of a partial it saved with a cotangent made
 on NumPy) can meet it where no primitive is recorded, and that trace fails:

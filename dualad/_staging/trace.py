@@ -52,8 +52,7 @@ class Trace:
         self.consts: dict = {}        # slot -> constant value
         self._const_ids: dict = {}    # id(constant) -> slot
         self.steps: list = []
-        self._host: dict = {}         # id(an array of library) -> its NumPy copy
-        self._kept: list = []         # those arrays, kept alive
+        self._host: dict = {}         # id(an array of library) -> (it, kept alive; its numbers)
         self.spoiled: str | None = None
         self.active = True
 
@@ -75,17 +74,18 @@ class Trace:
             self._const_ids[id(value)] = slot
         return slot
 
-    def host_copy(self, value: Any) -> np.ndarray:
-        """The NumPy copy of an array of the library whose arrays are traced on NumPy
-        copies (:attr:`library`), met as an operand or parameter of a primitive: one the
-        function closes over, or made from those alone. The program holds it as it holds
-        an array of NumPy's the function closes over, and the retargeted program on
-        their device; the user's array is read, never replaced."""
-        copy = self._host.get(id(value))
-        if copy is None:
-            copy = self._host[id(value)] = np.array(to_host(value), copy=True)  # to_host may share
-            self._kept.append(value)  # its id keys the copy: alive while the trace is
-        return copy
+    def on_host(self, value: Any) -> np.ndarray:
+        """The numbers of an array of the library whose arrays are traced on NumPy copies
+        (:attr:`library`), met as an operand or parameter of a primitive: one the function
+        closes over, or made from those alone. Read once (a device's are copied to the
+        host once); a NumPy array that may share the user's memory, which the program
+        copies as it copies an array of NumPy's the function closes over (:meth:`const`),
+        and the retargeted program holds on their device. The user's array is read,
+        never replaced."""
+        seen = self._host.get(id(value))
+        if seen is None:
+            seen = self._host[id(value)] = (value, np.asarray(to_host(value)))
+        return seen[1]
 
     def spoil(self, reason: str) -> None:
         """The trace cannot become a program, for ``reason``; the first reason is kept,
@@ -126,7 +126,7 @@ class Trace:
                        "function) met a traced value; its derivative would be lost from a program")
             return -1, a
         elif kind is self.library:
-            a = self.host_copy(a)
+            a = self.on_host(a)
         return self.const(a), a
 
     def record(self, prim: Any, args: tuple, params: dict) -> Any:
@@ -163,10 +163,10 @@ class Trace:
 
     def _on_host(self, params: dict) -> dict:
         """``params`` with the arrays of :attr:`library` among them (an index array, in
-        tuples too) as their NumPy copies, and its dtypes as NumPy's."""
+        tuples too) as NumPy copies, and its dtypes as NumPy's."""
         def host(v):
             if type(v) is self.library:
-                return self.host_copy(v)
+                return self.on_host(v).copy()
             if type(v) is self._dtype:
                 return to_host(self._xp.empty(0, dtype=v)).dtype
             if type(v) in (tuple, list):
