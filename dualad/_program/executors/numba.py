@@ -123,9 +123,9 @@ def lowered(program: Any, forced: bool = False) -> Any:
     if forced:
         out = lowered_by(None, None)
     else:  # nests taken for the microseconds they save: checked ones, and a few (each a compile)
-        out = lowered_by(_pays, _may_pay) if checks else program
-        saving = [e for e in out.eqns if type(e.prim) is LoopNest and _saves_only(e.prim)]
-        if not checks or len(saving) > MAX_SAVING_NESTS:
+        out = lowered_by(_pays, _may_pay) if checks else None
+        if out is None or sum(type(e.prim) is LoopNest and _saves_only(e.prim)
+                              for e in out.eqns) > MAX_SAVING_NESTS:
             out = lowered_by(functools.partial(_pays, savings=False),
                              functools.partial(_may_pay, savings=False))
     if out is program:
