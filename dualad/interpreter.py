@@ -56,8 +56,10 @@ Cotangent buffers
 Errors that read the same in every mode
     ``describe``, ``is_operand``, ``check_callable``, ``check_count``, ``check_number``,
     ``check_differentiable``, ``check_scalar_output``, ``check_output_leaves``,
-    ``validate_tangent``; ``user_frames`` (the frames of the stack that are the
-    user's code, told by module name, for a message that points at a line).
+    ``validate_tangent``; ``check_points`` and ``seed_tangents`` (the same checks of every
+    leaf of a pytree, naming a leaf by its path only where one fails); ``user_frames``
+    (the frames of the stack that are the user's code, told by module name, for a
+    message that points at a line).
 
 Examples
 --------
@@ -85,9 +87,11 @@ from dualad._base.checks import (
     check_differentiable,
     check_number,
     check_output_leaves,
+    check_points,
     check_scalar_output,
     describe,
     is_operand,
+    seed_tangents,
     validate_tangent,
 )
 from dualad._base.core import Value, bind, get_cut, is_closed, level_of, new_level, set_cut
@@ -111,12 +115,12 @@ __all__ = [
     "Value", "aval",
     "basis_chunks", "bind", "blocks", "check_argnums", "check_callable", "check_count",
     "check_differentiable", "check_inputs", "check_number", "check_output_leaves", "check_point",
-    "check_scalar_output", "chunk_of",
+    "check_points",    "check_scalar_output", "chunk_of",
     "compiled_on_repeat", "describe", "dtype_of", "flatten", "fresh_keys", "get_cut", "is_closed",
     "is_complex", "is_float_dtype", "is_large", "is_operand", "jvp", "leaf_paths", "level_of", "made_by_call",
     "match_chunks", "namespace_of", "new_level", "paired_leaves", "per_point", "persist", "positions",
-    "primals_at", "raw", "reach", "recover_symmetric", "reported_dtype", "seed_matrix", "set_cut",
-    "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
+    "primals_at", "raw", "reach", "recover_symmetric", "reported_dtype", "seed_matrix", "seed_tangents",
+    "set_cut", "shape_of", "shared_by_key", "split", "split_aux", "to_floats", "to_host", "traceable",
     "user_frames", "validate_tangent",
     "zeros",
 ]

@@ -18,9 +18,9 @@ from dualad.interpreter import (
     blocks,
     check_argnums,
     check_callable,
-    check_differentiable,
     check_inputs,
     check_output_leaves,
+    check_points,
     check_scalar_output,
     chunk_of,
     describe,
@@ -145,9 +145,7 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
     block does not use keep ``.grad`` None, as in PyTorch). The values passed
     into ``f`` speak NumPy (:class:`reverse._tensor.NumpyTensor`)."""
     leaves, build = flatten(primals)
-    names = leaf_paths(primals, "primals")
-    for leaf, name in zip(leaves, names):
-        check_differentiable(leaf, name)
+    check_points(leaves, primals, "primals")
     run = transform_level()
     with run as level:
         NUMPY_LEVELS.add(level)
@@ -169,12 +167,15 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
 
     def f_vjp(cotangent):
         ct_leaves = paired_leaves(out, cotangent, "the output", "cotangent", "vjp")[1]
-        paths = leaf_paths(out)
+        paths = None  # made for a message only
         roots, cts = [], []
         for i, (ref, ct, o) in enumerate(zip(refs, ct_leaves, out_leaves)):
-            check_cotangent(ct, o, f"vjp: cotangent{paths[i]}")
-            if shape_of(ct) != shape_of(o):
-                raise ValueError(f"cotangent leaf {i} has shape {shape_of(ct)}; the output has {shape_of(o)}")
+            if not _plain_cotangent(ct, o):
+                paths = leaf_paths(out) if paths is None else paths
+                check_cotangent(ct, o, f"vjp: cotangent{paths[i]}")
+                if shape_of(ct) != shape_of(o):
+                    raise ValueError(f"cotangent leaf {i} has shape {shape_of(ct)}; the output has "
+                                     f"{shape_of(o)}")
             if ref is not None:
                 roots.append(ref)
                 cts.append(ct)
@@ -190,6 +191,14 @@ def _vjp(f: Callable, primals: tuple, has_aux: bool, who: str, check_out: Callab
     if has_aux:
         return out, f_vjp, aux
     return out, f_vjp
+
+
+def _plain_cotangent(ct: Any, out: Any) -> bool:
+    """Whether ``ct`` passes ``check_cotangent`` for ``out`` by its type alone: a real
+    float, or a NumPy array of ``out``'s shape, real where ``out`` is."""
+    if type(ct) is np.ndarray and type(out) is np.ndarray:
+        return ct.shape == out.shape and (ct.dtype.kind == "f" or ct.dtype.kind == out.dtype.kind == "c")
+    return type(ct) is float and type(out) is float
 
 
 def _unwrap_aux(aux: Any, level: int) -> Any:

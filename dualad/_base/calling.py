@@ -12,7 +12,7 @@ import numbers
 from typing import Any, Callable
 
 from dualad._base.checks import describe
-from dualad._base.tree import flatten, structure, treedef
+from dualad._base.tree import leaves_and_treedef, structure
 
 
 def check_argnums(argnums: Any) -> tuple[bool, tuple[int, ...]]:
@@ -82,10 +82,11 @@ def paired_leaves(a: Any, b: Any, name_a: str, name_b: str, who: str) -> tuple[l
     """The leaves of ``a`` and of ``b``, one to one: ``b`` must have ``a``'s containers
     (for a leaf ``a``, ``b`` is taken whole, so that the check of it as ``a``'s
     partner says best what is wrong)."""
-    spec = treedef(a)
+    a_leaves, spec = leaves_and_treedef(a)
     if spec == "*":
         return [a], [b]
-    if spec != treedef(b):
+    b_leaves, b_spec = leaves_and_treedef(b)
+    if spec != b_spec:
         raise TypeError(f"{who}: {name_b} must have the structure of {name_a}, {structure(a)}; "
                          f"got {structure(b)}")
-    return flatten(a)[0], flatten(b)[0]
+    return a_leaves, b_leaves

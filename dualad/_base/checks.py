@@ -11,13 +11,16 @@ import math
 import reprlib
 from typing import Any
 
+import numpy as np
+
 from dualad._base.backend import SCALAR_TYPES, is_float_dtype, namespace_of
 from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, raw, shape_of
 from dualad._base.tree import leaf_paths
 
 __all__ = ["check_callable", "check_count", "check_differentiable", "check_number", "check_output_leaves",
-           "check_scalar_output", "describe", "is_operand", "validate_tangent"]
+           "check_points", "check_scalar_output", "describe", "is_operand", "seed_tangents",
+           "validate_tangent"]
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 30
@@ -84,6 +87,40 @@ def check_differentiable(x: Any, name: str) -> None:
                                and not is_float_dtype(namespace_of([r]), r.dtype)):
         raise TypeError(f"{name} must be floating point to be differentiated, "
                         f"got dtype {dtype_of(r)}; convert it with astype(float)")
+
+
+def check_points(leaves: list, tree: Any, prefix: str) -> None:
+    """:func:`check_differentiable` for each leaf of ``tree`` (its ``leaves``), named by its
+    path under ``prefix`` (``primals[0]``); the paths are made only for a leaf that is
+    not a floating NumPy array, the common case needing no message."""
+    names = None
+    for i, leaf in enumerate(leaves):
+        if type(leaf) is not np.ndarray or leaf.dtype.kind not in "fc":
+            names = leaf_paths(tree, prefix) if names is None else names
+            check_differentiable(leaf, names[i])
+
+
+def seed_tangents(primals: list, tangents: list, tree: Any, prefix: str,
+                  primal_prefix: str | None = None) -> list:
+    """``(tangent, batch axes)`` for each pair of leaves, as :func:`validate_tangent` gives,
+    named by their paths in ``tree`` under ``prefix`` (a primal's under ``primal_prefix``,
+    if given); the paths are made only for a pair other than floating NumPy arrays of one
+    dtype (the common case, checked here)."""
+    names, out = None, []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if (type(p) is np.ndarray and type(t) is np.ndarray and p.dtype == t.dtype
+                and p.dtype.kind in "fc"):
+            if t.shape == p.shape:
+                out.append((t, 0))
+                continue
+            if t.ndim == p.ndim + 1 and t.shape[1:] == p.shape:
+                out.append((t, 1))
+                continue
+        if names is None:
+            names = leaf_paths(tree, prefix)
+            primal_names = leaf_paths(tree, primal_prefix) if primal_prefix else [None] * len(names)
+        out.append(validate_tangent(p, t, names[i], primal_names[i]))
+    return out
 
 
 def validate_tangent(primal: Any, tangent: Any, name: str,

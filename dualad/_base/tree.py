@@ -21,8 +21,10 @@ from dualad._base.core import Value
 _NODES: dict[type, tuple[Callable, Callable]] = {}
 # Leaves known by their type alone, before the tests of a container (a dataclass's costs most):
 # a compiled call walks its arguments at each call (ADBench's hand model, 31 leaves: 22 us
-# before, 9.5 after)
-_LEAVES = frozenset({np.ndarray, np.float64, np.float32, float, int, bool, complex, str, bytes})
+# before, 9.5 after). Every other type found to be a leaf joins them (a Dual, a Tensor: each
+# transform walks its values several times a call); registering a type takes it out.
+_LEAVES = {np.ndarray, np.float64, np.float32, float, int, bool, complex, str, bytes}
+_MOST_LEAF_TYPES = 256  # classes made at run time stay collectable beyond these
 
 
 def register_pytree_node(kind: type, flatten_fn: Callable, unflatten_fn: Callable) -> None:
@@ -55,6 +57,7 @@ def register_pytree_node(kind: type, flatten_fn: Callable, unflatten_fn: Callabl
         if not callable(fn):
             raise TypeError(f"register_pytree_node: {name} must be callable, got {type(fn).__name__}")
     _NODES[kind] = (flatten_fn, unflatten_fn)
+    _LEAVES.discard(kind)
 
 
 def _sorted_keys(d: dict) -> list:
@@ -98,6 +101,8 @@ def _node(tree: Any) -> tuple | None:
     if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
         names = tuple(f.name for f in dataclasses.fields(tree) if f.init)
         return kind, names, [getattr(tree, n) for n in names]
+    if len(_LEAVES) < _MOST_LEAF_TYPES:  # a leaf by its type: no test above reads the instance
+        _LEAVES.add(kind)
     return None
 
 

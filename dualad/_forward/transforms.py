@@ -15,19 +15,15 @@ from dualad._base.checks import (
     check_count,
     check_differentiable,
     check_output_leaves,
-    validate_tangent,
+    check_points,
+    seed_tangents,
 )
 from dualad._base.core import Value, transform_level
 from dualad._base.shapes import raw, shape_of, zeros
-from dualad._base.tree import flatten, leaf_paths
+from dualad._base.tree import flatten
 from dualad._forward.dual import Dual
 
 __all__ = ["jvp", "derivative", "jacfwd", "hessian"]
-
-
-def _seed(primal: Any, tangent: Any, level: int, name: str) -> Dual:
-    tangent, nb = validate_tangent(primal, tangent, name)
-    return Dual._make(primal, tangent, level, nb)
 
 
 def split(out: Any, level: int, k: int | None = None, like: Any = None,
@@ -95,9 +91,9 @@ def named_jvp(f: Callable, primals: tuple, tangents: tuple, who: str, has_aux: b
     primals, tangents = tuple(primals), tuple(tangents)
     p_leaves, t_leaves = paired_leaves(primals, tangents, "primals", "tangents", who)
     build = flatten(primals)[1]
-    names = leaf_paths(primals, "primals")
+    checked = seed_tangents(p_leaves, t_leaves, primals, "primals")
     with transform_level() as level:
-        seeded = [_seed(p, t, level, n) for p, t, n in zip(p_leaves, t_leaves, names)]
+        seeded = [Dual._make(p, t, level, nb) for p, (t, nb) in zip(p_leaves, checked)]
         k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
         out, aux = split_aux(f(*build(seeded)), has_aux, who)
         result = split(out, level, k, who=who)
@@ -151,8 +147,7 @@ def basis_chunks(leaves: list, chunk: int):
     n = sum(sizes)
     for start in range(0, n, chunk):
         k = min(chunk, n - start)
-        eye = np.zeros((k, n))
-        eye[np.arange(k), np.arange(start, start + k)] = 1.0
+        eye = np.eye(k, n, start)
         out, offset = [], 0
         for leaf, size in zip(leaves, sizes):
             block = eye[:, offset:offset + size]
@@ -160,6 +155,8 @@ def basis_chunks(leaves: list, chunk: int):
             r = raw(leaf)
             if type(r) is float:
                 out.append(block[:, 0])
+            elif type(r) is np.ndarray:  # NumPy's own calls: a view where the dtype is float64
+                out.append(block.astype(r.dtype, copy=False).reshape((k,) + r.shape))
             else:
                 xp = namespace_of([r])
                 out.append(xp.reshape(xp.asarray(block, dtype=r.dtype), (k,) + shape_of(leaf)))
@@ -189,8 +186,7 @@ def check_inputs(x: Any, who: str) -> list:
     leaves = flatten(x)[0]
     if not leaves:
         check_differentiable(x, f"{who}: x")  # raises: None, or containers of nothing
-    for leaf, name in zip(leaves, leaf_paths(x, "x")):
-        check_differentiable(leaf, f"{who}: {name}")
+    check_points(leaves, x, f"{who}: x")
     return leaves
 
 

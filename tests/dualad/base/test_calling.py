@@ -103,6 +103,41 @@ def test_a_registered_container_is_a_pytree():
         dualad.register_pytree_node(Box, None, lambda n, ch: ch)
 
 
+def test_a_type_walked_as_a_leaf_is_a_container_once_registered():
+    """The walk remembers the types it found to be leaves; registering one later must
+    still make its instances containers."""
+    class Late:
+        def __init__(self, a):
+            self.a = a
+    assert flatten([Late(1.0)])[0][0].a == 1.0  # a leaf: its type remembered
+    dualad.register_pytree_node(Late, lambda b: ((b.a,), None), lambda _, ch: Late(*ch))
+    leaves, build = flatten([Late(2.0)])
+    assert leaves == [2.0] and build([3.0])[0].a == 3.0
+
+
+_GOOD, _INT = np.ones(2), np.ones(2, dtype=np.int64)
+
+
+@pytest.mark.parametrize("transform, x, v, name", [
+    (lambda x, v: dualad.jvp(lambda a, b: a * b, x, v), (_GOOD, _INT), (_GOOD, _GOOD),
+     r"^primals\[1\]: primal must be floating point"),
+    (lambda x, v: dualad.jvp(lambda a, b: a * b, x, v), (_GOOD, _GOOD), (_GOOD, _GOOD[:1]),
+     r"^primals\[1\]: tangent must have the primal's shape"),
+    (lambda x, v: reverse.vjp(lambda a, b: a * b, *x), (_GOOD, _INT), None,
+     r"^primals\[1\] must be floating point"),
+    (lambda x, v: mixed.hvp(lambda a, b: (a * b).sum(), x, v, argnums=(0, 1)), (_GOOD, _INT),
+     (_GOOD, _GOOD), r"^x\[1\] must be floating point"),
+    (lambda x, v: mixed.hvp(lambda a, b: (a * b).sum(), x, v, argnums=(0, 1)), (_GOOD, _GOOD),
+     (_GOOD, _GOOD.astype(np.float32)), r"^v\[1\]: tangent dtype float32"),
+])
+def test_the_one_bad_leaf_beside_good_ones_is_named_by_its_path(transform, x, v, name):
+    """The checks of a pytree's leaves make the leaves' names only for a leaf that fails the
+    fast test of floating NumPy arrays; the name must still be the failing leaf's (the point's
+    for a bad point, the direction's for a bad direction)."""
+    with pytest.raises((TypeError, ValueError), match=name):
+        transform(x, v)
+
+
 def test_a_generated_rebuild_equals_the_walk():
     """flatten(tree, reused=True) (a program's outputs) rebuilds by one generated
     expression: the same trees as the walk, deep ones (which keep the walk) included."""
