@@ -156,7 +156,7 @@ def basis_chunks(leaves: list, chunk: int):
             if type(r) is float:
                 out.append(block[:, 0])
             elif type(r) is np.ndarray:  # NumPy's own calls: a view where the dtype is float64
-                out.append(block.astype(r.dtype, copy=False).reshape((k,) + r.shape))
+                out.append(block.astype(r.dtype, copy=False).reshape((k,) + shape_of(leaf)))
             else:
                 xp = namespace_of([r])
                 out.append(xp.reshape(xp.asarray(block, dtype=r.dtype), (k,) + shape_of(leaf)))
