@@ -68,14 +68,19 @@ class Factorization:
     array([0.5  , 0.875])
     """
 
-    __slots__ = ("point", "shape", "factors", "cholesky", "who")
+    __slots__ = ("point", "shape", "factors", "cholesky", "who", "_anorm")
 
     def __init__(self, point: tuple, matrix: Any, who: str, symmetric: bool):
         la = scipy_module(NUMPY_XP, "linalg", who)
         self.point, self.who = point, who
         a = _real(raw(matrix), who, "dF/dx at the solution").astype(np.float64, copy=False)
         self.shape = a.shape
-        if not np.all(np.isfinite(a)):
+        # LAPACK's 1-norm (the condition estimate's too) is finite only where every entry
+        # is (NaN and inf propagate through it); a column sum past the largest float is
+        # told apart by the test of the entries themselves
+        lange, = la.get_lapack_funcs(("lange",), (a,))
+        self._anorm = float(lange("1", a)) if a.size else 0.0
+        if not np.isfinite(self._anorm) and not np.all(np.isfinite(a)):
             raise FloatingPointError(f"{who}: dF/dx at the solution holds non-finite entries "
                                      "(inf or nan), so the derivative cannot be computed")
         # LAPACK's routines themselves: SciPy's lu_factor and lu_solve (their checks and
@@ -97,7 +102,7 @@ class Factorization:
         n = a.shape[0]
         if n == 0:
             return
-        anorm = np.abs(a).sum(axis=0).max()
+        anorm = self._anorm
         if self.cholesky:
             pocon, = la.get_lapack_funcs(("pocon",), (a,))
             rcond, _ = pocon(self.factors[0], anorm, uplo="L" if self.factors[1] else "U")
