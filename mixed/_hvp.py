@@ -35,6 +35,7 @@ from dualad.interpreter import (
     shape_of,
     split,
     split_aux,
+    validate_tangent,
     zeros,
 )
 
@@ -169,10 +170,10 @@ def _grad_and_hvp(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple
     if not x_leaves:
         check_differentiable(x, "x")  # raises: None, or containers of nothing
     x_leaves, v_leaves = paired_leaves(x, v, "x", "v", who)
-    checked = seed_tangents(x_leaves, v_leaves, x, "v", "x")
     f_of_x = check_scalar(sel.f_of_x, who, has_aux)
     if mode == "reverse-over-reverse":
-        for (_, nb), name in zip(checked, leaf_paths(x, "v")):
+        for xl, vl, name, x_name in zip(x_leaves, v_leaves, leaf_paths(x, "v"), leaf_paths(x, "x")):
+            _, nb = validate_tangent(xl, vl, name, x_name)
             if nb:
                 raise ValueError(f"{name}: reverse-over-reverse takes one direction at a time")
         g_fn = reverse.grad(f_of_x, has_aux=has_aux)
@@ -183,7 +184,8 @@ def _grad_and_hvp(f: Callable, x: Any, v: Any, args: tuple, argnums: int | tuple
         hv, (g, aux) = reverse.grad(directional, has_aux=True)(x)
         return (g, hv, aux) if has_aux else (g, hv)
     with transform_level() as level:
-        seeded = [Dual._make(xl, vl, level, nb) for xl, (vl, nb) in zip(x_leaves, checked)]
+        seeded = [Dual._make(xl, vl, level, nb)
+                  for xl, (vl, nb) in zip(x_leaves, seed_tangents(x_leaves, v_leaves, x, "v", "x"))]
         k = next((shape_of(d.tangent)[0] for d in seeded if d._nb), None)
         out = reverse.grad(f_of_x, has_aux=has_aux)(build(seeded))
         g, hv = split(out[0] if has_aux else out, level, k, like=x)

@@ -151,8 +151,8 @@ def is_float_dtype(xp, dtype) -> bool:
     """Whether ``dtype`` is a real or complex floating dtype of ``xp``."""
     if xp is scalar_xp:
         return dtype is float
-    if xp is NUMPY_XP:  # NumPy's kinds, without isdtype's parsing of its arguments
-        return np.dtype(dtype).kind in "fc"
+    if xp is NUMPY_XP and isinstance(dtype, np.dtype):  # without isdtype's parsing of it
+        return dtype.kind in "fc"
     return xp.isdtype(dtype, ("real floating", "complex floating"))
 
 

@@ -21,10 +21,11 @@ from dualad._base.core import Value
 _NODES: dict[type, tuple[Callable, Callable]] = {}
 # Leaves known by their type alone, before the tests of a container (a dataclass's costs most):
 # a compiled call walks its arguments at each call (ADBench's hand model, 31 leaves: 22 us
-# before, 9.5 after). Every other type found to be a leaf joins them (a Dual, a Tensor: each
-# transform walks its values several times a call); registering a type takes it out.
+# before, 9.5 after). A value type found to be a leaf joins them (a Dual, a Tensor: each
+# transform walks its values several times a call); registering a type takes it out. Other
+# types are tested each time: a proxy's isinstance reads the object it stands for.
 _LEAVES = {np.ndarray, np.float64, np.float32, float, int, bool, complex, str, bytes}
-_MOST_LEAF_TYPES = 256  # classes made at run time stay collectable beyond these
+_MOST_LEAF_TYPES = 64  # value types made at run time stay collectable beyond these
 
 
 def register_pytree_node(kind: type, flatten_fn: Callable, unflatten_fn: Callable) -> None:
@@ -101,8 +102,8 @@ def _node(tree: Any) -> tuple | None:
     if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
         names = tuple(f.name for f in dataclasses.fields(tree) if f.init)
         return kind, names, [getattr(tree, n) for n in names]
-    if len(_LEAVES) < _MOST_LEAF_TYPES:  # a leaf by its type: no test above reads the instance
-        _LEAVES.add(kind)
+    if isinstance(tree, Value) and len(_LEAVES) < _MOST_LEAF_TYPES:
+        _LEAVES.add(kind)  # dualad's own value types: leaves by their type alone
     return None
 
 

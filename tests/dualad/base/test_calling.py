@@ -5,6 +5,7 @@ over reverse) and against finite differences of flattened functions, and
 against JAX's nesting where JAX is installed.
 """
 
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -103,13 +104,23 @@ def test_a_registered_container_is_a_pytree():
         dualad.register_pytree_node(Box, None, lambda n, ch: ch)
 
 
+def test_a_proxy_of_a_container_is_walked_as_the_container():
+    """A weak proxy is of one type whatever it stands for, and isinstance reads the object
+    behind it: a proxy of an array is a leaf, a proxy of a list a container, in any order."""
+    class Items(list):
+        pass
+    array, items = np.ones(2), Items([1.0, 2.0])
+    assert len(flatten(weakref.proxy(array))[0]) == 1
+    assert flatten(weakref.proxy(items))[0] == [1.0, 2.0]
+
+
 def test_a_type_walked_as_a_leaf_is_a_container_once_registered():
-    """The walk remembers the types it found to be leaves; registering one later must
-    still make its instances containers."""
+    """A type walked as a leaf and registered later is a container from then on (the walk
+    remembers some leaf types: registering takes one out)."""
     class Late:
         def __init__(self, a):
             self.a = a
-    assert flatten([Late(1.0)])[0][0].a == 1.0  # a leaf: its type remembered
+    assert flatten([Late(1.0)])[0][0].a == 1.0  # a leaf
     dualad.register_pytree_node(Late, lambda b: ((b.a,), None), lambda _, ch: Late(*ch))
     leaves, build = flatten([Late(2.0)])
     assert leaves == [2.0] and build([3.0])[0].a == 3.0
@@ -129,6 +140,11 @@ _GOOD, _INT = np.ones(2), np.ones(2, dtype=np.int64)
      (_GOOD, _GOOD), r"^x\[1\] must be floating point"),
     (lambda x, v: mixed.hvp(lambda a, b: (a * b).sum(), x, v, argnums=(0, 1)), (_GOOD, _GOOD),
      (_GOOD, _GOOD.astype(np.float32)), r"^v\[1\]: tangent dtype float32"),
+    # the first leaf's fault is told first, as each leaf is checked in turn
+    (lambda x, v: mixed.hvp(lambda a, b: (a * b).sum(), x, v, argnums=(0, 1),
+                            mode="reverse-over-reverse"),
+     (_GOOD, _GOOD), (np.ones((3, 2)), _GOOD.astype(np.float32)),
+     r"^v\[0\]: reverse-over-reverse takes one direction at a time"),
 ])
 def test_the_one_bad_leaf_beside_good_ones_is_named_by_its_path(transform, x, v, name):
     """The checks of a pytree's leaves make the leaves' names only for a leaf that fails the
