@@ -11,19 +11,25 @@ calls after a trace: each candidate in turn, its first call untimed (it gets rea
 code generated, kernels compiled, caches warmed), then at least :data:`TIMED` calls
 timed, more where they are short (up to :data:`MOST`, or :data:`ENOUGH_SECONDS` of
 them), so that the best of them is steady; the fastest by its best time runs from
-then on. Each call runs one candidate and returns its result: nothing runs twice.
+then on. Where the runner-up's best is within :data:`NEAR` of it, the two are timed
+again, :data:`RETIMED` calls each, in turn, before the choice (the first candidate's
+block of calls runs earliest in the process, when allocations and caches are still
+warming, and a busy machine moves single calls by that much). Each call runs one
+candidate and returns its result: nothing runs twice.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-__all__ = ["EAGER", "ENOUGH_SECONDS", "MOST", "TIMED", "Trial"]
+__all__ = ["EAGER", "ENOUGH_SECONDS", "MOST", "NEAR", "RETIMED", "TIMED", "Trial"]
 
 EAGER = "eager"          # the candidate that calls the function itself
 TIMED = 2                # timed calls of each candidate at least
 MOST = 10                # and at most: calls of a few microseconds vary by a few
 ENOUGH_SECONDS = 2e-3    # their time from which the best of them is steady (in between)
+NEAR = 0.5               # a runner-up within this fraction of the best is timed again
+RETIMED = 3              # calls of each of the two, alternating, when they are
 
 
 class Trial:
@@ -52,6 +58,7 @@ class Trial:
         self.program = candidates[0][1]  # the program traced, which a trial of a key's calls times
         self._times: dict[str, list] = {name: [] for name in self.candidates}
         self._ready: set = set()
+        self._again: list | None = None  # the near pair's calls still to time, in turn
         self.chosen: str | None = None
         self.why: str | None = None
 
@@ -68,6 +75,9 @@ class Trial:
     def next(self) -> tuple:
         """``(name, program, timed)``: the candidate this call runs (its program made
         where it is made at its first call), and whether the call is timed."""
+        if self._again:
+            name = self._again[0]
+            return name, self.candidates[name], True
         name = next(n for n, times in self._times.items() if not _enough(times))
         ready = name in self._ready
         if not ready:
@@ -81,13 +91,24 @@ class Trial:
         """One timed call of candidate ``name``; where every candidate has its timings,
         the fastest is chosen (``chosen``) and ``why`` says so in figures."""
         self._times[name].append(seconds)
-        if not all(map(_enough, self._times.values())):
+        if self._again:
+            if name == self._again[0]:
+                self._again.pop(0)
+            if self._again:
+                return
+        elif not all(map(_enough, self._times.values())):
             return
         best = {n: min(t) for n, t in self._times.items()}
-        self.chosen = min(best, key=best.get)
+        ranked = sorted(best, key=best.get)
+        if self._again is None and len(ranked) > 1 and best[ranked[1]] <= (1 + NEAR) * best[ranked[0]]:
+            self._again = [n for _ in range(RETIMED) for n in ranked[:2]]
+            return
+        self.chosen = ranked[0]
         replays = ", ".join(f"replays ({n}) {_ms(t)}" for n, t in best.items() if n != EAGER)
         eager = f", eager calls {_ms(best[EAGER])}" if EAGER in best else ""
-        self.why = f"{self.chosen}: {replays}{eager}, the best of {TIMED} calls or more each"
+        again = (f"; {ranked[0]} and {ranked[1]} timed again in turn, within {NEAR:.0%} of each other"
+                 if self._again is not None else "")
+        self.why = f"{self.chosen}: {replays}{eager}, the best of {TIMED} calls or more each{again}"
 
 
 def _enough(times: list) -> bool:

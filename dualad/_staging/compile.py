@@ -189,7 +189,9 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
         then, where the executor was chosen automatically and is Numba's, the
         same program replayed by NumPy's calls, then ``f`` run eagerly, each
         timed on two calls or more (up to ten, where calls are short); the
-        fastest by its best time runs the calls after them.
+        fastest by its best time runs the calls after them (a runner-up within
+        1.5 times its time is first timed with it again, three calls each, in
+        turn: the first candidate's calls meet a process still warming up).
         ``stats["chosen"]`` says what was chosen and the times that chose it
         (``"eager: replays (numpy) 8.4 ms, eager calls 4.7 ms, ..."``); a
         call run eagerly by this choice counts in ``stats["eager"]``, without

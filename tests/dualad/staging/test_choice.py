@@ -15,7 +15,7 @@ import dualad
 from dualad._program.executors import numba as numba_executor
 from dualad._program.lowering import LoopNest
 from dualad._staging import compile as compile_module
-from dualad._staging.choice import MOST
+from dualad._staging.choice import EAGER, MOST, RETIMED, Trial
 
 SLOW = 5e-3  # seconds a slowed way sleeps: far beyond any of these calls' own cost
 
@@ -145,3 +145,36 @@ def test_a_side_effect_of_f_happens_in_the_calls_run_eagerly(monkeypatch):
 def test_measure_must_be_a_bool():
     with pytest.raises(TypeError, match="measure must be True or False, got 'yes'"):
         dualad.compile(lambda x: x, measure="yes")
+
+
+def _run(trial, times):
+    """Drive ``trial`` as compile does: each call's candidate from ``next``, its time (when
+    timed) the next one ``times`` gives for that candidate; the names run, in order."""
+    ran = []
+    while trial.chosen is None:
+        name, _, timed = trial.next()
+        ran.append(name)
+        if timed:
+            trial.timed(name, times[name].pop(0))
+    return ran
+
+
+def test_two_ways_within_noise_of_each_other_are_timed_again_in_turn():
+    """A runner-up within NEAR of the best after their blocks of calls (the first block met
+    a busier machine): both are timed again, alternating, and the better after that wins."""
+    trial = Trial([("numba", "p"), ("numpy", "q"), (EAGER, None)])
+    times = {"numba": [1.0e-3, 0.99e-3, 0.98e-3] + [0.80e-3] * RETIMED,
+             "numpy": [0.95e-3, 0.94e-3, 0.93e-3] + [0.90e-3] * RETIMED,
+             EAGER: [5e-3, 5e-3]}
+    ran = _run(trial, times)
+    assert ran[-2 * RETIMED:] == ["numpy", "numba"] * RETIMED  # the best of the blocks first
+    assert trial.chosen == "numba"
+    assert "numba and numpy timed again in turn" in trial.why
+
+
+def test_a_clear_winner_is_chosen_without_timing_again():
+    trial = Trial([("numba", "p"), ("numpy", "q"), (EAGER, None)])
+    times = {"numba": [1e-3] * 4, "numpy": [2e-3] * 4, EAGER: [5e-3, 5e-3]}
+    ran = _run(trial, times)
+    assert trial.chosen == "numba" and "again" not in trial.why
+    assert len(ran) == len(set(ran)) + 3 + 2 + 1  # each way's untimed first call, then its timed ones
