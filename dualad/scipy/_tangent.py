@@ -92,7 +92,9 @@ class Factorization:
             # info > 0: not positive definite (a saddle point, or singular): LU below
             self.cholesky = info == 0
             self.factors = (c, False)  # the upper triangle, A = C^T C
-        if not self.cholesky:
+        if not a.size:  # no unknowns: nothing to factorize (LAPACK would print an error)
+            self.factors = (a, None)
+        elif not self.cholesky:
             getrf, = la.get_lapack_funcs(("getrf",), (a,))
             lu, piv, _ = getrf(a)  # info > 0, an exactly zero pivot: the rcond below says so
             self.factors = (lu, piv)

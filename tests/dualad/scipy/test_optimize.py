@@ -274,6 +274,24 @@ def test_a_jacobian_with_non_finite_entries_at_the_solution_raises(bad, symmetri
             Factorization((), a, "root", symmetric=symmetric)
     lu = Factorization((), np.eye(3) * 4.0 + 1.0, "root", symmetric=symmetric)
     np.testing.assert_allclose(lu.solve(np.ones(3), transposed=False), np.ones(3) / 7.0)
+    # finite entries whose column sums pass the largest float: not "non-finite entries"
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        Factorization((), np.array([[1e308, 0.0], [1e308, 1e308]]), "root", symmetric=symmetric)
+
+
+def test_the_condition_number_is_the_one_norms(capfd):
+    """The estimate reads dF/dx's 1-norm (its largest column sum), not the largest row
+    sum: on a matrix where the two differ, the condition number warned of is cond_1. An
+    empty dF/dx (no unknowns) factorizes without LAPACK's complaint on the output."""
+    a = np.array([[1.0, 1e5, 1e5], [0.0, 1.0, 0.0], [1e-7, 0.0, 1.0]])  # cond_1 1.0e10, cond_inf 4.0e10
+    assert not np.isclose(np.linalg.cond(a, 1), np.linalg.cond(a, np.inf), rtol=0.5)
+    with pytest.warns(RuntimeWarning, match="ill-conditioned") as caught:
+        Factorization((), a, "root", symmetric=False)
+    warned = float(str(caught[0].message).split("condition number ")[1].split(")")[0])
+    np.testing.assert_allclose(warned, np.linalg.cond(a, 1), rtol=0.05)
+    lu = Factorization((), np.zeros((0, 0)), "root", symmetric=False)
+    assert lu.solve(np.zeros(0), transposed=True).shape == (0,)
+    assert "illegal value" not in capfd.readouterr().out
 
 
 @pytest.mark.filterwarnings("ignore:.*precision loss:RuntimeWarning")
