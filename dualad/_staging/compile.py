@@ -373,7 +373,12 @@ class Compiled:
         the candidate whose turn it is runs it; where that was the last timing, the
         fastest is kept."""
         with self._lock:
-            name, candidate, timed = trial.next()
+            if trial.chosen is not None or self._trials.get(key) is not trial:
+                trial = None  # another thread's call ended the trial since this one read it
+            else:
+                name, candidate, timed = trial.next()
+        if trial is None:
+            return self._call(args, kwargs)  # the way chosen
         start = time.perf_counter()
         if name == EAGER:
             out = self._run_eagerly(key, "", args, kwargs)

@@ -178,3 +178,36 @@ def test_a_clear_winner_is_chosen_without_timing_again():
     ran = _run(trial, times)
     assert trial.chosen == "numba" and "again" not in trial.why
     assert len(ran) == len(set(ran)) + 3 + 2 + 1  # each way's untimed first call, then its timed ones
+
+
+def test_a_call_whose_trial_another_thread_ended_runs_the_way_chosen(monkeypatch):
+    """A call reads its key's trial, then another thread's calls end it (the choice made):
+    the first call then runs the way chosen, where it raised StopIteration from the
+    ended trial."""
+    import threading
+
+    compiled, x = dualad.compile(lambda x: np.sin(x) + x), np.ones(3)
+    compiled(x)  # the trace, which starts the trial
+    waiting, parked, go = Trial.waiting, threading.Event(), threading.Event()
+
+    def parking(self):  # the thread named "late" waits here, past its read of the trial
+        if threading.current_thread().name == "late":
+            parked.set()
+            go.wait()
+        return waiting(self)
+    monkeypatch.setattr(Trial, "waiting", parking)
+    results, errors = [], []
+
+    def late():
+        try:
+            results.append(compiled(x))
+        except BaseException as err:  # noqa: BLE001 - any error is the failure
+            errors.append(err)
+    thread = threading.Thread(target=late, name="late")
+    thread.start()
+    assert parked.wait(10)
+    _calls_until_chosen(compiled, x, want=np.sin(x) + x)
+    go.set()
+    thread.join(10)
+    assert errors == [] and len(results) == 1
+    np.testing.assert_array_equal(results[0], np.sin(x) + x)
