@@ -89,13 +89,18 @@ def check_differentiable(x: Any, name: str) -> None:
                         f"got dtype {dtype_of(r)}; convert it with astype(float)")
 
 
+def _float_array(x: Any) -> bool:
+    """Whether ``x`` is a floating NumPy array: a point every check passes as it is."""
+    return type(x) is np.ndarray and x.dtype.kind in "fc"
+
+
 def check_points(leaves: list, tree: Any, prefix: str) -> None:
     """:func:`check_differentiable` for each leaf of ``tree`` (its ``leaves``), named by its
     path under ``prefix`` (``primals[0]``); the paths are made only for a leaf that is
     not a floating NumPy array, the common case needing no message."""
     names = None
     for i, leaf in enumerate(leaves):
-        if type(leaf) is not np.ndarray or leaf.dtype.kind not in "fc":
+        if not _float_array(leaf):
             names = leaf_paths(tree, prefix) if names is None else names
             check_differentiable(leaf, names[i])
 
@@ -108,8 +113,7 @@ def seed_tangents(primals: list, tangents: list, tree: Any, prefix: str,
     dtype (the common case, checked here)."""
     names, out = None, []
     for i, (p, t) in enumerate(zip(primals, tangents)):
-        if (type(p) is np.ndarray and type(t) is np.ndarray and p.dtype == t.dtype
-                and p.dtype.kind in "fc"):
+        if _float_array(p) and type(t) is np.ndarray and t.dtype == p.dtype:
             if t.shape == p.shape:
                 out.append((t, 0))
                 continue

@@ -68,7 +68,7 @@ class Factorization:
     array([0.5  , 0.875])
     """
 
-    __slots__ = ("point", "shape", "factors", "cholesky", "who", "_anorm")
+    __slots__ = ("point", "shape", "factors", "cholesky", "who")
 
     def __init__(self, point: tuple, matrix: Any, who: str, symmetric: bool):
         la = scipy_module(NUMPY_XP, "linalg", who)
@@ -79,8 +79,8 @@ class Factorization:
         # is (NaN and inf propagate through it); a column sum past the largest float is
         # told apart by the test of the entries themselves
         lange, = la.get_lapack_funcs(("lange",), (a,))
-        self._anorm = float(lange("1", a)) if a.size else 0.0
-        if not np.isfinite(self._anorm) and not np.all(np.isfinite(a)):
+        anorm = float(lange("1", a)) if a.size else 0.0
+        if not np.isfinite(anorm) and not np.all(np.isfinite(a)):
             raise FloatingPointError(f"{who}: dF/dx at the solution holds non-finite entries "
                                      "(inf or nan), so the derivative cannot be computed")
         # LAPACK's routines themselves: SciPy's lu_factor and lu_solve (their checks and
@@ -98,13 +98,12 @@ class Factorization:
             getrf, = la.get_lapack_funcs(("getrf",), (a,))
             lu, piv, _ = getrf(a)  # info > 0, an exactly zero pivot: the rcond below says so
             self.factors = (lu, piv)
-        self._check(la, a)
+        self._check(la, a, anorm)
 
-    def _check(self, la: Any, a: np.ndarray) -> None:
+    def _check(self, la: Any, a: np.ndarray, anorm: float) -> None:
         n = a.shape[0]
         if n == 0:
             return
-        anorm = self._anorm
         if self.cholesky:
             pocon, = la.get_lapack_funcs(("pocon",), (a,))
             rcond, _ = pocon(self.factors[0], anorm, uplo="L" if self.factors[1] else "U")
