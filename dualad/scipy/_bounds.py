@@ -27,6 +27,7 @@ import numpy as np
 from dualad._base.core import Value
 from dualad._base.tree import flatten
 from dualad._primitives.elementwise import less_equal, logical_or, subtract, where
+from dualad.scipy._host import Host
 
 __all__ = ["AT_BOUND_RTOL", "DEGENERATE", "Box", "least_squares_box", "minimize_box"]
 
@@ -50,10 +51,10 @@ def _vector(b: Any, n: int, fill: float, who: str, name: str) -> np.ndarray:
                          f"got shape {b.shape}") from None
 
 
-def minimize_box(bounds: Any, n: int, dtype: Any, who: str) -> Box | None:
+def minimize_box(bounds: Any, n: int, dtype: Any, who: str, host: Host) -> Box | None:
     """``minimize``'s ``bounds`` (a ``scipy.optimize.Bounds``, or a sequence of ``n``
-    ``(min, max)`` pairs, ``None`` for no bound) as a :class:`Box` in the unknowns' ``dtype``;
-    None for none."""
+    ``(min, max)`` pairs, ``None`` for no bound; on the host) as a :class:`Box` in the
+    unknowns' ``dtype`` (NumPy's) and library (``host``); None for none."""
     if bounds is None:
         return None
     _constant(bounds, who)
@@ -67,13 +68,13 @@ def minimize_box(bounds: Any, n: int, dtype: Any, who: str) -> Box | None:
         lb = [-np.inf if lo is None else lo for lo, _ in pairs]
         ub = [np.inf if hi is None else hi for _, hi in pairs]
     return Box(_vector(lb, n, -np.inf, who, "the lower bound"),
-               _vector(ub, n, np.inf, who, "the upper bound"), who, dtype)
+               _vector(ub, n, np.inf, who, "the upper bound"), who, dtype, host)
 
 
-def least_squares_box(bounds: Any, n: int, dtype: Any, who: str) -> Box | None:
+def least_squares_box(bounds: Any, n: int, dtype: Any, who: str, host: Host) -> Box | None:
     """``least_squares``'s ``bounds`` (a ``scipy.optimize.Bounds``, or ``(lb, ub)``, each a
-    number or one per unknown) as a :class:`Box` in the unknowns' ``dtype``; None where no
-    bound is finite."""
+    number or one per unknown; on the host) as a :class:`Box` in the unknowns' ``dtype``
+    (NumPy's) and library (``host``); None where no bound is finite."""
     _constant(bounds, who)
     if hasattr(bounds, "lb") and hasattr(bounds, "ub"):
         lb, ub = bounds.lb, bounds.ub
@@ -83,7 +84,7 @@ def least_squares_box(bounds: Any, n: int, dtype: Any, who: str) -> Box | None:
         raise ValueError(f"{who}: bounds must be a scipy.optimize.Bounds or a pair (lb, ub); "
                          f"got {bounds!r}")
     box = Box(_vector(lb, n, -np.inf, who, "the lower bound"),
-              _vector(ub, n, np.inf, who, "the upper bound"), who, dtype)
+              _vector(ub, n, np.inf, who, "the upper bound"), who, dtype, host)
     return box if np.isfinite(box.lb).any() or np.isfinite(box.ub).any() else None
 
 
@@ -102,9 +103,10 @@ class Box:
     (None, None)
     """
 
-    __slots__ = ("lb", "ub", "tol_lb", "tol_ub", "who")
+    __slots__ = ("lb", "ub", "tol_lb", "tol_ub", "who", "user")
 
-    def __init__(self, lb: np.ndarray, ub: np.ndarray, who: str, dtype: Any = np.float64):
+    def __init__(self, lb: np.ndarray, ub: np.ndarray, who: str, dtype: Any = np.float64,
+                 host: Host | None = None):
         if np.isnan(lb).any() or np.isnan(ub).any() or (lb > ub).any():
             raise ValueError(f"{who}: bounds must satisfy lb <= ub, without nan; got lb={lb}, "
                              f"ub={ub}")
@@ -112,6 +114,9 @@ class Box:
         rtol = max(AT_BOUND_RTOL, 4.0 * float(np.finfo(dtype).eps))
         self.lb, self.ub, self.who = lb.astype(dtype), ub.astype(dtype), who
         self.tol_lb, self.tol_ub = self._tolerance(self.lb, rtol), self._tolerance(self.ub, rtol)
+        # lb, ub and their tolerances in the unknowns' library, for the condition
+        limits = (self.lb, self.ub, self.tol_lb, self.tol_ub)
+        self.user = limits if host is None else tuple(map(host.to_user, limits))
 
     @staticmethod
     def _tolerance(b: np.ndarray, rtol: float) -> np.ndarray:
@@ -122,9 +127,10 @@ class Box:
     def pin(self, x: Any) -> tuple:
         """``(active, pinned)`` at ``x`` (of any value type): which variables sit at a bound,
         and that bound (0 for the free ones)."""
-        at_lb = less_equal(subtract(x, self.lb), self.tol_lb)
-        at_ub = less_equal(subtract(self.ub, x), self.tol_ub)
-        return logical_or(at_lb, at_ub), where(at_lb, self.lb, where(at_ub, self.ub, 0.0))
+        lb, ub, tol_lb, tol_ub = self.user
+        at_lb = less_equal(subtract(x, lb), tol_lb)
+        at_ub = less_equal(subtract(ub, x), tol_ub)
+        return logical_or(at_lb, at_ub), where(at_lb, lb, where(at_ub, ub, 0.0))
 
     def held(self, x: np.ndarray) -> np.ndarray:
         """The variables of SciPy's ``x`` (a plain array) that sit at a bound, as a mask."""

@@ -18,13 +18,14 @@ part.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from dualad._base.backend import NUMPY_XP, scipy_module
-from dualad._base.shapes import raw
+from dualad._base.backend import NUMPY_XP, namespace_of, scipy_module, to_host
+from dualad._base.shapes import ndim_of, raw, shape_of
 
 __all__ = ["DENSE_MAX", "ILL_CONDITIONED", "KRYLOV_RTOL", "Factorization", "tangent_solver"]
 
@@ -36,16 +37,17 @@ KRYLOV_RTOL = 1e-10      # the Krylov methods' relative residual for the derivat
 def tangent_solver(who: str, symmetric: bool) -> Callable:
     """``tangent_solve(g, y)``: ``z`` with ``g(z) = y`` for ``g`` a
     :class:`~dualad._implicit.operators.JacobianProduct` (``dF/dx`` or its transpose at
-    a solution, on plain NumPy arrays), for the function ``who``. ``y`` is of the
-    unknowns' shape, or a stack of such right-hand sides (``stacked``: the tangents of a
-    ``jacfwd`` chunk). The last solution's factorization is kept (:class:`Factorization`)."""
+    a solution, on raw arrays), for the function ``who``. ``y`` is of the unknowns' shape,
+    or a stack of such right-hand sides (``stacked``: the tangents of a ``jacfwd`` chunk).
+    The last solution's factorization is kept (:class:`Factorization`). The solves run
+    on NumPy: arrays of another library are copied to the host, and ``z`` is NumPy's."""
     kept: list = []  # [Factorization] of the last point solved at
 
     def tangent_solve(g: Any, y: Any) -> Any:
         y = _real(y, who, "the right-hand side of the derivative's solve (a tangent or cotangent)")
         x = g.point[0]
-        if np.size(x) > DENSE_MAX:
-            if np.ndim(y) > np.ndim(x):
+        if math.prod(shape_of(x)) > DENSE_MAX:
+            if np.ndim(y) > ndim_of(x):
                 return np.stack([_krylov(g, row, who, symmetric) for row in y]) if len(y) else y
             return _krylov(g, y, who, symmetric)
         if not (kept and kept[0].at(g.point)):
@@ -145,9 +147,10 @@ class Factorization:
 
 
 def _real(a: Any, who: str, name: str) -> np.ndarray:
-    """``a`` as an array, refused where it is complex: the solves here are real (SciPy's
-    solutions are real vectors), and a cast to float64 would drop the imaginary part."""
-    a = np.asarray(a)
+    """``a`` as a NumPy array (a host copy of another library's), refused where it is
+    complex: the solves here are real (SciPy's solutions are real vectors), and a cast to
+    float64 would drop the imaginary part."""
+    a = np.asarray(a) if isinstance(a, np.ndarray) else to_host(a)
     if np.iscomplexobj(a):
         raise TypeError(f"{who}: {name} must be real (a floating dtype), got {a.dtype}: the "
                         "implicit derivative solves real systems; does the function return "
@@ -158,7 +161,12 @@ def _real(a: Any, who: str, name: str) -> np.ndarray:
 def _krylov(g: Callable, y: np.ndarray, who: str, symmetric: bool) -> np.ndarray:
     spla = scipy_module(NUMPY_XP, "sparse.linalg", who)
     n = y.size
-    op = spla.LinearOperator((n, n), matvec=lambda v: np.ravel(g(v.reshape(y.shape))), dtype=y.dtype)
+    xp = namespace_of([raw(g.point[0])])  # the products run in the solution's library
+
+    def matvec(v: np.ndarray) -> np.ndarray:
+        product = g(v.reshape(y.shape) if xp is NUMPY_XP else xp.asarray(v.reshape(y.shape)))
+        return np.ravel(_real(product, who, "dF/dx times a vector"))
+    op = spla.LinearOperator((n, n), matvec=matvec, dtype=y.dtype)
     method, name = (spla.minres, "MINRES") if symmetric else (spla.gmres, "GMRES")
     z, info = method(op, y.ravel(), rtol=KRYLOV_RTOL, maxiter=10 * n)
     if info != 0:

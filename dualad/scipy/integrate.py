@@ -40,6 +40,7 @@ from dualad._ode.events import differentiable_events, locate
 from dualad._ode.problem import Problem
 from dualad._staging.trace import nested_values, spoil_traces
 from dualad.numpy import asarray
+from dualad.scipy._host import Host
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 
 __all__ = ["NotConvergedError", "solve_ivp"]
@@ -163,6 +164,9 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     NotConvergedError
         When a derivative is taken where SciPy's solve failed (``success`` False), naming
         SciPy's message; a RuntimeError where a solve of the derivative itself fails.
+    NotImplementedError
+        Where ``y`` carries derivatives and ``y0`` or a value ``fun`` holds is an array of
+        another library than NumPy (CuPy, array-api-strict): convert them to NumPy.
 
     Examples
     --------
@@ -208,6 +212,11 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
                             **options)
     y0 = asarray(y0)
     check_differentiable(y0, f"{who}: y0")
+    foreign = next((h for h in map(Host, (y0, *problem.closed.values)) if h.foreign), None)
+    if foreign is not None:
+        raise NotImplementedError(
+            f"{who}: y carries derivatives on NumPy arrays (SciPy's) only; y0 or a value fun "
+            f"holds is an array of {foreign.xp.__name__}: convert them to NumPy")
     if ndim_of(y0) != 1:
         raise ValueError(f"{who}: y0 must be 1-dimensional, as SciPy's, got shape {np.shape(raw(y0))}")
     if np.dtype(dtype_of(y0)).kind == "c":

@@ -15,7 +15,10 @@ the solution (built and factorized once up to 200 unknowns, Krylov beyond:
 multipliers (:mod:`dualad.scipy._constraints`).
 
 Under ``vmap`` SciPy solves one element at a time, and the result's other fields are
-those of the last element's solve (``success`` is that of all of them).
+those of the last element's solve (``success`` is that of all of them). Arrays of
+another library (CuPy, any array-API library) are solved on NumPy copies, with the
+functions handed their own library's arrays, and the solution comes back in that library
+(:mod:`dualad.scipy._host`); ``minimize`` with constraints takes NumPy arrays only.
 
 Examples
 --------
@@ -50,6 +53,7 @@ from dualad._implicit.root import implicit_root
 from dualad._primitives.shape import reshape
 from dualad.scipy._bounds import Box, least_squares_box, minimize_box
 from dualad.scipy._constraints import kkt_condition, recover, rows_of
+from dualad.scipy._host import Host, host_values
 from dualad.scipy._solves import NotConvergedError, Solves, as_pytree, check_args
 from dualad.scipy._tangent import tangent_solver
 
@@ -79,7 +83,8 @@ def gradient(objective: Callable, x: Any, who: str) -> Any:
     if shape_of(out) != ():  # the shape of one element under vmap, as the user sees it
         raise ValueError(f"{who}: fun must return a scalar (the objective), got shape "
                          f"{shape_of(out)}")
-    return pull(np.ones((), dtype=dtype_of(out)))[0]
+    host = Host(out)
+    return pull(host.to_user(np.ones((), dtype=host.dtype(dtype_of(out)))))[0]
 
 
 def _optimize_result(solves: Solves, x: Any) -> Any:
@@ -124,18 +129,21 @@ def root(fun: Callable, x0: Any, args: Any = (), method: str = "hybr", jac: Any 
     so = scipy_module(NUMPY_XP, "optimize", who)
     check_callable(fun, who, "fun")
     args = check_args(args, who)
+    x0 = _flat(x0, who)
+    host = Host(x0)
     solves = Solves(who)
 
     def residual(x):
         return _first(fun(x, *args), jac is True)
 
     def solve(_, x):
-        res = so.root(fun, x, args=args, method=method, jac=jac, tol=tol, callback=callback,
+        res = so.root(host.wrap(fun), host.to_scipy(x), args=args, method=method,
+                      jac=host.wrap(jac), tol=tol, callback=host.wrap(callback, given=2),
                       options=options)
         solves.record(res, res.success, res.message)
         return res.x
 
-    x = implicit_root(Closed(residual, [solve], who, "fun"), _flat(x0, who), solve,
+    x = implicit_root(Closed(residual, [solve], who, "fun"), x0, solve,
                       tangent_solver(who, symmetric=False), check=solves.check)
     return _optimize_result(solves, x)
 
@@ -224,7 +232,9 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     check_callable(fun, who, "fun")
     args = check_args(args, who)
     x0 = _flat(x0, who)
-    box = minimize_box(bounds, shape_of(x0)[0], dtype_of(x0), who)
+    host = Host(x0)
+    bounds = host.bounds(bounds)
+    box = minimize_box(bounds, shape_of(x0)[0], host.dtype(dtype_of(x0)), who, host)
     solves = Solves(who)
 
     def objective(x):
@@ -232,6 +242,10 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
 
     if constraints is not None and not (isinstance(constraints, (list, tuple))
                                         and len(constraints) == 0):
+        if host.foreign:
+            raise NotImplementedError(
+                f"{who}: with constraints, x0 must be a NumPy array (SciPy's), got an array of "
+                f"{host.xp.__name__}: convert x0 and the arrays the functions hold to NumPy")
         given = {"args": args, "method": method, "jac": jac, "hess": hess, "hessp": hessp,
                  "bounds": bounds, "constraints": constraints, "tol": tol, "callback": callback,
                  "options": options}
@@ -241,9 +255,10 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
         return gradient(objective, x, who)
 
     def solve(_, x):
-        res = so.minimize(fun, x, args=args, method=method, jac=jac, hess=hess, hessp=hessp,
-                          bounds=bounds, tol=tol, callback=callback, options=options)
-        record(solves, res, res.success, res.message, box, stationarity,
+        res = so.minimize(host.wrap(fun), host.to_scipy(x), args=args, method=method,
+                          jac=host.wrap(jac), hess=host.wrap(hess), hessp=host.wrap(hessp, given=2),
+                          bounds=bounds, tol=tol, callback=host.wrap(callback), options=options)
+        record(solves, res, res.success, res.message, box, stationarity, host,
                # the quasi-Newton methods' "precision loss": the line search stalled, at the
                # minimum as a rule (a finite-difference gradient's noise); warned of, not refused
                doubtful="precision loss" in str(res.message))
@@ -299,11 +314,12 @@ def _constrained(fun: Callable, objective: Callable, x0: Any, given: dict, box: 
 
 
 def record(solves: Solves, res: Any, converged: bool, message: Any, box: Box | None,
-           stationarity: Callable, doubtful: bool = False) -> None:
+           stationarity: Callable, host: Host, doubtful: bool = False) -> None:
     """Record SciPy's solve ``res``, with the KKT check of its ``x`` where there are bounds."""
     problem = caveat = None
     if box is not None:
-        problem, caveat = box.check(res.x, raw(stationarity(res.x)))
+        g = host.to_scipy(raw(stationarity(host.to_user(res.x))))
+        problem, caveat = box.check(res.x, g)
     solves.record(res, converged and problem is None, problem or message,
                   doubtful=doubtful and problem is None, caveat=caveat)
 
@@ -378,9 +394,12 @@ def least_squares(fun: Callable, x0: Any, jac: Any = "2-point", bounds: Any = (-
     kwargs = {} if kwargs is None else dict(kwargs)
     rho = _robust(loss, who)
     x0 = _flat(x0, who)
-    box = least_squares_box(bounds, shape_of(x0)[0], dtype_of(x0), who)
+    host = Host(x0)
+    bounds = host.bounds(bounds)
+    box = least_squares_box(bounds, shape_of(x0)[0], host.dtype(dtype_of(x0)), who, host)
     # passed on where given: SciPy's defaults of these differ between its versions
-    given = {name: value for name, value in (("x_scale", x_scale), ("callback", callback),
+    given = {name: value for name, value in (("x_scale", host_values(x_scale)),
+                                             ("callback", host.wrap(callback)),
                                              ("workers", workers)) if value is not None}
     solves = Solves(who)
 
@@ -392,13 +411,15 @@ def least_squares(fun: Callable, x0: Any, jac: Any = "2-point", bounds: Any = (-
         return gradient(cost, x, who)
 
     def solve(_, x):
-        res = so.least_squares(fun, x, jac=jac, bounds=bounds, method=method, ftol=ftol,
-                               xtol=xtol, gtol=gtol, loss=loss, f_scale=f_scale,
-                               diff_step=diff_step, tr_solver=tr_solver,
+        res = so.least_squares(host.wrap(fun), host.to_scipy(x), jac=host.wrap(jac),
+                               bounds=bounds, method=method, ftol=ftol,
+                               xtol=xtol, gtol=gtol, loss=host.wrap(loss), f_scale=f_scale,
+                               diff_step=host_values(diff_step), tr_solver=tr_solver,
                                tr_options={} if tr_options is None else tr_options,
-                               jac_sparsity=jac_sparsity, max_nfev=max_nfev, verbose=verbose,
+                               jac_sparsity=host_values(jac_sparsity), max_nfev=max_nfev,
+                               verbose=verbose,
                                args=args, kwargs=kwargs, **given)
-        record(solves, res, res.status > 0, res.message, box, stationarity)
+        record(solves, res, res.status > 0, res.message, box, stationarity, host)
         return res.x
 
     condition = stationarity if box is None else box.condition(stationarity)

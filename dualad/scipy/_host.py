@@ -1,0 +1,106 @@
+"""SciPy's solvers for arrays of another library: the solve runs on NumPy copies.
+
+SciPy's optimizers and integrators take and give NumPy arrays. Where the unknowns are
+arrays of another library (CuPy, or any array-API library), :class:`Host` moves them:
+SciPy gets NumPy copies of the initial guess and the bounds, the user's functions get
+their own library's arrays (SciPy's iterates copied over) and hand back theirs (copied
+to NumPy for SciPy), and the solution comes back in the user's library. The
+derivative's rules run in the user's library too; only its dense linear algebra goes to
+the host (:mod:`dualad.scipy._tangent`). For NumPy arrays nothing is wrapped or copied.
+
+Examples
+--------
+>>> import array_api_strict as xp
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> from dualad.scipy import optimize
+>>> def x_star(a):   # the root of x**3 + x - a, in the library of a
+...     return optimize.root(lambda x: dnp.subtract(x ** 3 + x, a), xp.zeros(1), tol=1e-12).x
+>>> x_star(xp.asarray([2.0]))
+Array([1.], dtype=array_api_strict.float64)
+>>> dualad.jacfwd(x_star)(xp.asarray([2.0]))   # 1 / (3 x*^2 + 1)
+Array([[0.25]], dtype=array_api_strict.float64)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dualad._base.backend import NUMPY_XP, namespace_of, scalar_xp, to_host
+from dualad._base.core import Value
+from dualad._base.shapes import raw
+from dualad._base.taint import TaintingNamespace
+
+__all__ = ["Host", "host_values"]
+
+
+def host_values(out: Any) -> Any:
+    """``out``, what a user's function returned, with its arrays as NumPy arrays: the arrays
+    themselves, or inside the tuples and lists SciPy takes (``(f, jac)``)."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(host_values(v) for v in out)
+    if out is None or isinstance(out, (np.ndarray, np.generic, float, int, complex, bool, Value)):
+        return out  # (a value being differentiated: for the caller's check of constants)
+    if hasattr(out, "__array_namespace__"):
+        return to_host(out)
+    return out  # a sparse matrix, a LinearOperator: SciPy's own
+
+
+class Host:
+    """The library of ``like``'s arrays (``xp``) and SciPy's (NumPy).
+
+    ``foreign`` says they differ; where they do not, every method returns what it gets.
+    """
+
+    __slots__ = ("xp", "foreign")
+
+    def __init__(self, like: Any):
+        self.xp = namespace_of([raw(like)])
+        self.foreign = not (self.xp is NUMPY_XP or self.xp is scalar_xp
+                            or type(self.xp) is TaintingNamespace)
+
+    def to_scipy(self, x: Any) -> Any:
+        """A raw array of the user's library as a NumPy array, for SciPy."""
+        return to_host(x) if self.foreign else x
+
+    def to_user(self, x: Any) -> Any:
+        """A NumPy array of SciPy's as an array of the user's library."""
+        return self.xp.asarray(x) if self.foreign else x
+
+    def bounds(self, bounds: Any) -> Any:
+        """``minimize``'s or ``least_squares``'s ``bounds`` (a ``scipy.optimize.Bounds``, pairs,
+        or ``(lb, ub)``) with the user's library's arrays as NumPy arrays, for SciPy."""
+        if not self.foreign or bounds is None:
+            return bounds
+        if hasattr(bounds, "lb") and hasattr(bounds, "ub"):
+            return type(bounds)(host_values(bounds.lb), host_values(bounds.ub),
+                                bounds.keep_feasible)
+        return host_values(bounds)
+
+    def dtype(self, dtype: Any) -> np.dtype:
+        """The NumPy dtype of the user's library's ``dtype``."""
+        if not self.foreign:
+            return np.dtype(dtype)
+        return to_host(self.xp.zeros(0, dtype=dtype)).dtype
+
+    def wrap(self, fn: Any, given: int = 1) -> Any:
+        """``fn`` as SciPy calls it: its first ``given`` arguments, SciPy's NumPy arrays, as
+        the user's library's (Python numbers and the user's own ``args`` as they are), and
+        the arrays it returns as NumPy arrays. ``fn`` itself where there is nothing to move,
+        or where it is no function (``jac=True``, ``"2-point"``, ``None``)."""
+        if not (self.foreign and callable(fn)):
+            return fn
+        xp = self.xp
+
+        def on_host(*args: Any, **kwargs: Any) -> Any:
+            moved = tuple(xp.asarray(a) if i < given and isinstance(a, np.ndarray) else a
+                          for i, a in enumerate(args))
+            return host_values(fn(*moved, **kwargs))
+        on_host.__wrapped__ = fn
+        return on_host
+
+    def __repr__(self) -> str:
+        return f"Host({getattr(self.xp, '__name__', self.xp)}, foreign={self.foreign})"
+

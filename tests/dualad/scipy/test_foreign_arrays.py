@@ -1,0 +1,205 @@
+"""dualad.scipy.optimize on arrays of another library (array-api-strict standing in for
+CuPy and the rest): SciPy solves on NumPy copies, the user's functions get their own
+library's arrays, and the solution and every derivative equal NumPy's (issue 37)."""
+
+from __future__ import annotations
+
+import array_api_strict as strict
+import numpy as np
+import pytest
+import scipy.optimize
+from _support.solutions import fd
+from array_api_compat import array_namespace
+
+import dualad
+import dualad.numpy as dnp
+import mixed
+import reverse
+from dualad.interpreter import Value
+from dualad.scipy import integrate, optimize
+
+LIBRARIES = {"numpy": np, "array_api_strict": strict}
+
+
+def host(a):
+    """``a`` (an array of either library, or a number) as a NumPy array."""
+    return np.asarray(a) if isinstance(a, (np.ndarray, float)) else np.from_dlpack(a)
+
+
+class Seen:
+    """The kinds of array the user's functions were handed (raw ones: dualad's values are
+    the library's arrays inside)."""
+
+    def __init__(self):
+        self.kinds = set()
+
+    def __call__(self, *arrays):
+        for a in arrays:
+            while isinstance(a, Value):
+                a = a._strip()
+            scalar = isinstance(a, (float, np.generic))  # what SciPy's scalar solvers pass
+            self.kinds.add("scalar" if scalar else type(a).__module__.split(".")[0])
+
+
+class Functions:
+    """``lib``'s functions, or dualad.numpy's where an operand is dualad's value, with NumPy's
+    scalars as Python floats: as a user of array-api-strict must write (it refuses other
+    types as a right operand, NumPy's scalars, which SciPy's scalar solvers pass, among
+    them; and dualad.numpy on its raw arrays computes on NumPy copies)."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __getattr__(self, name):
+        def function(*args):
+            args = [float(a) if isinstance(a, np.generic) else a for a in args]
+            traced = any(isinstance(a, Value) for a in args)
+            return getattr(dnp if traced else self.lib, name)(*args)
+        return function
+
+
+# -- the problems: each builds its arrays in ``lib`` -------------------------------------------
+def root_with_jac(lib, p, seen):
+    fn = Functions(lib)
+
+    def residual(x):
+        seen(x)
+        return fn.subtract(x ** 3 + x, p)
+
+    def jac(x):
+        seen(x)
+        return lib.eye(2, dtype=x.dtype) * (3.0 * x ** 2 + 1.0)
+    return optimize.root(residual, lib.zeros(2, dtype=p.dtype), jac=jac, tol=1e-12).x
+
+
+def bfgs(lib, p, seen):
+    fn = Functions(lib)
+
+    def f(x, scale):
+        seen(x, scale)
+        return fn.sum(fn.multiply(scale, fn.subtract(x, p) ** 2) + x ** 4)
+
+    def gradient(x, scale):
+        seen(x, scale)
+        return 2.0 * fn.multiply(scale, fn.subtract(x, p)) + 4.0 * x ** 3
+    return optimize.minimize(f, lib.zeros(2, dtype=p.dtype), args=(lib.asarray([1.0, 2.0]),),
+                             jac=gradient, method="BFGS", options={"gtol": 1e-10}).x
+
+
+def lbfgsb_at_a_bound(lib, p, seen):
+    fn = Functions(lib)
+
+    def f(x):
+        seen(x)
+        return fn.sum(fn.subtract(x, p) ** 2 + x ** 4)
+    bounds = scipy.optimize.Bounds(lib.asarray([0.0, 0.0]), lib.asarray([0.5, 2.0]))
+    return optimize.minimize(f, lib.asarray([0.25, 0.25]), method="L-BFGS-B", bounds=bounds,
+                             options={"ftol": 1e-15, "gtol": 1e-12}).x
+
+
+def least_squares_robust(lib, p, seen):
+    fn = Functions(lib)
+    t = lib.asarray([0.0, 0.5, 1.0, 1.5, 2.0])
+
+    def residuals(w):
+        seen(w)
+        data = p[0] * fn.exp(-p[1] * t) + 0.01 * t ** 2
+        return fn.subtract(w[0] * fn.exp(-w[1] * t), data)
+    return optimize.least_squares(residuals, lib.asarray([1.0, 1.0]), loss="soft_l1",
+                                  bounds=(lib.asarray([0.0, 0.0]), lib.asarray([10.0, 10.0])),
+                                  x_scale=lib.asarray([1.0, 2.0]), ftol=1e-15, xtol=1e-15,
+                                  gtol=1e-15).x
+
+
+def scalar_root(lib, p, seen):
+    fn = Functions(lib)
+
+    def f(x):
+        seen(x)
+        return fn.subtract(fn.add(x ** 3, fn.multiply(p[1], x)), p[0])
+    return optimize.root_scalar(f, bracket=(0.0, 3.0), xtol=1e-14).root
+
+
+def scalar_minimum(lib, p, seen):
+    fn = Functions(lib)
+
+    def f(x):
+        seen(x)
+        return fn.add(fn.subtract(x, p[0]) ** 2, fn.multiply(p[1], x ** 4))
+    return optimize.minimize_scalar(f, bracket=(0.0, 1.0), options={"xtol": 1e-12}).x
+
+
+PROBLEMS = [root_with_jac, bfgs, lbfgsb_at_a_bound, least_squares_robust, scalar_root,
+            scalar_minimum]
+P = [1.0, 2.0]
+MODES = {
+    "value": lambda f, p: f(p),
+    "grad": lambda f, p: reverse.grad(lambda p: dnp.sum(f(p) ** 3))(p),
+    "jacfwd": lambda f, p: dualad.jacfwd(f)(p),
+    "hvp": lambda f, p: mixed.hvp(lambda p: dnp.sum(f(p) ** 2), p, p * 0.5 - 1.0),
+    "vmap": lambda f, p: dualad.vmap(f)(array_namespace(p).stack([p, p * 0.8])),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.__name__)
+def test_another_librarys_arrays_give_numpys_numbers(problem, mode):
+    results = {}
+    for name, lib in LIBRARIES.items():
+        seen = Seen()
+        out = MODES[mode](lambda p, lib=lib, seen=seen: problem(lib, p, seen), lib.asarray(P))
+        results[name] = host(out)
+        assert seen.kinds and seen.kinds <= {name, "scalar"}, (name, seen.kinds)
+        if mode != "value" or problem not in (scalar_root, scalar_minimum):  # SciPy's float
+            assert type(out).__module__.split(".")[0] == name, type(out)
+    np.testing.assert_allclose(results["array_api_strict"], results["numpy"], rtol=1e-12,
+                               atol=1e-14)
+
+
+@pytest.mark.filterwarnings("ignore:.*precision loss:RuntimeWarning")  # BFGS, at some steps
+@pytest.mark.parametrize("problem", [root_with_jac, bfgs],
+                         ids=lambda p: p.__name__)
+def test_the_jacobian_on_another_library_matches_finite_differences(problem):
+    jac = host(dualad.jacfwd(lambda p: problem(strict, p, Seen()))(strict.asarray(P)))
+    expected = fd(lambda p: host(problem(np, np.asarray(p), Seen())), np.asarray(P))
+    np.testing.assert_allclose(jac, expected, rtol=1e-6, atol=1e-7)  # the solves' own noise
+
+
+def test_float32_stays_float32_in_the_library():
+    p = strict.asarray(P, dtype=strict.float32)
+    x = root_with_jac(strict, p, Seen())
+    jac = dualad.jacfwd(lambda p: root_with_jac(strict, p, Seen()))(p)
+    assert x.dtype == strict.float32 and jac.dtype == strict.float32
+    expected = dualad.jacfwd(lambda p: root_with_jac(np, p, Seen()))(np.asarray(P, np.float32))
+    np.testing.assert_allclose(host(jac), expected, rtol=1e-5)
+
+
+def test_krylov_solve_beyond_the_dense_limit():
+    """250 unknowns: dF/dx's products (in the library) drive GMRES on the host."""
+    n = 250
+    weights = np.linspace(0.5, 1.5, n)
+
+    def solution(lib, p):
+        c = lib.asarray(np.linspace(1.0, 2.0, n))
+        fn = Functions(lib)
+        x = optimize.root(lambda x: fn.subtract(fn.add(x ** 3, fn.multiply(c, x)), p),
+                          lib.zeros(n), tol=1e-12).x
+        return fn.sum(fn.multiply(x, lib.asarray(weights)))
+    p = np.linspace(0.0, 1.0, n)
+    ours = host(reverse.grad(lambda p: solution(strict, p))(strict.asarray(p)))
+    np.testing.assert_allclose(ours, reverse.grad(lambda p: solution(np, p))(p), rtol=1e-8)
+
+
+def test_constraints_on_another_library_say_what_to_do():
+    p = strict.asarray(P)
+    with pytest.raises(NotImplementedError, match=r"constraints, x0 must be a NumPy array.*"
+                                                  r"array_api_strict"):
+        optimize.minimize(lambda x: dnp.sum(dnp.subtract(x, p) ** 2), strict.zeros(2),
+                          method="SLSQP", constraints={"type": "eq", "fun": lambda x: x[0]})
+
+
+def test_solve_ivp_derivatives_on_another_library_say_what_to_do():
+    k = strict.asarray([1.0, 2.0])
+    with pytest.raises(NotImplementedError, match=r"NumPy arrays.*array_api_strict"):
+        dualad.jacfwd(lambda k: integrate.solve_ivp(lambda t, y: dnp.multiply(-k, y), (0.0, 1.0),
+                                                    strict.ones(2), t_eval=[1.0]).y)(k)
