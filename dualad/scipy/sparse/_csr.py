@@ -11,6 +11,7 @@ from dualad._base.backend import NUMPY_XP, scipy_module
 from dualad._base.checks import check_differentiable, describe
 from dualad._base.core import Value
 from dualad._base.shapes import shape_of
+from dualad.scipy._host import Host
 
 __all__ = ["csr_array"]
 
@@ -59,9 +60,10 @@ class csr_array:  # noqa: N801 (SciPy's name)
         return np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
 
     def to_scipy(self, data: Any = None) -> Any:
-        """SciPy's CSR array of ``data`` (plain numbers; default this matrix's)."""
+        """SciPy's CSR array of ``data`` (plain numbers, a NumPy copy of another library's;
+        default this matrix's)."""
         sparse = scipy_module(NUMPY_XP, "sparse", "dualad.scipy.sparse.csr_array")
-        data = self.data if data is None else data
+        data = Host(data).to_scipy(self.data if data is None else data)
         return sparse.csr_array((data, self.indices, self.indptr), shape=self.shape)
 
     def matvec(self, v: Any, data: Any = None, transpose: bool = False) -> Any:
@@ -70,8 +72,8 @@ class csr_array:  # noqa: N801 (SciPy's name)
         a sum per row, differentiable in ``data`` and ``v``."""
         data = self.data if data is None else data
         if not isinstance(data, Value) and not isinstance(v, Value):
-            a = self.to_scipy(data)
-            return (a.T if transpose else a) @ v
+            a, host = self.to_scipy(data), Host(v)
+            return host.to_user((a.T if transpose else a) @ host.to_scipy(v))
         rows, cols = self.rows, self.indices
         if transpose:
             rows, cols = cols, rows

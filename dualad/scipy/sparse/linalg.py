@@ -9,7 +9,9 @@ system by the same method (``A^T`` for ``spsolve`` and ``gmres``, ``A`` itself f
 the symmetric ``cg`` and ``minres``) and one sparse product: never a dense matrix.
 The derivative of an iterative solve is as accurate as the solve (its ``rtol``),
 and taking it where SciPy reports no convergence (``info != 0``) raises
-:class:`dualad.scipy.optimize.NotConvergedError`.
+:class:`dualad.scipy.optimize.NotConvergedError`. ``b`` and the entries may be arrays of
+another library (CuPy, any array-API library): SciPy solves NumPy copies, and the
+solution comes back in that library (:mod:`dualad.scipy._host`).
 
 Examples
 --------
@@ -42,6 +44,7 @@ from dualad._batching.vmap import vmap
 from dualad._implicit.linear_solve import custom_linear_solve
 from dualad._primitives.elementwise import astype
 from dualad._primitives.shape import reshape
+from dualad.scipy._host import Host, host_values
 from dualad.scipy._solves import Solves
 from dualad.scipy.sparse._csr import csr_array
 
@@ -56,6 +59,9 @@ def _matrix(A: Any, b: Any, who: str, columns: bool = False) -> csr_array:
             raise TypeError(f"{who}: A must be a dualad.scipy.sparse.csr_array or a SciPy sparse "
                             f"matrix, got {describe(A)}")
         A = csr_array.from_scipy(A)
+        host = Host(b)
+        if host.foreign:  # SciPy's constant matrix, in b's library for the products
+            A = csr_array((host.to_user(A.data), A.indices, A.indptr), shape=A.shape)
     check_differentiable(b, f"{who}: b")
     n, m = A.shape
     if n != m or shape_of(b)[:1] != (n,) or ndim_of(b) != (2 if columns else 1):
@@ -67,11 +73,24 @@ def _matrix(A: Any, b: Any, who: str, columns: bool = False) -> csr_array:
 
 def _rhs(b: Any) -> Any:
     """``b`` as SciPy takes it where it carries no derivative: a list as an array, integers
-    as float64 (a value of a transform stays as it is, checked by :func:`_matrix`)."""
+    as float64 (a value of a transform stays as it is, checked by :func:`_matrix`; an array
+    of another library stays in it)."""
     if isinstance(b, Value):
         return b
+    if hasattr(b, "__array_namespace__") and Host(b).foreign:
+        xp = Host(b).xp
+        return b if xp.isdtype(b.dtype, ("real floating", "complex floating")) else \
+            xp.astype(b, xp.float64)
     b = np.asarray(b)
     return b.astype(np.float64) if b.dtype.kind in "biu" else b
+
+
+def _result_dtype(a: csr_array, b: Any) -> Any:
+    """The solution's dtype: SciPy's, of ``A``'s entries and ``b`` (a complex A, real b)."""
+    host = Host(b)
+    if host.foreign:
+        return host.xp.result_type(dtype_of(a.data), dtype_of(b))
+    return np.result_type(dtype_of(a.data), dtype_of(b))
 
 
 def _solve(A: Any, b: Any, who: str, method: Callable, symmetric: bool) -> Any:
@@ -79,18 +98,19 @@ def _solve(A: Any, b: Any, who: str, method: Callable, symmetric: bool) -> Any:
     SciPy's matrix of the entries (transposed for the transposed system)."""
     a = _matrix(A, b, who)
     data = a.data  # the operand: a closure cell, where the solve's rules put other values
-    dtype = np.result_type(dtype_of(data), dtype_of(b))
-    if dtype != dtype_of(b):  # the solution's dtype is SciPy's, of A and b (a complex A, real b)
+    dtype = _result_dtype(a, b)
+    if dtype != dtype_of(b):
         b = astype(b, dtype)
+    host = Host(b)  # SciPy solves on NumPy copies of another library's arrays
 
     def matvec(v):
         return a.matvec(v, data)
 
     def solve(_, rhs):
-        return method(a.to_scipy(data), rhs)
+        return method(a.to_scipy(data), host.to_scipy(rhs))
 
     def transpose_solve(_, rhs):
-        return method(a.to_scipy(data).T.tocsr(), rhs)
+        return method(a.to_scipy(data).T.tocsr(), host.to_scipy(rhs))
     return custom_linear_solve(matvec, b, solve, None if symmetric else transpose_solve,
                                symmetric=symmetric)
 
@@ -129,9 +149,10 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     columns = shape_of(b)[1]
     a = _matrix(A, b, who, columns=True)
     if not isinstance(a.data, Value) and not isinstance(b, Value):
-        return method(a.to_scipy(a.data), b)  # SciPy's numbers, (n,) for one column
+        host = Host(b)  # SciPy's numbers, (n,) for one column
+        return host.to_user(method(a.to_scipy(a.data), host.to_scipy(b)))
     if columns == 0:  # nothing to solve: b is the empty solution, in the solution's dtype
-        return astype(b, np.result_type(dtype_of(a.data), dtype_of(b)))
+        return astype(b, _result_dtype(a, b))
     x = vmap(lambda column: _solve(a, column, who, method, symmetric=False), in_axes=1, out_axes=1)(b)
     return x[:, 0] if columns == 1 else x
 
@@ -144,6 +165,8 @@ def _iterative(name: str, A: Any, b: Any, symmetric: bool, kwargs: dict) -> tupl
     b = _rhs(b)
     if ndim_of(b) == 2 and shape_of(b)[1] == 1:  # SciPy's (N, 1) b, and its (N,) solution
         b = reshape(b, shape_of(b)[:1])
+    host = Host(b)
+    kwargs = dict(kwargs, x0=host_values(kwargs["x0"]), callback=host.wrap(kwargs["callback"]))
     solves = Solves(who)
 
     def run(m, rhs):

@@ -1,4 +1,4 @@
-"""dualad.scipy.optimize on arrays of another library (array-api-strict standing in for
+"""dualad.scipy.optimize and sparse.linalg on arrays of another library (array-api-strict standing in for
 CuPy and the rest): SciPy solves on NumPy copies, the user's functions get their own
 library's arrays, and the solution and every derivative equal NumPy's (issue 37)."""
 
@@ -8,6 +8,7 @@ import array_api_strict as strict
 import numpy as np
 import pytest
 import scipy.optimize
+import scipy.sparse
 from _support.solutions import fd
 from array_api_compat import array_namespace
 
@@ -17,6 +18,8 @@ import mixed
 import reverse
 from dualad.interpreter import Value
 from dualad.scipy import integrate, optimize
+from dualad.scipy.sparse import csr_array
+from dualad.scipy.sparse import linalg as sparse_linalg
 
 LIBRARIES = {"numpy": np, "array_api_strict": strict}
 
@@ -51,10 +54,10 @@ class Functions:
         self.lib = lib
 
     def __getattr__(self, name):
-        def function(*args):
+        def function(*args, **kwargs):
             args = [float(a) if isinstance(a, np.generic) else a for a in args]
             traced = any(isinstance(a, Value) for a in args)
-            return getattr(dnp if traced else self.lib, name)(*args)
+            return getattr(dnp if traced else self.lib, name)(*args, **kwargs)
         return function
 
 
@@ -203,3 +206,55 @@ def test_solve_ivp_derivatives_on_another_library_say_what_to_do():
     with pytest.raises(NotImplementedError, match=r"NumPy arrays.*array_api_strict"):
         dualad.jacfwd(lambda k: integrate.solve_ivp(lambda t, y: dnp.multiply(-k, y), (0.0, 1.0),
                                                     strict.ones(2), t_eval=[1.0]).y)(k)
+
+
+# -- sparse solves: b and A's entries in the library ---------------------------------------------
+STRUCTURE = (np.array([0, 1, 0, 1, 2, 1, 2]), np.array([0, 2, 5, 7]))  # tridiagonal, 3 x 3
+ENTRIES = [4.0, 1.0, 1.0, 3.0, 0.5, 0.5, 2.0]
+SPARSE = {
+    "spsolve": lambda A, b: sparse_linalg.spsolve(A, b),
+    "cg": lambda A, b: sparse_linalg.cg(A, b, rtol=1e-13)[0],
+    "gmres": lambda A, b: sparse_linalg.gmres(A, b, rtol=1e-13)[0],
+    "minres": lambda A, b: sparse_linalg.minres(A, b, rtol=1e-13)[0],
+}
+
+
+@pytest.mark.parametrize("mode", ["value", "grad", "jacfwd", "vmap"])
+@pytest.mark.parametrize("method", SPARSE)
+def test_sparse_solves_in_another_library_give_numpys_numbers(method, mode):
+    """Differentiable in b and in the entries (a csr_array of the library's data), and with
+    SciPy's constant matrix beside the library's b."""
+    solve = SPARSE[method]
+    constant = scipy.sparse.csr_array((np.array(ENTRIES), *STRUCTURE), shape=(3, 3))
+    results = {}
+    for name, lib in LIBRARIES.items():
+        fn = Functions(lib)
+
+        def x(data, b, fn=fn):
+            return fn.add(solve(csr_array((data, *STRUCTURE), shape=(3, 3)), b), solve(constant, b))
+        data, b = lib.asarray(ENTRIES), lib.asarray([1.0, 2.0, -1.0])
+        if mode == "value":
+            out = x(data, b)
+        elif mode == "grad":
+            out = fn.concat(reverse.grad(lambda d, b, fn=fn: fn.sum(x(d, b) ** 2),
+                                         argnums=(0, 1))(data, b))
+        elif mode == "jacfwd":
+            out = dualad.jacfwd(x, argnums=(0, 1))(data, b)
+            out = fn.concat([out[0], out[1]], axis=1)
+        else:
+            out = dualad.vmap(x, in_axes=(None, 0))(data, lib.stack([b, b * 2.0 - 1.0]))
+        assert type(out).__module__.split(".")[0] == name, type(out)
+        results[name] = host(out)
+    np.testing.assert_allclose(results["array_api_strict"], results["numpy"], rtol=1e-10,
+                               atol=1e-13)
+
+
+def test_sparse_solve_of_many_columns_in_another_library():
+    A = scipy.sparse.csr_array((np.array(ENTRIES), *STRUCTURE), shape=(3, 3))
+    b = np.arange(6.0).reshape(3, 2)
+    x = sparse_linalg.spsolve(A, strict.asarray(b))
+    assert type(x).__module__.startswith("array_api_strict"), type(x)
+    np.testing.assert_allclose(host(x), sparse_linalg.spsolve(A, b), rtol=1e-14)
+    jac = dualad.jacfwd(lambda b: sparse_linalg.spsolve(A, b))(strict.asarray(b))
+    np.testing.assert_allclose(host(jac), dualad.jacfwd(lambda b: sparse_linalg.spsolve(A, b))(b),
+                               rtol=1e-12, atol=1e-15)
