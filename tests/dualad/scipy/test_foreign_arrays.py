@@ -18,6 +18,7 @@ import mixed
 import reverse
 from dualad.interpreter import Value
 from dualad.scipy import integrate, optimize
+from dualad.scipy.linalg import cho_factor, cho_solve, solve_triangular
 from dualad.scipy.sparse import csr_array
 from dualad.scipy.sparse import linalg as sparse_linalg
 
@@ -258,3 +259,14 @@ def test_sparse_solve_of_many_columns_in_another_library():
     jac = dualad.jacfwd(lambda b: sparse_linalg.spsolve(A, b))(strict.asarray(b))
     np.testing.assert_allclose(host(jac), dualad.jacfwd(lambda b: sparse_linalg.spsolve(A, b))(b),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_triangular_solves_name_the_libraries_they_run_on():
+    """The table's entries (NumPy's SciPy, CuPy's cupyx.scipy): another library's arrays
+    are refused by name, not turned into NumPy's."""
+    a, b = strict.asarray([[2.0, 0.0], [1.0, 3.0]]), strict.asarray([1.0, 2.0])
+    for call in (lambda: solve_triangular(a, b, lower=True), lambda: cho_factor(a),
+                 lambda: cho_solve((a, True), b),
+                 lambda: dualad.jacfwd(lambda b: solve_triangular(a, b, lower=True))(b)):
+        with pytest.raises(NotImplementedError, match=r"NumPy.*CuPy.*array_api_strict has none"):
+            call()
