@@ -184,8 +184,10 @@ def compile(f: Callable, *, max_programs: int = 8, optimize: bool = True,
     measure : bool
         Choose how calls run by timing them, so that a compiled function is
         never slower than ``f`` itself (see :mod:`dualad._staging.choice`):
-        the calls after each trace on NumPy arrays take the program's replay
-        (its first call untimed: code is generated, kernels are compiled),
+        the calls after a trace on NumPy arrays (the first at their shapes, or a
+        branch traced while they are timed, whose program the calls then try
+        first) take the program's replay (its first call untimed: code is
+        generated, kernels are compiled),
         then, where the executor was chosen automatically and is Numba's, the
         same program replayed by NumPy's calls, then ``f`` run eagerly, each
         timed on two calls or more (up to ten, where calls are short); the
@@ -353,7 +355,7 @@ class Compiled:
         if program is None:
             return self._trace(key, args, kwargs, inputs)
         trial = self._trials.get(key)
-        if trial is not None and trial.program is program:  # (not where a branch traced since goes first)
+        if trial is not None and trial.program is program:  # (not where max_programs dropped it)
             if trial.waiting():  # kernels compiling: replays meanwhile, untimed, off the hot path
                 out = replay(program, inputs)
                 if type(out) is GuardMiss:
@@ -648,7 +650,9 @@ class Compiled:
         if foreign is not None:
             return self._retarget(key, program, foreign, args, kwargs, inputs)
         self._add(key, program)
-        if self.measure and not missed:
+        # a branch traced while the key's calls are timed goes first (_add), so the calls
+        # the trial gets replay it: the trial starts again with it
+        if self.measure and (not missed or key in self._trials):
             self._trials[key] = Trial([(executor, program), *candidates, (EAGER, None)], ready)
         return result
 

@@ -128,6 +128,22 @@ def test_a_guard_that_misses_while_calls_are_timed_gives_the_other_branch():
     assert compiled.stats["traces"] == 2
 
 
+def test_a_branch_traced_while_calls_are_timed_is_timed_in_turn(monkeypatch):
+    """The branch traced second goes first: the key's calls, which now replay it, are
+    timed with it, and where its replays lose to eager every branch runs eagerly (the trial
+    of the first branch's program waited before for calls that replayed another)."""
+    real = compile_module.runner
+    monkeypatch.setattr(compile_module, "runner", lambda program: _slowed(real(program)))
+
+    def f(x):
+        return np.sum(x * x) if x[0] > 0 else np.sum(-x)
+    compiled, up, down = dualad.compile(f), np.array([1.0, 2.0]), np.array([-1.0, 2.0])
+    assert compiled(up) == f(up) and compiled(down) == f(down)
+    _calls_until_chosen(compiled, down, want=f(down))
+    assert compiled.stats["executor"] == "eager", compiled.stats["chosen"]
+    assert compiled(up) == f(up) and compiled(down) == f(down) and not compiled._programs
+
+
 def test_a_side_effect_of_f_happens_in_the_calls_run_eagerly(monkeypatch):
     """What the docstring says: side effects happen at a trace and in calls run eagerly,
     the timed ones among them."""
