@@ -156,6 +156,12 @@ def is_float_dtype(xp, dtype) -> bool:
     return xp.isdtype(dtype, ("real floating", "complex floating"))
 
 
+def on_host(xp) -> bool:
+    """Whether ``xp`` computes on NumPy arrays (NumPy's, the scalar namespace's, or that of
+    compile's traced values), where SciPy's functions take them as they are."""
+    return xp is scalar_xp or xp is NUMPY_XP or type(xp) is TaintingNamespace
+
+
 def scipy_module(xp, submodule: str, name: str):
     """SciPy's ``submodule`` (``"special"``, ``"linalg"``) for arrays of ``xp`` (and
     for floats): ``scipy.<submodule>`` on NumPy, ``cupyx.scipy.<submodule>`` on CuPy.
@@ -163,7 +169,7 @@ def scipy_module(xp, submodule: str, name: str):
     ``name`` is the function asking, for the errors: an ImportError when SciPy is
     missing, NotImplementedError on a namespace that has no such module.
     """
-    if xp is scalar_xp or xp is NUMPY_XP or type(xp) is TaintingNamespace:
+    if on_host(xp):
         try:
             return importlib.import_module(f"scipy.{submodule}")
         except ImportError as err:
@@ -190,7 +196,13 @@ def to_host(x):
         if report is not None:
             report()
         return np.asarray(x)
-    return np.from_dlpack(x)
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, RuntimeError, ValueError) as err:  # on a device NumPy cannot read
+        try:
+            return np.from_dlpack(x, device="cpu")  # a copy to the host (NumPy 2.1 and later)
+        except TypeError:
+            raise err from None
 
 
 # What to tell when a Dask array's numbers are read on the host in this thread (while

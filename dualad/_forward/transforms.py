@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import array_api_compat
 import numpy as np
 
 from dualad import ops
-from dualad._base.backend import match_chunks, namespace_of
+from dualad._base.backend import match_chunks, namespace_of, on_host
 from dualad._base.calling import Selection, check_argnums, paired_leaves, split_aux
 from dualad._base.checks import (
     check_callable,
@@ -157,9 +158,11 @@ def basis_chunks(leaves: list, chunk: int):
                 out.append(block[:, 0])
             elif type(r) is np.ndarray:  # NumPy's own calls: a view where the dtype is float64
                 out.append(block.astype(r.dtype, copy=False).reshape((k,) + shape_of(leaf)))
-            else:
+            else:  # on the leaf's device (a CuPy array on a second GPU)
                 xp = namespace_of([r])
-                out.append(xp.reshape(xp.asarray(block, dtype=r.dtype), (k,) + shape_of(leaf)))
+                where = {} if on_host(xp) else {"device": array_api_compat.device(r)}
+                out.append(xp.reshape(xp.asarray(block, dtype=r.dtype, **where),
+                                      (k,) + shape_of(leaf)))
         yield out
 
 

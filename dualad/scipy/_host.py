@@ -24,14 +24,15 @@ Array([[0.25]], dtype=array_api_strict.float64)
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import array_api_compat
 import numpy as np
 
-from dualad._base.backend import NUMPY_XP, namespace_of, scalar_xp, to_host
+from dualad._base.backend import namespace_of, on_host, to_host
 from dualad._base.core import Value
 from dualad._base.shapes import raw
-from dualad._base.taint import TaintingNamespace
 
 __all__ = ["Host", "host_values"]
 
@@ -49,25 +50,31 @@ def host_values(out: Any) -> Any:
 
 
 class Host:
-    """The library of ``like``'s arrays (``xp``) and SciPy's (NumPy).
+    """The library of ``like``'s arrays (``xp``, and their ``device``) and SciPy's (NumPy).
 
     ``foreign`` says they differ; where they do not, every method returns what it gets.
     """
 
-    __slots__ = ("xp", "foreign")
+    __slots__ = ("xp", "foreign", "device")
 
     def __init__(self, like: Any):
-        self.xp = namespace_of([raw(like)])
-        self.foreign = not (self.xp is NUMPY_XP or self.xp is scalar_xp
-                            or type(self.xp) is TaintingNamespace)
+        like = raw(like)
+        self.xp = namespace_of([like])
+        self.foreign = not on_host(self.xp)
+        self.device = array_api_compat.device(like) if self.foreign else None
+
+    @property
+    def library(self) -> str:
+        """The user's library's name, for messages (``cupy``, ``array_api_strict``)."""
+        return getattr(self.xp, "__name__", repr(self.xp)).removeprefix("array_api_compat.")
 
     def to_scipy(self, x: Any) -> Any:
         """A raw array of the user's library as a NumPy array, for SciPy."""
         return to_host(x) if self.foreign else x
 
     def to_user(self, x: Any) -> Any:
-        """A NumPy array of SciPy's as an array of the user's library."""
-        return self.xp.asarray(x) if self.foreign else x
+        """A NumPy array of SciPy's as an array of the user's library, on its device."""
+        return self.xp.asarray(x, device=self.device) if self.foreign else x
 
     def bounds(self, bounds: Any) -> Any:
         """``minimize``'s or ``least_squares``'s ``bounds`` (a ``scipy.optimize.Bounds``, pairs,
@@ -83,24 +90,34 @@ class Host:
         """The NumPy dtype of the user's library's ``dtype``."""
         if not self.foreign:
             return np.dtype(dtype)
-        return to_host(self.xp.zeros(0, dtype=dtype)).dtype
+        return to_host(self.xp.zeros(0, dtype=dtype, device=self.device)).dtype
 
     def wrap(self, fn: Any, given: int = 1) -> Any:
-        """``fn`` as SciPy calls it: its first ``given`` arguments, SciPy's NumPy arrays, as
-        the user's library's (Python numbers and the user's own ``args`` as they are), and
-        the arrays it returns as NumPy arrays. ``fn`` itself where there is nothing to move,
-        or where it is no function (``jac=True``, ``"2-point"``, ``None``)."""
+        """``fn`` as SciPy calls it: its first ``given`` arguments and its keyword arguments,
+        SciPy's NumPy arrays, as the user's library's (a SciPy result handed to a callback,
+        ``intermediate_result``, a copy with its arrays so; Python numbers and the user's own
+        ``args`` as they are), and the arrays it returns as NumPy arrays. ``fn`` itself where
+        there is nothing to move, or where it is no function (``jac=True``, ``"2-point"``,
+        ``None``)."""
         if not (self.foreign and callable(fn)):
             return fn
-        xp = self.xp
 
         def on_host(*args: Any, **kwargs: Any) -> Any:
-            moved = tuple(xp.asarray(a) if i < given and isinstance(a, np.ndarray) else a
-                          for i, a in enumerate(args))
-            return host_values(fn(*moved, **kwargs))
-        on_host.__wrapped__ = fn
+            moved = tuple(self._moved(a) if i < given else a for i, a in enumerate(args))
+            return host_values(fn(*moved, **{k: self._moved(v) for k, v in kwargs.items()}))
+        on_host.__wrapped__ = fn  # SciPy reads the callback's signature
         return on_host
 
-    def __repr__(self) -> str:
-        return f"Host({getattr(self.xp, '__name__', self.xp)}, foreign={self.foreign})"
+    def _moved(self, a: Any) -> Any:
+        if isinstance(a, np.ndarray):
+            return self.to_user(a)
+        if isinstance(a, dict) and any(isinstance(v, np.ndarray) for v in a.values()):
+            result = copy.copy(a)  # an OptimizeResult: the same type, its arrays moved
+            for k, v in a.items():
+                if isinstance(v, np.ndarray):
+                    result[k] = self.to_user(v)
+            return result
+        return a
 
+    def __repr__(self) -> str:
+        return f"Host({self.library}, foreign={self.foreign})"

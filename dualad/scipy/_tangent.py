@@ -24,8 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dualad._base.backend import NUMPY_XP, namespace_of, scipy_module, to_host
+from dualad._base.backend import NUMPY_XP, scipy_module, to_host
 from dualad._base.shapes import ndim_of, raw, shape_of
+from dualad.scipy._host import Host
 
 __all__ = ["DENSE_MAX", "ILL_CONDITIONED", "KRYLOV_RTOL", "Factorization", "tangent_solver"]
 
@@ -45,14 +46,16 @@ def tangent_solver(who: str, symmetric: bool) -> Callable:
 
     def tangent_solve(g: Any, y: Any) -> Any:
         y = _real(y, who, "the right-hand side of the derivative's solve (a tangent or cotangent)")
-        x = g.point[0]
+        x, host = g.point[0], Host(g.point[0])  # z in the solution's library, on its device
         if math.prod(shape_of(x)) > DENSE_MAX:
             if np.ndim(y) > ndim_of(x):
-                return np.stack([_krylov(g, row, who, symmetric) for row in y]) if len(y) else y
-            return _krylov(g, y, who, symmetric)
+                z = np.stack([_krylov(g, row, who, symmetric, host) for row in y]) if len(y) else y
+            else:
+                z = _krylov(g, y, who, symmetric, host)
+            return host.to_user(z)
         if not (kept and kept[0].at(g.point)):
             kept[:] = [Factorization(g.point, g.matrix(), who, symmetric)]
-        return kept[0].solve(y, g.transposed)
+        return host.to_user(kept[0].solve(y, g.transposed))
     tangent_solve.stacked = True
     tangent_solve.factorizes_up_to = DENSE_MAX
     return tangent_solve
@@ -158,13 +161,12 @@ def _real(a: Any, who: str, name: str) -> np.ndarray:
     return a
 
 
-def _krylov(g: Callable, y: np.ndarray, who: str, symmetric: bool) -> np.ndarray:
+def _krylov(g: Callable, y: np.ndarray, who: str, symmetric: bool, host: Host) -> np.ndarray:
     spla = scipy_module(NUMPY_XP, "sparse.linalg", who)
     n = y.size
-    xp = namespace_of([raw(g.point[0])])  # the products run in the solution's library
 
-    def matvec(v: np.ndarray) -> np.ndarray:
-        product = g(v.reshape(y.shape) if xp is NUMPY_XP else xp.asarray(v.reshape(y.shape)))
+    def matvec(v: np.ndarray) -> np.ndarray:  # the products in the solution's library
+        product = g(host.to_user(v.reshape(y.shape)))
         return np.ravel(_real(product, who, "dF/dx times a vector"))
     op = spla.LinearOperator((n, n), matvec=matvec, dtype=y.dtype)
     method, name = (spla.minres, "MINRES") if symmetric else (spla.gmres, "GMRES")

@@ -216,7 +216,7 @@ def solve_ivp(fun: Callable, t_span: Any, y0: Any, method: Any = "RK45", t_eval:
     if foreign is not None:
         raise NotImplementedError(
             f"{who}: y carries derivatives on NumPy arrays (SciPy's) only; y0 or a value fun "
-            f"holds is an array of {foreign.xp.__name__}: convert them to NumPy")
+            f"holds is an array of {foreign.library}: convert them to NumPy")
     if ndim_of(y0) != 1:
         raise ValueError(f"{who}: y0 must be 1-dimensional, as SciPy's, got shape {np.shape(raw(y0))}")
     if np.dtype(dtype_of(y0)).kind == "c":

@@ -141,7 +141,7 @@ def root(fun: Callable, x0: Any, args: Any = (), method: str = "hybr", jac: Any 
                       jac=host.wrap(jac), tol=tol, callback=host.wrap(callback, given=2),
                       options=options)
         solves.record(res, res.success, res.message)
-        return res.x
+        return host.to_user(res.x)
 
     x = implicit_root(Closed(residual, [solve], who, "fun"), x0, solve,
                       tangent_solver(who, symmetric=False), check=solves.check)
@@ -245,7 +245,7 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
         if host.foreign:
             raise NotImplementedError(
                 f"{who}: with constraints, x0 must be a NumPy array (SciPy's), got an array of "
-                f"{host.xp.__name__}: convert x0 and the arrays the functions hold to NumPy")
+                f"{host.library}: convert x0 and the arrays the functions hold to NumPy")
         given = {"args": args, "method": method, "jac": jac, "hess": hess, "hessp": hessp,
                  "bounds": bounds, "constraints": constraints, "tol": tol, "callback": callback,
                  "options": options}
@@ -257,12 +257,13 @@ def minimize(fun: Callable, x0: Any, args: Any = (), method: str | None = None, 
     def solve(_, x):
         res = so.minimize(host.wrap(fun), host.to_scipy(x), args=args, method=method,
                           jac=host.wrap(jac), hess=host.wrap(hess), hessp=host.wrap(hessp, given=2),
-                          bounds=bounds, tol=tol, callback=host.wrap(callback), options=options)
+                          bounds=bounds, tol=tol, callback=host.wrap(callback, given=2),
+                          options=options)
         record(solves, res, res.success, res.message, box, stationarity, host,
                # the quasi-Newton methods' "precision loss": the line search stalled, at the
                # minimum as a rule (a finite-difference gradient's noise); warned of, not refused
                doubtful="precision loss" in str(res.message))
-        return res.x
+        return host.to_user(res.x)
 
     condition = stationarity if box is None else box.condition(stationarity)
     x = implicit_root(Closed(condition, [solve], who, "fun"), x0, solve,
@@ -413,14 +414,15 @@ def least_squares(fun: Callable, x0: Any, jac: Any = "2-point", bounds: Any = (-
     def solve(_, x):
         res = so.least_squares(host.wrap(fun), host.to_scipy(x), jac=host.wrap(jac),
                                bounds=bounds, method=method, ftol=ftol,
-                               xtol=xtol, gtol=gtol, loss=host.wrap(loss), f_scale=f_scale,
+                               xtol=xtol, gtol=gtol, loss=host.wrap(loss),
+                               f_scale=host_values(f_scale),
                                diff_step=host_values(diff_step), tr_solver=tr_solver,
                                tr_options={} if tr_options is None else tr_options,
                                jac_sparsity=host_values(jac_sparsity), max_nfev=max_nfev,
                                verbose=verbose,
                                args=args, kwargs=kwargs, **given)
         record(solves, res, res.status > 0, res.message, box, stationarity, host)
-        return res.x
+        return host.to_user(res.x)
 
     condition = stationarity if box is None else box.condition(stationarity)
     x = implicit_root(Closed(condition, [solve], who, "fun"), x0, solve,
@@ -478,12 +480,15 @@ def root_scalar(f: Callable, args: Any = (), method: str | None = None, bracket:
     return as_pytree(result)
 
 
-def _at_bound(x: float, bounds: Any, slope: Callable) -> str | None:
+def _at_bound(x: float, bounds: Any, slope: Callable, host: Host) -> str | None:
     """Why a bounded ``minimize_scalar``'s ``x`` is no interior minimum (None if it is one):
     the Newton step ``-f'/f''`` from it leaves the bounds, so the minimum is at a bound,
-    where ``f' != 0`` and the interior derivative does not hold."""
+    where ``f' != 0`` and the interior derivative does not hold. ``host``: the library of
+    the function's values, where ``x`` is put."""
+    x = float(x)
+    at = host.to_user(np.asarray(x))
     with np.errstate(divide="ignore", invalid="ignore"):
-        newton = x - np.float64(raw(slope(x))) / np.float64(raw(jacfwd(slope)(x)))
+        newton = x - np.float64(float(raw(slope(at)))) / np.float64(float(raw(jacfwd(slope)(at))))
     lo, hi = bounds
     if lo < newton < hi:
         return None
@@ -531,7 +536,8 @@ def minimize_scalar(fun: Callable, bracket: Any = None, bounds: Any = None, args
     def solve(_, guess):
         res = so.minimize_scalar(fun, bracket=bracket, bounds=bounds, args=args, method=method,
                                  tol=tol, options=options)
-        problem = None if bounds is None else _at_bound(res.x, bounds, slope)
+        problem = None if bounds is None else _at_bound(res.x, bounds, slope,
+                                                        Host(fun(res.x, *args)))
         solves.record(res, res.success and problem is None, problem or res.message)
         return res.x
 

@@ -107,10 +107,10 @@ def _solve(A: Any, b: Any, who: str, method: Callable, symmetric: bool) -> Any:
         return a.matvec(v, data)
 
     def solve(_, rhs):
-        return method(a.to_scipy(data), host.to_scipy(rhs))
+        return host.to_user(method(a.to_scipy(data), host.to_scipy(rhs)))
 
     def transpose_solve(_, rhs):
-        return method(a.to_scipy(data).T.tocsr(), host.to_scipy(rhs))
+        return host.to_user(method(a.to_scipy(data).T.tocsr(), host.to_scipy(rhs)))
     return custom_linear_solve(matvec, b, solve, None if symmetric else transpose_solve,
                                symmetric=symmetric)
 

@@ -270,3 +270,97 @@ def test_triangular_solves_name_the_libraries_they_run_on():
                  lambda: dualad.jacfwd(lambda b: solve_triangular(a, b, lower=True))(b)):
         with pytest.raises(NotImplementedError, match=r"NumPy.*CuPy.*array_api_strict has none"):
             call()
+
+
+def test_callbacks_get_the_librarys_arrays_in_either_form():
+    """SciPy's ``callback(intermediate_result)`` (by keyword) and ``callback(xk)``, root's
+    ``callback(x, f)``."""
+    p, kinds = strict.asarray([1.0, 2.0]), set()
+
+    def objective(x):
+        return dnp.sum(dnp.subtract(x, p) ** 2)
+
+    def result_form(intermediate_result):  # (its fun: SciPy's number)
+        kinds.add(type(intermediate_result.x).__module__)
+
+    def old_form(xk):
+        kinds.add(type(xk).__module__)
+
+    def residual_form(x, f):
+        kinds.update({type(x).__module__, type(f).__module__})
+    optimize.minimize(objective, strict.zeros(2), method="BFGS", callback=result_form)
+    optimize.minimize(objective, strict.zeros(2), method="L-BFGS-B", callback=old_form)
+    optimize.least_squares(lambda x: dnp.subtract(x ** 3, p), strict.ones(2), callback=result_form)
+    optimize.root(lambda x: dnp.subtract(x ** 3, p), strict.ones(2), method="broyden1",
+                  callback=residual_form)
+    assert kinds == {"array_api_strict._array_object"}, kinds
+
+
+@pytest.mark.parametrize("how", ["hessp", "hess", "jac=True"])
+def test_second_derivatives_and_jacobians_handed_to_scipy_in_the_library(how):
+    results = {}
+    for name, lib in LIBRARIES.items():
+        fn, seen = Functions(lib), Seen()
+
+        def x_star(p, fn=fn, lib=lib, seen=seen):
+            if how == "jac=True":
+                def both(x):
+                    seen(x)
+                    r = fn.subtract(x ** 3 + x, p)
+                    return r, fn.multiply(lib.eye(2, dtype=x.dtype), 3.0 * x ** 2 + 1.0)
+                return optimize.root(both, lib.zeros(2), jac=True, tol=1e-12).x
+
+            def f(x):
+                return fn.sum(fn.subtract(x, p) ** 2 + x ** 4)
+
+            def grad(x):
+                return 2.0 * fn.subtract(x, p) + 4.0 * x ** 3
+
+            def hessp(x, v):
+                seen(x, v)
+                return (2.0 + 12.0 * x ** 2) * v
+
+            def hess(x):
+                seen(x)
+                return lib.eye(2, dtype=x.dtype) * (2.0 + 12.0 * x ** 2)
+            extra = {"hessp": hessp, "method": "Newton-CG"} if how == "hessp" else \
+                {"hess": hess, "method": "trust-exact"}
+            return optimize.minimize(f, lib.zeros(2), jac=grad, options={"gtol": 1e-10}
+                                     if how == "hess" else {"xtol": 1e-14}, **extra).x
+        p = lib.asarray(P)
+        results[name] = host(dualad.jacfwd(x_star)(p)), host(x_star(p))
+        assert seen.kinds == {name}, seen.kinds
+    for ours, numpys in zip(results["array_api_strict"], results["numpy"]):
+        np.testing.assert_allclose(ours, numpys, rtol=1e-12, atol=1e-14)
+
+
+def test_a_bounded_scalar_minimum_and_a_scale_in_the_library():
+    a = strict.asarray(8.0)
+
+    def argmin(a):
+        return optimize.minimize_scalar(
+            lambda x: Functions(strict).subtract(x ** 4 / 4.0, Functions(strict).multiply(a, x)),
+            bounds=(0.0, 5.0), method="bounded", options={"xatol": 1e-12}).x
+    np.testing.assert_allclose(float(argmin(a)), 2.0, rtol=1e-8)
+    np.testing.assert_allclose(host(reverse.grad(argmin)(a)), 1.0 / 12.0, rtol=1e-6)  # a^(-2/3)/3
+    p = strict.asarray([1.0, 8.0])
+    x = optimize.least_squares(lambda x: dnp.subtract(x ** 3, p), strict.ones(2), loss="soft_l1",
+                               f_scale=strict.asarray(2.0), ftol=1e-15, xtol=1e-15, gtol=1e-15).x
+    np.testing.assert_allclose(host(x), [1.0, 2.0], rtol=1e-8)
+
+
+def test_the_solution_and_its_derivative_stay_on_the_arrays_device():
+    device, fn = strict.Device("device1"), Functions(strict)
+    p = strict.asarray([2.0, 10.0], device=device)
+
+    def x_star(p):
+        return optimize.root(lambda x: fn.subtract(x ** 3 + x, p), strict.zeros(2, device=device),
+                             tol=1e-12).x
+    assert x_star(p).device == device
+    jac = dualad.jacfwd(x_star)(p)
+    assert jac.device == device
+    np.testing.assert_allclose(np.diag(host(jac)), [0.25, 1.0 / 13.0], rtol=1e-10)
+    A = scipy.sparse.csr_array((np.array(ENTRIES), *STRUCTURE), shape=(3, 3))
+    b = strict.asarray([1.0, 2.0, -1.0], device=device)
+    grad = reverse.grad(lambda b: fn.sum(sparse_linalg.spsolve(A, b)))(b)
+    assert grad.device == device
