@@ -17,7 +17,8 @@ A group is a maximal set of steps that:
   broadcasts to it (a scalar, size-1 axes, fewer axes) is read at index 0
   along the broadcast axes;
 - or are full sums (``sum`` over every axis, float32 or float64) of a value
-  of the group, accumulated in the loop;
+  of the group, accumulated in the loop; where the emitter takes them (``partial_sums``),
+  sums over some of its axes too, each added into an array of the axes kept;
 - or are the transpose of two such slices of a 1-d array (``scatter_sum``:
   two values of the group added into a new array at ranges one apart, as
   ``x[1:]`` and ``x[:-1]`` make), written in the loop: each index gets the
@@ -112,12 +113,14 @@ class LoopNest(Step):
 
     The step reads its operands (``loads``, one per input slot), computes
     ``ops`` at each index, writes the values of ops ``stores`` into new
-    arrays, sums the values of ops ``sums``, and scatters: ``(a, b, shift,
+    arrays, adds the values of ``partials`` (``(op, summed axes, keepdims)``)
+    into new arrays of the other axes (zeros first; with ``keepdims``, of size
+    1 along the summed ones), sums the values of ops ``sums``, and scatters: ``(a, b, shift,
     start, length)`` is a new 1-d array of ``length`` whose entry
     ``start + q`` is op ``a``'s value at ``q`` plus op ``b``'s at ``q - 1``
     (shift 1; op ``a``'s at ``q - 1`` plus op ``b``'s at ``q`` for shift -1), each ``+ 0.0``
     where the other has none, zeros outside. Its outputs are the stored
-    arrays, the sums, then the scattered arrays, each of the ``kinds``
+    arrays, the partial sums' arrays, the sums, then the scattered arrays, each of the ``kinds``
     (type, dtype) of the value it replaces. ``offsets`` are the starts of
     the slices read at an offset. ``run(*operands)`` (what an emitter made
     of the nest) computes it.
@@ -128,9 +131,10 @@ class LoopNest(Step):
     new_array = True  # what it returns is its own: a reader of a buffer keeps no view of it
 
     def __init__(self, shape: tuple, loads: tuple, ops: tuple, stores: tuple, sums: tuple,
-                 scatters: tuple, kinds: tuple, offsets: tuple):
+                 scatters: tuple, kinds: tuple, offsets: tuple, partials: tuple = ()):
         self.shape, self.loads, self.ops = shape, loads, ops
         self.stores, self.sums, self.scatters = stores, sums, scatters
+        self.partials = partials
         self.kinds, self.offsets = kinds, offsets
         self.run: Callable | None = None
 
@@ -142,8 +146,16 @@ class LoopNest(Step):
 
     def format(self, names: list, params: dict) -> str:
         ops = " ".join(op.ufunc for op in self.ops)
+        partly = f", {len(self.partials)} summed along axes" if self.partials else ""
         return (f"loop{list(self.shape)}({', '.join(names)}; {ops}; "
-                f"{len(self.stores)} stored, {len(self.sums)} summed, {len(self.scatters)} scattered)")
+                f"{len(self.stores)} stored{partly}, {len(self.sums)} summed, "
+                f"{len(self.scatters)} scattered)")
+
+    def partial_shape(self, r: int) -> tuple:
+        """The shape of partial sum ``r``'s array."""
+        _, axes, keepdims = self.partials[r]
+        return tuple(1 if a in axes else n for a, n in enumerate(self.shape)
+                     if keepdims or a not in axes)
 
 
 class NotFinite(Exception):
@@ -161,14 +173,15 @@ class _Group:
 
 
 def lower(program: Any, emit: Callable, keep: Callable | None = None,
-          screen: Callable | None = None) -> Any:
+          screen: Callable | None = None, partial_sums: bool = False) -> Any:
     """``program`` with each group of its steps (see the module's docstring) as one
     :class:`LoopNest` step, whose ``run`` is ``emit(nest)``, where the group has
     ``MIN_STEPS`` steps and ``keep(nest)`` (if given) holds; ``program`` itself where
     no group is lowered. ``screen(shape, steps)``, if given, is False for a group of
     ``steps`` steps over ``shape`` whose nest ``keep`` could not hold: its nest is not
     built (on ADBench's LSTM, 763 small nests built to be refused were half of the
-    first call).
+    first call). ``partial_sums``: the emitter writes a nest's sums over some of its axes
+    (:attr:`LoopNest.partials`).
 
     Examples
     --------
@@ -202,7 +215,7 @@ def lower(program: Any, emit: Callable, keep: Callable | None = None,
             views[step.outs[0]] = (base, starts)
         reads = (step.slot,) if type(step) is Guard else step.ins
         shape = _map_shape(program, step)
-        ending = _ending(program, step, owner)
+        ending = _ending(program, step, owner, partial_sums)
         if shape is not None:
             for s in reads:
                 group = owner.get(s)
@@ -266,11 +279,15 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
                 ins.append(base)
         return ("in", operands[key])
 
-    stores, sums, scatters, outs = [], [], [], []
+    stores, sums, partials, scatters, outs = [], [], [], [], []
     for step in group.steps:
         out = step.outs[0]
         if out in group.late and step.prim.lowering == "sum":
-            sums.append(refs[step.ins[0]][1])
+            axes = _summed_axes(program, step)
+            if axes is None:
+                sums.append(refs[step.ins[0]][1])
+            else:
+                partials.append((refs[step.ins[0]][1], axes, bool(step.params.get("keepdims"))))
             continue
         if out in group.late:
             (i, _), (k, _) = step.params["ranges"]
@@ -284,10 +301,13 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
             stores.append(len(ops) - 1)
             outs.append(out)
     late = [step for step in group.steps if step.outs[0] in group.late]
-    outs += [step.outs[0] for step in late if step.prim.lowering == "sum"]
+    summing = [step for step in late if step.prim.lowering == "sum"]
+    outs += [step.outs[0] for step in summing if _summed_axes(program, step) is not None]
+    outs += [step.outs[0] for step in summing if _summed_axes(program, step) is None]
     outs += [step.outs[0] for step in late if step.prim.lowering != "sum"]
     nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums), tuple(scatters),
-                    tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets))
+                    tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets),
+                    tuple(partials))
     return Eqn(nest, {}, tuple(ins), tuple(outs), NUMPY_XP)
 
 
@@ -359,10 +379,12 @@ def _loop_dtype(program: Any, step: Eqn) -> np.dtype:
     return np.result_type(*operands)
 
 
-def _ending(program: Any, step: Any, owner: dict) -> _Group | None:
+def _ending(program: Any, step: Any, owner: dict, partial_sums: bool = False) -> _Group | None:
     """The open group ``step`` ends in, where it is a full sum or a scatter of its values
-    (see :func:`_full_sum`, :func:`_scatter`), else None."""
-    if not (_full_sum(program, step) or _scatter(program, step)):
+    (see :func:`_full_sum`, :func:`_scatter`), or, with ``partial_sums``, a sum over some
+    of their axes (:func:`_summed_axes`), else None."""
+    if not (_full_sum(program, step) or _scatter(program, step)
+            or (partial_sums and _summed_axes(program, step) is not None)):
         return None
     group = owner.get(step.ins[0])
     if group is None or not group.open or any(owner.get(s) is not group or s in group.late
@@ -381,6 +403,23 @@ def _scatter(program: Any, step: Any) -> bool:
     out = program.avals.get(step.outs[0], (None, None, None))
     return (j - i == m - k and abs(k - i) == 1 and a[1] == b[1] == (j - i,) and a[2] == b[2] == out[2]
             and np.dtype(out[2]) in _FLOATS and len(step.params["shape"]) == 1)
+
+
+def _summed_axes(program: Any, step: Any) -> tuple | None:
+    """The axes (sorted, nonnegative) ``step`` sums a float32 or float64 array over, where
+    it is a sum that is no full sum (:func:`_full_sum`): over some axes, or over every
+    axis keeping them; else None."""
+    if type(step) is not Eqn or step.prim.lowering != "sum" or step.xp is not NUMPY_XP \
+            or _full_sum(program, step) or not set(step.params) <= {"axis", "keepdims"}:
+        return None
+    kind, shape, dtype = program.avals.get(step.ins[0], (None, None, None))
+    out = program.avals.get(step.outs[0], (None, None, None))
+    if kind is not np.ndarray or np.dtype(dtype) not in _FLOATS or out[0] is not np.ndarray \
+            or out[2] != dtype or not shape:
+        return None
+    axis = step.params.get("axis")
+    axes = tuple(range(len(shape))) if axis is None else tuple(sorted({a % len(shape) for a in axis}))
+    return axes or None
 
 
 def _full_sum(program: Any, step: Any) -> bool:

@@ -58,7 +58,8 @@ MIN_SCALAR_OPS = 16  # operations of a nest of numbers (or of a small array) fro
 SAVED_US = 4.0       # what a nest of fewer than MIN_SIZE iterations and ops must save a replay
 # Nests taken for what they save alone, at most, in a program whose results they check (a
 # program drawing from a Generator takes none: unchecked, they would lose NumPy's warnings);
-# each costs a compile of about 0.1 s at the first replay, so a program of more takes none.
+# each costs a compile of about 0.1 s at the first replay, so a program of more takes those
+# that save most.
 MAX_SAVING_NESTS = 8
 UNROLL = 4           # interleaved running sums: a sum's adds in flight at once
 CHECK_BELOW = MIN_SIZE  # iterations below which a kernel checks that its results are finite
@@ -118,16 +119,19 @@ def lowered(program: Any, forced: bool = False) -> Any:
 
     def lowered_by(keep, screen):
         return lower(program, lambda nest: FirstRun(nest, functools.partial(_build, checks=checks)),
-                     keep=keep, screen=screen)
+                     keep=keep, screen=screen, partial_sums=True)
 
     if forced:
         out = lowered_by(None, None)
-    else:  # nests taken for the microseconds they save: checked ones, and a few (each a compile)
-        out = lowered_by(_pays, _may_pay) if checks else None
-        if out is None or sum(type(e.prim) is LoopNest and _saves_only(e.prim)
-                              for e in out.eqns) > MAX_SAVING_NESTS:
-            out = lowered_by(functools.partial(_pays, savings=False),
-                             functools.partial(_may_pay, savings=False))
+    elif not checks:  # nests taken for the microseconds they save check their results: none
+        out = lowered_by(functools.partial(_pays, savings=False),
+                         functools.partial(_may_pay, savings=False))
+    else:  # and at most MAX_SAVING_NESTS of them (each a compile): those that save most
+        out = lowered_by(_pays, _may_pay)
+        saving = sorted((_saved_us(e.prim) for e in out.eqns
+                         if type(e.prim) is LoopNest and _saves_only(e.prim)), reverse=True)
+        if len(saving) > MAX_SAVING_NESTS:
+            out = lowered_by(_most_saving(saving[MAX_SAVING_NESTS - 1]), _may_pay)
     if out is program:
         return None
     if any(_checked(e.prim, checks) for e in out.eqns if type(e.prim) is LoopNest):
@@ -166,8 +170,33 @@ def _ns_per_element(nest: LoopNest) -> tuple[float, float]:
     """What ``nest`` costs per element in its kernel, and as NumPy's calls."""
     ours = sum(_NS.get(op.ufunc, (_EXACT_NS,))[0] for op in nest.ops)
     numpys = sum(_NS.get(op.ufunc, (0.0, _EXACT_NS))[1] + _PASS_NS
-                 for op in nest.ops) + _PASS_NS * (len(nest.sums) + 2 * len(nest.scatters))
+                 for op in nest.ops) + _PASS_NS * (len(nest.sums) + len(nest.partials)
+                                                   + 2 * len(nest.scatters))
     return ours, numpys
+
+
+def _saved_us(nest: LoopNest) -> float:
+    """The microseconds ``nest`` saves a replay, estimated (see :func:`_pays`)."""
+    ours, numpys = _ns_per_element(nest)
+    return size(nest) * (numpys - ours) * 1e-3
+
+
+def _most_saving(least_us: float) -> Callable:
+    """``keep(nest)``: :func:`_pays`, and, for a nest taken for what it saves alone, at
+    most :data:`MAX_SAVING_NESTS` of them in program order, each saving ``least_us`` or
+    more (the least of the most saving ones)."""
+    taken = [0]
+
+    def keep(nest: LoopNest) -> bool:
+        if not _pays(nest):
+            return False
+        if not _saves_only(nest):
+            return True
+        if _saved_us(nest) < least_us or taken[0] >= MAX_SAVING_NESTS:
+            return False
+        taken[0] += 1
+        return True
+    return keep
 
 
 def _saves_only(nest: LoopNest) -> bool:
@@ -231,13 +260,16 @@ def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
     sizes, offsets and starts written in, and returns the outputs as eager evaluation does
     (a number NumPy's scalar, of the output's dtype). Generated, as a replay is: the call
     of a nest of numbers costs little more than the kernel's."""
-    env: dict[str, Any] = {"_kernel": kernel, "_empty": np.empty}
+    env: dict[str, Any] = {"_kernel": kernel, "_empty": np.empty, "_zeros": np.zeros}
     arrays, returned = [], []
     for r, (_, dtype) in enumerate(nest.kinds):
         env[f"_t{r}"] = dtype
     stored = len(nest.stores) if nest.shape else 0  # a nest without loops returns them
     for r in range(stored):
         arrays.append((f"o{r}", nest.shape, r))
+    for r in range(len(nest.partials)):  # added into: zeros first
+        arrays.append((f"q{r}", nest.partial_shape(r), stored + r))
+    stored += len(nest.partials)
     numbers = range(stored, len(nest.kinds) - len(nest.scatters))
     for r, (_, _, _, _, length) in zip(range(numbers.stop, len(nest.kinds)), nest.scatters):
         arrays.append((f"p{r}", (length,), r))
@@ -250,7 +282,8 @@ def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
     written = [repr(n) for n in nest.shape] + operands + [repr(d) for d in nest.offsets]
     written += [repr(start) for _, _, _, start, _ in nest.scatters] + [name for name, _, _ in arrays]
     lines = [f"def run({', '.join(operands)}):"]
-    lines += [f"    {name} = _empty({shape!r}, _t{r})" for name, shape, r in arrays]
+    lines += [f"    {name} = {'_zeros' if name[0] == 'q' else '_empty'}({shape!r}, _t{r})"
+              for name, shape, r in arrays]
     lines.append(f"    _r = _kernel({', '.join(written)})")
     if _checked(nest, checks):
         env["_NotFinite"] = NotFinite
@@ -263,8 +296,9 @@ def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
 
 def source(nest: LoopNest, checks: bool = True) -> str:
     """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., g0, .., o0,
-    .., p0, ..)`` of its sizes, operands, offsets, the starts of its scatters, the arrays it
-    stores into and those it scatters into, returning the numbers it sums (and, for a nest
+    .., q0, .., p0, ..)`` of its sizes, operands, offsets, the starts of its scatters, the
+    arrays it stores into, those it adds partial sums into (zeros) and those it scatters
+    into, returning the numbers it sums (and, for a nest
     without loops, the values it stores first), then, where it ``checks`` (see
     :func:`_checked`), ``k``: nan where a value it returns is not finite.
 
@@ -295,6 +329,7 @@ def source(nest: LoopNest, checks: bool = True) -> str:
     operands = [f"a{k}" for k, load in enumerate(nest.loads) if not load.constant]
     offsets = [f"d{k}" for k in range(len(nest.offsets))]
     stored = [f"o{k}" for k in range(len(nest.stores))] if ndim else []
+    stored += [f"q{r}" for r in range(len(nest.partials))]
     starts = [f"g{r}" for r in range(len(nest.scatters))]
     scattered = [f"p{r}" for r in range(len(nest.scatters))]
     body, helpers = [], set()
@@ -329,6 +364,9 @@ def source(nest: LoopNest, checks: bool = True) -> str:
         body += [f"k += v{j} - v{j}" for j in checked if j not in nest.sums]
     where = ", ".join(f"i{a}" for a in range(ndim))
     body += [f"o{k}[{where}] = v{j}" for k, j in enumerate(nest.stores)]
+    for r, (j, axes, keepdims) in enumerate(nest.partials):
+        kept = ["0" if a in axes else f"i{a}" for a in range(ndim) if keepdims or a not in axes]
+        body.append(f"q{r}[{', '.join(kept) or '()'}] += v{j}")
     ending = []
     for r, (a, b, shift, _, _) in enumerate(nest.scatters):
         zero = f"np.{ops[a].dtype.name}(0.0)"
@@ -384,7 +422,8 @@ def _checked(nest: LoopNest, checks: bool = True) -> list:
     much beside its loop), and warns as little as its kernel does."""
     if not checks or size(nest) >= CHECK_BELOW:
         return []
-    values = list(nest.stores) + list(nest.sums) + [j for a, b, *_ in nest.scatters for j in (a, b)]
+    values = list(nest.stores) + list(nest.sums) + [j for j, _, _ in nest.partials]
+    values += [j for a, b, *_ in nest.scatters for j in (a, b)]
     return sorted({j for j in values if np.dtype(nest.ops[j].dtype).kind == "f"})
 
 

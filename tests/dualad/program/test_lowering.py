@@ -140,6 +140,18 @@ def test_a_step_reading_its_groups_sum_starts_another_group():
     assert [op.ufunc for op in scaling.ops] == ["subtract", "exp", "multiply"]
 
 
+def test_sums_over_some_axes_join_the_nest_only_where_the_emitter_takes_them():
+    """Numba's emitter writes them; CuPy's does not, and its lowering keeps them steps."""
+    def f(x):
+        return np.sum(np.sin(x) * x, axis=1, keepdims=True)
+    program = dualad.compile(f, executor="numpy").program(np.ones((6, 4)))
+    plain = lower(program, emit=lambda nest: None)
+    assert names(plain) == ["loop", "sum"] and nests(plain)[0].partials == ()
+    (nest,) = nests(lower(program, emit=lambda nest: None, partial_sums=True))
+    assert nest.partials == ((1, (1,), True),) and nest.stores == ()
+    assert nest.partial_shape(0) == (6, 1)
+
+
 def test_nothing_to_lower_leaves_the_program_itself():
     program = dualad.compile(lambda x, w: w @ x, executor="numpy").program(np.ones(3), np.ones((2, 3)))
     assert lower(program, emit=lambda nest: None) is program

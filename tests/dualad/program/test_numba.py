@@ -20,7 +20,7 @@ from _support.native import numba_replays as replays
 import dualad
 import reverse
 from dualad._program.executors import numba as numba_executor
-from dualad._program.lowering import lower
+from dualad._program.lowering import LoopNest, lower
 
 pytest.importorskip("numba")
 
@@ -111,6 +111,52 @@ def test_a_small_kernel_meeting_a_value_not_finite_replays_as_numpy():
     program = dualad.compile(f, executor="numpy").program(np.ones(n), np.zeros(n))
     large = lower(program, emit=lambda nest: None)
     assert all("k += " not in numba_executor.source(e.prim) for e in large.eqns if e.prim.name == "loop")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sums_over_some_axes_end_the_nest_and_equal_numpys(dtype):
+    """Sums over any of a nest's axes, with and without keepdims, each added into an
+    array of the axes kept, in the nest that computes the value summed."""
+    rng = np.random.default_rng(5)
+    x, y = (rng.standard_normal(s).astype(dtype) for s in ((40, 5, 3), (5, 3)))
+
+    def f(x, y):
+        z = np.exp(x) * y - x
+        return (np.sum(z, axis=2), np.sum(z * z, axis=(0, 2), keepdims=True), np.sum(z, axis=0),
+                np.sum(z * y, axis=None, keepdims=True), z)
+    nest, = [e.prim for e in dualad.compile(f, executor="numba").program(x, y).eqns
+             if type(e.prim) is LoopNest]
+    assert [(axes, keepdims) for _, axes, keepdims in nest.partials] == [
+        ((2,), False), ((0, 2), True), ((0,), False), ((0, 1, 2), True)]
+    rtol = 1e-13 if dtype == np.float64 else 2e-5
+    for ours, numpys, eager in zip(*replays(f, x, y)[::-1], f(x, y)):
+        assert ours.shape == eager.shape and ours.dtype == eager.dtype
+        np.testing.assert_allclose(ours, eager, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(numpys, eager, rtol=rtol, atol=rtol)
+
+
+def test_a_step_reading_a_sum_over_axes_starts_another_nest():
+    def softmax_rows(x):
+        e = np.exp(x - 1.0) * 2.0
+        return e / np.sum(e, axis=1, keepdims=True) + x
+    x = np.random.default_rng(6).standard_normal((300, 7))
+    numpys, ours = replays(softmax_rows, x)
+    np.testing.assert_allclose(ours, softmax_rows(x), rtol=1e-14)
+    program = dualad.compile(softmax_rows, executor="numba").program(x)
+    assert [len(e.prim.partials) for e in program.eqns if type(e.prim) is LoopNest] == [1, 0]
+
+
+def test_a_sum_over_axes_not_finite_in_a_small_kernel_replays_as_numpy():
+    def f(x):
+        return np.sum(np.exp(x) * 2.0 + x, axis=1)
+    compiled, fine = dualad.compile(f, executor="numba"), np.zeros((20, 3))
+    compiled(fine)
+    big = fine.copy()
+    big[4, 1] = 1000.0
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        got = compiled(big)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, f(big))
 
 
 def test_a_program_drawing_from_a_generator_is_not_replayed_again():
@@ -209,19 +255,24 @@ def test_a_program_drawing_numbers_takes_no_unchecked_kernel_for_what_it_saves()
         compiled(bad, np.random.default_rng(0))
 
 
-def test_a_program_of_many_small_groups_takes_no_kernel_for_what_they_save():
+def test_a_program_of_many_small_groups_takes_the_kernels_that_save_most():
     """Each nest is a compile of about 0.1 s at the first replay: past MAX_SAVING_NESTS
-    groups that would each save a few microseconds, the program takes none of them."""
+    groups that would each save a few microseconds, the program takes the MAX_SAVING_NESTS
+    that save most, in program order, and leaves the others NumPy's calls."""
     def f(x):
-        y = x
-        for k in range(numba_executor.MAX_SAVING_NESTS + 1):
+        y = np.cumsum(x * 1.5 + x * x) * 1e-3  # 3 operations: the group that saves least
+        for k in range(numba_executor.MAX_SAVING_NESTS):
             y = np.cumsum(y * (1.0 + k / 97.0) - x * (0.5 + k / 89.0) + y * x) * 1e-3
         return y
 
-    program = dualad.compile(f, executor="numpy").program(np.linspace(-1.0, 1.0, 2000))
-    assert numba_executor.lowered(program) is None
-    one = dualad.compile(lambda x: np.cumsum(x * 1.5 - x * 0.5 + x * x) * 1e-3,
-                         executor="numpy").program(np.linspace(-1.0, 1.0, 2000))
+    x = np.linspace(-1.0, 1.0, 2000)
+    program = dualad.compile(f, executor="numpy").program(x)
+    nests = [e.prim for e in numba_executor.lowered(program).eqns if type(e.prim) is LoopNest]
+    assert len(nests) == numba_executor.MAX_SAVING_NESTS
+    assert all(len(nest.ops) > 3 for nest in nests)  # the first group stays NumPy's calls
+    np.testing.assert_allclose(dualad.compile(f, executor="numba")(x), f(x), rtol=1e-12)
+    one = dualad.compile(lambda x: np.cumsum(x * 1.5 + x * x) * 1e-3,
+                         executor="numpy").program(x)
     assert numba_executor.lowered(one) is not None  # the same group alone
 
 
