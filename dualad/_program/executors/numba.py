@@ -128,10 +128,10 @@ def lowered(program: Any, forced: bool = False) -> Any:
                          functools.partial(_may_pay, savings=False))
     else:  # and at most MAX_SAVING_NESTS of them (each a compile): those that save most
         out = lowered_by(_pays, _may_pay)
-        saving = sorted((_saved_us(e.prim) for e in out.eqns
-                         if type(e.prim) is LoopNest and _saves_only(e.prim)), reverse=True)
+        saving = [_saved_us(e.prim) for e in out.eqns
+                  if type(e.prim) is LoopNest and _saves_only(e.prim)]
         if len(saving) > MAX_SAVING_NESTS:
-            out = lowered_by(_most_saving(saving[MAX_SAVING_NESTS - 1]), _may_pay)
+            out = lowered_by(_most_saving(saving), _may_pay)
     if out is program:
         return None
     if any(_checked(e.prim, checks) for e in out.eqns if type(e.prim) is LoopNest):
@@ -181,20 +181,24 @@ def _saved_us(nest: LoopNest) -> float:
     return size(nest) * (numpys - ours) * 1e-3
 
 
-def _most_saving(least_us: float) -> Callable:
-    """``keep(nest)``: :func:`_pays`, and, for a nest taken for what it saves alone, at
-    most :data:`MAX_SAVING_NESTS` of them in program order, each saving ``least_us`` or
-    more (the least of the most saving ones)."""
-    taken = [0]
+def _most_saving(saving: list) -> Callable:
+    """``keep(nest)``: :func:`_pays`, and, of the nests taken for what they save alone
+    (``saving``: the microseconds each saves), the :data:`MAX_SAVING_NESTS` that save most;
+    of those that tie with the last of them, the first in program order."""
+    least = sorted(saving, reverse=True)[MAX_SAVING_NESTS - 1]
+    ties = [MAX_SAVING_NESTS - sum(us > least for us in saving)]  # places left for them
 
     def keep(nest: LoopNest) -> bool:
         if not _pays(nest):
             return False
         if not _saves_only(nest):
             return True
-        if _saved_us(nest) < least_us or taken[0] >= MAX_SAVING_NESTS:
+        us = _saved_us(nest)
+        if us > least:
+            return True
+        if us < least or ties[0] <= 0:
             return False
-        taken[0] += 1
+        ties[0] -= 1
         return True
     return keep
 
@@ -260,15 +264,18 @@ def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
     sizes, offsets and starts written in, and returns the outputs as eager evaluation does
     (a number NumPy's scalar, of the output's dtype). Generated, as a replay is: the call
     of a nest of numbers costs little more than the kernel's."""
-    env: dict[str, Any] = {"_kernel": kernel, "_empty": np.empty, "_zeros": np.zeros}
+    env: dict[str, Any] = {"_kernel": kernel, "_empty": np.empty, "_zeros": np.zeros,
+                           "_f64": np.float64}
     arrays, returned = [], []
     for r, (_, dtype) in enumerate(nest.kinds):
         env[f"_t{r}"] = dtype
     stored = len(nest.stores) if nest.shape else 0  # a nest without loops returns them
     for r in range(stored):
         arrays.append((f"o{r}", nest.shape, r))
-    for r in range(len(nest.partials)):  # added into: zeros first
+    for r in range(len(nest.partials)):  # added into, in float64 (float32's cast after): zeros first
         arrays.append((f"q{r}", nest.partial_shape(r), stored + r))
+    partials = [(f"q{r}", f"_t{stored + r}") for r in range(len(nest.partials))
+                if nest.kinds[stored + r][1] != np.float64]
     stored += len(nest.partials)
     numbers = range(stored, len(nest.kinds) - len(nest.scatters))
     for r, (_, _, _, _, length) in zip(range(numbers.stop, len(nest.kinds)), nest.scatters):
@@ -282,12 +289,13 @@ def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
     written = [repr(n) for n in nest.shape] + operands + [repr(d) for d in nest.offsets]
     written += [repr(start) for _, _, _, start, _ in nest.scatters] + [name for name, _, _ in arrays]
     lines = [f"def run({', '.join(operands)}):"]
-    lines += [f"    {name} = {'_zeros' if name[0] == 'q' else '_empty'}({shape!r}, _t{r})"
-              for name, shape, r in arrays]
+    lines += [f"    {name} = _zeros({shape!r}, _f64)" if name[0] == "q" else
+              f"    {name} = _empty({shape!r}, _t{r})" for name, shape, r in arrays]
     lines.append(f"    _r = _kernel({', '.join(written)})")
     if _checked(nest, checks):
         env["_NotFinite"] = NotFinite
         lines.append("    if _r[-1] != _r[-1]:\n        raise _NotFinite")
+    lines += [f"    {name} = {name}.astype({dtype})" for name, dtype in partials]
     outs = [name for name, _, _ in arrays[:stored]] + returned + [name for name, _, _ in arrays[stored:]]
     lines.append(f"    return ({', '.join(outs)},)")
     exec(compile("\n".join(lines) + "\n", "<dualad nest call>", "exec"), env)  # noqa: S102 - our own code
@@ -297,8 +305,9 @@ def _caller(nest: LoopNest, kernel: Callable, checks: bool = True) -> Callable:
 def source(nest: LoopNest, checks: bool = True) -> str:
     """The module source of ``nest``'s kernel: ``kernel(n0, .., a0, .., d0, .., g0, .., o0,
     .., q0, .., p0, ..)`` of its sizes, operands, offsets, the starts of its scatters, the
-    arrays it stores into, those it adds partial sums into (zeros) and those it scatters
-    into, returning the numbers it sums (and, for a nest
+    arrays it stores into, those it adds partial sums into (float64 zeros: a float32 sum
+    is added in float64, then rounded, as accurate as NumPy's pairwise sum or more) and
+    those it scatters into, returning the numbers it sums (and, for a nest
     without loops, the values it stores first), then, where it ``checks`` (see
     :func:`_checked`), ``k``: nan where a value it returns is not finite.
 
@@ -404,6 +413,10 @@ def source(nest: LoopNest, checks: bool = True) -> str:
         lines.append(f"{indent}for i{last} in range(n{last}):")
     lines += [f"{indent}    {line}" for line in body + summed(0)]
     lines += [f"    {line}" for line in ending]
+    for r, (j, _, _) in enumerate(nest.partials):  # a sum past the largest float: not finite
+        if j in checked:
+            lines += [f"    for w in q{r}.ravel():", f"        c = np.{ops[j].dtype.name}(w)",
+                      "        k += c - c"]
     totals = [_pairwise([f"s{r}_{u}" for u in range(copies)]) for r in range(len(nest.sums))]
     if checked:
         lines += [f"    t{r} = {total}" for r, total in enumerate(totals)]
