@@ -28,7 +28,8 @@ marks exact; the others (exp, sin, ...) come from Numba's math library,
 within a few ulps of NumPy's. A sum adds in another order than NumPy's
 pairwise sum (four interleaved running sums, then their sum), so it
 differs from NumPy's by at most ``2 (n - 1) eps sum(|x_i|)``, the sum of
-the two orders' error bounds. NumPy's warnings (a division by zero, an
+the two orders' error bounds; a sum over some of a nest's axes adds in the
+nest's order, float32 values in float64 (then rounded). NumPy's warnings (a division by zero, an
 overflow) are not given by a kernel.
 """
 
