@@ -280,6 +280,7 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
         return ("in", operands[key])
 
     stores, sums, partials, scatters, outs = [], [], [], [], []
+    partial_outs, sum_outs, scatter_outs = [], [], []  # the late outputs, in the nest's order
     for step in group.steps:
         out = step.outs[0]
         if out in group.late and step.prim.lowering == "sum":
@@ -288,11 +289,13 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
                 sums.append(refs[step.ins[0]][1])
             else:
                 partials.append((refs[step.ins[0]][1], axes, bool(step.params.get("keepdims"))))
+            (sum_outs if axes is None else partial_outs).append(out)
             continue
         if out in group.late:
             (i, _), (k, _) = step.params["ranges"]
             scatters.append((refs[step.ins[0]][1], refs[step.ins[1]][1], k - i, min(i, k),
                              step.params["shape"][0]))
+            scatter_outs.append(out)
             continue
         args = tuple(refs[s] if s in refs else operand(s) for s in step.ins)
         refs[out] = ("op", len(ops))
@@ -300,11 +303,7 @@ def _nest(program: Any, group: _Group, views: dict, read_by: dict) -> Eqn:
         if out in outputs or not read_by.get(out, set()) <= ids:
             stores.append(len(ops) - 1)
             outs.append(out)
-    late = [step for step in group.steps if step.outs[0] in group.late]
-    summing = [step for step in late if step.prim.lowering == "sum"]
-    outs += [step.outs[0] for step in summing if _summed_axes(program, step) is not None]
-    outs += [step.outs[0] for step in summing if _summed_axes(program, step) is None]
-    outs += [step.outs[0] for step in late if step.prim.lowering != "sum"]
+    outs += partial_outs + sum_outs + scatter_outs
     nest = LoopNest(group.shape, tuple(loads), tuple(ops), tuple(stores), tuple(sums), tuple(scatters),
                     tuple((avals[s][0], np.dtype(avals[s][2])) for s in outs), tuple(offsets),
                     tuple(partials))

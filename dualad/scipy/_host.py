@@ -34,7 +34,7 @@ from dualad._base.backend import namespace_of, on_host, to_host
 from dualad._base.core import Value
 from dualad._base.shapes import raw
 
-__all__ = ["Host", "host_values"]
+__all__ = ["Host", "float_operand", "host_values"]
 
 
 def host_values(out: Any) -> Any:
@@ -47,6 +47,21 @@ def host_values(out: Any) -> Any:
     if hasattr(out, "__array_namespace__"):
         return to_host(out)
     return out  # a sparse matrix, a LinearOperator: SciPy's own
+
+
+def float_operand(x: Any) -> Any:
+    """``x`` as SciPy's solves take it: a value of a transform, or an array of another
+    library, as it is; anything else (a list, a number) as a NumPy array; integers and
+    booleans as float64, in their library, as SciPy casts them."""
+    if isinstance(x, Value):
+        return x
+    if hasattr(x, "__array_namespace__") and not isinstance(x, np.ndarray):
+        xp = namespace_of([x])
+        if not on_host(xp):
+            return x if xp.isdtype(x.dtype, ("real floating", "complex floating")) else \
+                xp.astype(x, xp.float64)
+    x = np.asarray(x)
+    return x.astype(np.float64) if x.dtype.kind in "biu" else x
 
 
 class Host:

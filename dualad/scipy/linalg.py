@@ -28,13 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from dualad._base.checks import check_differentiable, describe
-from dualad._base.core import Value
 from dualad._base.shapes import dtype_of, is_complex, raw, shape_of
 from dualad._primitives.linalg import triangular
-from dualad.scipy._host import Host
+from dualad.scipy._host import float_operand
 
 __all__ = ["cho_factor", "cho_solve", "solve_triangular"]
 
@@ -42,17 +39,10 @@ _TRANS = {None: 0, 0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}  # SciPy's codes
 
 
 def _operand(x: Any, who: str, name: str) -> Any:
-    """``x`` as the solve takes it: a value of a transform, or an array of another library
-    (CuPy's solve is ``cupyx.scipy.linalg``'s), as it is; anything else as a NumPy array;
-    integers as float64 (as SciPy casts them). Complex ``x`` is refused."""
-    host = None if isinstance(x, Value) else Host(x) if hasattr(x, "__array_namespace__") else None
-    if host is not None and host.foreign:
-        if not host.xp.isdtype(x.dtype, ("real floating", "complex floating")):
-            x = host.xp.astype(x, host.xp.float64)
-    elif not isinstance(x, Value):
-        x = np.asarray(x)
-        if x.dtype.kind in "biu":
-            x = x.astype(np.float64)
+    """``x`` as the solve takes it (:func:`~dualad.scipy._host.float_operand`: an array of
+    another library stays in it, CuPy's solve being ``cupyx.scipy.linalg``'s). Complex
+    ``x`` is refused."""
+    x = float_operand(x)
     check_differentiable(x, f"{who}: {name}")
     if is_complex(x):
         raise NotImplementedError(f"{who}: {name} is complex ({dtype_of(raw(x))}); the derivative "

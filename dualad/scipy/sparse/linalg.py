@@ -44,7 +44,7 @@ from dualad._batching.vmap import vmap
 from dualad._implicit.linear_solve import custom_linear_solve
 from dualad._primitives.elementwise import astype
 from dualad._primitives.shape import reshape
-from dualad.scipy._host import Host, host_values
+from dualad.scipy._host import Host, float_operand, host_values
 from dualad.scipy._solves import Solves
 from dualad.scipy.sparse._csr import csr_array
 
@@ -69,20 +69,6 @@ def _matrix(A: Any, b: Any, who: str, columns: bool = False) -> csr_array:
         raise ValueError(f"{who}: A must be square and b {expected} of its size; got A of shape "
                          f"{A.shape} and b of shape {shape_of(b)}")
     return A
-
-
-def _rhs(b: Any) -> Any:
-    """``b`` as SciPy takes it where it carries no derivative: a list as an array, integers
-    as float64 (a value of a transform stays as it is, checked by :func:`_matrix`; an array
-    of another library stays in it)."""
-    if isinstance(b, Value):
-        return b
-    if hasattr(b, "__array_namespace__") and Host(b).foreign:
-        xp = Host(b).xp
-        return b if xp.isdtype(b.dtype, ("real floating", "complex floating")) else \
-            xp.astype(b, xp.float64)
-    b = np.asarray(b)
-    return b.astype(np.float64) if b.dtype.kind in "biu" else b
 
 
 def _result_dtype(a: csr_array, b: Any) -> Any:
@@ -140,7 +126,7 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     """
     who = "dualad.scipy.sparse.linalg.spsolve"
     spla = scipy_module(NUMPY_XP, "sparse.linalg", who)
-    b = _rhs(b)
+    b = float_operand(b)
 
     def method(m, rhs):
         return spla.spsolve(m, rhs, permc_spec=permc_spec, use_umfpack=use_umfpack)
@@ -162,7 +148,7 @@ def _iterative(name: str, A: Any, b: Any, symmetric: bool, kwargs: dict) -> tupl
     of the forward solve; a derivative taken where a solve did not converge raises."""
     who = f"dualad.scipy.sparse.linalg.{name}"
     method = getattr(scipy_module(NUMPY_XP, "sparse.linalg", who), name)
-    b = _rhs(b)
+    b = float_operand(b)
     if ndim_of(b) == 2 and shape_of(b)[1] == 1:  # SciPy's (N, 1) b, and its (N,) solution
         b = reshape(b, shape_of(b)[:1])
     host = Host(b)
